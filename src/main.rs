@@ -1,0 +1,4 @@
+//! nvcc-wrapper: a drop-in `nvcc`. The pipe is process state -> Invocation -> Plan -> exec.
+mod version;
+
+fn main() {}
