@@ -1,4 +1,6 @@
-//! nvcc-wrapper: a drop-in `nvcc`. The pipe is process state -> Invocation -> Plan -> exec.
-mod version;
+//! The binary: read the process state once, run, exit. Everything else is in the library (see `lib.rs`).
 
-fn main() {}
+fn main() {
+    let ctx = nvcc_wrapper::context::Context::from_process();
+    std::process::exit(nvcc_wrapper::main_with(&ctx))
+}

@@ -1,1 +1,51 @@
-fn main() {}
+//! A stand-in for nvcc in the wrapper's integration tests. It records what it was started with and behaves as told.
+//!
+//! - `FAKE_NVCC_RECORD=FILE`: write `{"argv": [[bytes]...], "env": {"NAME": [bytes]}}` to FILE (argv[0] included,
+//!   every argument as its raw bytes, so non-UTF-8 arguments compare exactly).
+//! - `FAKE_NVCC_ECHO_STDIN=1`: copy stdin to stdout.
+//! - `FAKE_NVCC_STDOUT=TEXT` / `FAKE_NVCC_STDERR=TEXT`: print TEXT.
+//! - `FAKE_NVCC_EXIT=N`: exit with N; `FAKE_NVCC_SIGNAL=N`: kill itself with signal N.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+
+fn main() {
+    let argv: Vec<Vec<u8>> = std::env::args_os().map(|a| a.as_bytes().to_vec()).collect();
+    let env: BTreeMap<String, Vec<u8>> = std::env::vars_os()
+        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
+        .collect();
+    let get = |name: &str| {
+        env.get(name)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    };
+
+    if let Some(file) = get("FAKE_NVCC_RECORD") {
+        let record = serde_json::json!({ "argv": argv, "env": env });
+        std::fs::write(&file, serde_json::to_vec(&record).unwrap())
+            .expect("cannot write FAKE_NVCC_RECORD");
+    }
+    if get("FAKE_NVCC_ECHO_STDIN").as_deref() == Some("1") {
+        let mut input = Vec::new();
+        std::io::stdin().read_to_end(&mut input).unwrap();
+        std::io::stdout().write_all(&input).unwrap();
+    }
+    if let Some(text) = get("FAKE_NVCC_STDOUT") {
+        print!("{text}");
+    }
+    if let Some(text) = get("FAKE_NVCC_STDERR") {
+        eprint!("{text}");
+    }
+    std::io::stdout().flush().unwrap();
+    if let Some(signal) = get("FAKE_NVCC_SIGNAL") {
+        let status = std::process::Command::new("kill")
+            .args([format!("-{signal}"), std::process::id().to_string()])
+            .status()
+            .expect("cannot run kill");
+        assert!(status.success());
+        std::thread::sleep(std::time::Duration::from_secs(5));
+    }
+    std::process::exit(
+        get("FAKE_NVCC_EXIT").map_or(0, |c| c.parse().expect("FAKE_NVCC_EXIT must be a number")),
+    );
+}

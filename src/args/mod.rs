@@ -1,0 +1,374 @@
+//! nvcc's command line as the wrapper sees it: a lossless model of what the user gave, and what we recognised in it.
+//!
+//! nvcc reads `NVCC_PREPEND_FLAGS`, then argv, then `NVCC_APPEND_FLAGS`, expanding options files where they are
+//! named. `Invocation` keeps each channel's tokens exactly as given (bytes, order, repetition) and records, for every
+//! option from the table it recognised, where it sits and how it was spelled. It never re-spells or drops a token;
+//! deciding what to add is `plan`'s job.
+
+mod split;
+pub mod table;
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+use crate::context::{vars, Context};
+use crate::error::{Error, ErrorKind, Result};
+pub use table::{GpuFlag, OptionSpec, Phase, Role};
+
+/// Where a token came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// `NVCC_PREPEND_FLAGS`.
+    Prepend,
+    Argv,
+    /// `NVCC_APPEND_FLAGS`.
+    Append,
+    /// The options file at this index of `Invocation::options_files`.
+    OptionsFile(usize),
+}
+
+impl Channel {
+    pub fn describe(self, inv: &Invocation) -> String {
+        match self {
+            Channel::Prepend => format!("${}", vars::NVCC_PREPEND_FLAGS),
+            Channel::Argv => "the command line".to_string(),
+            Channel::Append => format!("${}", vars::NVCC_APPEND_FLAGS),
+            Channel::OptionsFile(i) => {
+                format!("options file {}", inv.options_files[i].path.display())
+            }
+        }
+    }
+}
+
+/// The position of a recognised option: its channel, the index of its first token, and how many tokens it spans
+/// (1 for `-ccbin=g++`, 2 for `-ccbin g++`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Location {
+    pub channel: Channel,
+    pub index: usize,
+    pub tokens: usize,
+}
+
+/// One recognised option occurrence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub spec: &'static OptionSpec,
+    /// The option name as the user wrote it (`-ccbin`, `--compiler-bindir`).
+    pub spelling: String,
+    pub value: Option<OsString>,
+    pub at: Location,
+}
+
+/// An options file read while parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionsFile {
+    /// As named on the command line.
+    pub named: OsString,
+    /// Resolved against the working directory.
+    pub path: PathBuf,
+    pub tokens: Vec<OsString>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Invocation {
+    pub argv: Vec<OsString>,
+    pub prepend: Vec<OsString>,
+    pub append: Vec<OsString>,
+    /// `NVCC_CCBIN`, when set and not empty: nvcc's default host compiler (13.x; ignored by 11.8).
+    pub ccbin_env: Option<OsString>,
+    pub options_files: Vec<OptionsFile>,
+    /// Every recognised option, in the order nvcc reads them.
+    pub found: Vec<Found>,
+    /// Tokens that are not options: input files.
+    pub inputs: Vec<OsString>,
+    /// Why the wrapper could not fully understand this command line (an option missing its value, say). When not
+    /// empty, the wrapper adds nothing and lets nvcc report the problem in its own words.
+    pub not_understood: Vec<String>,
+}
+
+/// A host compiler the user chose, and through which channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostCompilerGiven<'a> {
+    Option(&'a Found),
+    /// `NVCC_CCBIN`.
+    Env(&'a OsStr),
+}
+
+impl Invocation {
+    /// Parse the command line nvcc would see in this context. Reads options files; nothing else touches the OS.
+    pub fn parse(ctx: &Context) -> Result<Invocation> {
+        Self::parse_args(ctx, ctx.args.clone())
+    }
+
+    /// Like `parse`, with `args` in place of argv (for `nvcc-wrapper explain -- ARGS`).
+    pub fn parse_args(ctx: &Context, argv: Vec<OsString>) -> Result<Invocation> {
+        let channel = |name| {
+            ctx.env
+                .get(name)
+                .map(|v| {
+                    split::env_flags(v.as_bytes())
+                        .into_iter()
+                        .map(OsString::from_vec)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut inv = Invocation {
+            prepend: channel(vars::NVCC_PREPEND_FLAGS),
+            append: channel(vars::NVCC_APPEND_FLAGS),
+            argv,
+            ccbin_env: ctx.env.non_empty(vars::NVCC_CCBIN).map(OsStr::to_os_string),
+            ..Invocation::default()
+        };
+        // nvcc reads the three channels as one list: a value may even follow its option across a channel boundary.
+        let stream: Vec<(Channel, usize, OsString)> = [
+            (Channel::Prepend, &inv.prepend),
+            (Channel::Argv, &inv.argv),
+            (Channel::Append, &inv.append),
+        ]
+        .into_iter()
+        .flat_map(|(channel, tokens)| {
+            tokens
+                .iter()
+                .enumerate()
+                .map(move |(i, t)| (channel, i, t.clone()))
+        })
+        .collect();
+        Scanner {
+            cwd: &ctx.cwd,
+            open: Vec::new(),
+        }
+        .scan(&mut inv, stream)?;
+        Ok(inv)
+    }
+
+    /// Options with this role, in order.
+    pub fn with_role(&self, role: Role) -> impl Iterator<Item = &Found> {
+        self.found.iter().filter(move |f| f.spec.role == role)
+    }
+
+    /// The host compiler the user gave: the last `-ccbin`/`--compiler-bindir` (nvcc uses the last value), else
+    /// `NVCC_CCBIN`.
+    pub fn host_compiler(&self) -> Option<HostCompilerGiven<'_>> {
+        self.with_role(Role::HostCompiler)
+            .last()
+            .map(HostCompilerGiven::Option)
+            .or(self.ccbin_env.as_deref().map(HostCompilerGiven::Env))
+    }
+
+    /// Every GPU target option (`-arch`, `-code`, `-gencode` in any spelling or channel).
+    pub fn gpu_targets(&self) -> impl Iterator<Item = &Found> {
+        self.found
+            .iter()
+            .filter(|f| matches!(f.spec.role, Role::GpuTarget(_)))
+    }
+
+    pub fn target_directory(&self) -> Option<&Found> {
+        self.with_role(Role::TargetDirectory).last()
+    }
+
+    /// `--version`, `--help`, `--list-gpu-arch`, `--list-gpu-code`: nvcc prints and exits; nothing may be added.
+    pub fn query_only(&self) -> Option<&Found> {
+        self.with_role(Role::Query).next()
+    }
+
+    pub fn dry_run(&self) -> bool {
+        self.with_role(Role::DryRun).next().is_some()
+    }
+
+    pub fn allows_unsupported_compiler(&self) -> bool {
+        self.with_role(Role::AllowUnsupportedCompiler)
+            .next()
+            .is_some()
+    }
+
+    /// The phase nvcc will run to (the last phase option; compile-and-link when there is none).
+    pub fn phase(&self) -> Phase {
+        self.found
+            .iter()
+            .filter_map(|f| match f.spec.role {
+                Role::Phase(p) => Some(p),
+                _ => None,
+            })
+            .next_back()
+            .unwrap_or(Phase::Link)
+    }
+
+    /// The tokens of one channel.
+    pub fn tokens(&self, channel: Channel) -> &[OsString] {
+        match channel {
+            Channel::Prepend => &self.prepend,
+            Channel::Argv => &self.argv,
+            Channel::Append => &self.append,
+            Channel::OptionsFile(i) => &self.options_files[i].tokens,
+        }
+    }
+}
+
+/// Walks a token stream, recording what it recognises and descending into options files.
+struct Scanner<'a> {
+    cwd: &'a Path,
+    /// The chain of options files being read, to refuse one that includes itself.
+    open: Vec<PathBuf>,
+}
+
+impl Scanner<'_> {
+    fn scan(
+        &mut self,
+        inv: &mut Invocation,
+        stream: Vec<(Channel, usize, OsString)>,
+    ) -> Result<()> {
+        let mut i = 0;
+        while i < stream.len() {
+            let (channel, index, ref token) = stream[i];
+            i += 1;
+            let bytes = token.as_bytes();
+            if bytes.len() < 2 || bytes[0] != b'-' {
+                inv.inputs.push(token.clone());
+                continue;
+            }
+            let (name, glued) = match bytes.iter().position(|&b| b == b'=') {
+                Some(eq) => (&bytes[..eq], Some(&bytes[eq + 1..])),
+                None => (bytes, None),
+            };
+            let at = |tokens| Location {
+                channel,
+                index,
+                tokens,
+            };
+            let found = if let Some((spec, spelling)) = table::lookup(name) {
+                let spelling = spec.spelled(spelling);
+                match (spec.arity, glued) {
+                    (table::Arity::Flag, Some(_)) => {
+                        // nvcc rejects `--dryrun=x`; leave that to it.
+                        inv.not_understood
+                            .push(format!("`{}` takes no value", token.to_string_lossy()));
+                        continue;
+                    }
+                    (table::Arity::Flag, None) => Found {
+                        spec,
+                        spelling,
+                        value: None,
+                        at: at(1),
+                    },
+                    (_, Some(value)) => Found {
+                        spec,
+                        spelling,
+                        value: Some(os(value)),
+                        at: at(1),
+                    },
+                    (_, None) => match stream.get(i) {
+                        Some((next_channel, _, value)) => {
+                            i += 1;
+                            let tokens = if *next_channel == channel { 2 } else { 1 };
+                            Found {
+                                spec,
+                                spelling,
+                                value: Some(value.clone()),
+                                at: at(tokens),
+                            }
+                        }
+                        None => {
+                            inv.not_understood
+                                .push(format!("`{spelling}` at the end has no value"));
+                            continue;
+                        }
+                    },
+                }
+            } else if let Some((spec, value)) = table::lookup_joined(bytes) {
+                let spelling = format!("-{}", spec.short.unwrap_or_default());
+                Found {
+                    spec,
+                    spelling,
+                    value: Some(os(value)),
+                    at: at(1),
+                }
+            } else {
+                // Unknown to us: it passes through untouched, and nvcc judges it.
+                continue;
+            };
+            let optf = (found.spec.role == Role::OptionsFile).then(|| found.clone());
+            inv.found.push(found);
+            if let Some(optf) = optf {
+                self.read_options_files(inv, &optf)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `-optf a,b` names two files; each is read and scanned where it is named.
+    fn read_options_files(&mut self, inv: &mut Invocation, optf: &Found) -> Result<()> {
+        let value = optf.value.as_deref().unwrap_or_default();
+        for named in value
+            .as_bytes()
+            .split(|&b| b == b',')
+            .filter(|n| !n.is_empty())
+        {
+            let named = os(named);
+            let path = self.cwd.join(&named);
+            let where_named = format!(
+                "`{} {}` in {}",
+                optf.spelling,
+                value.to_string_lossy(),
+                optf.at.channel.describe(inv)
+            );
+            let text = std::fs::read(&path).map_err(|e| {
+                Error::new(
+                    ErrorKind::OptionsFile,
+                    format!("cannot read options file {}: {e}", path.display()),
+                )
+                .with_help(format!(
+                    "it is named by {where_named}; create it or fix the name"
+                ))
+            })?;
+            let identity = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            if self.open.contains(&identity) {
+                let chain: Vec<String> = self
+                    .open
+                    .iter()
+                    .chain([&identity])
+                    .map(|p| p.display().to_string())
+                    .collect();
+                return Err(Error::new(
+                    ErrorKind::OptionsFile,
+                    format!(
+                        "options file {} includes itself: {}",
+                        path.display(),
+                        chain.join(" -> ")
+                    ),
+                )
+                .with_help("remove the -optf/--options-file line that closes the loop"));
+            }
+            let tokens: Vec<OsString> = split::options_file(&text)
+                .into_iter()
+                .map(OsString::from_vec)
+                .collect();
+            let file_index = inv.options_files.len();
+            inv.options_files.push(OptionsFile {
+                named,
+                path,
+                tokens: tokens.clone(),
+            });
+            let channel = Channel::OptionsFile(file_index);
+            self.open.push(identity);
+            self.scan(
+                inv,
+                tokens
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| (channel, i, t))
+                    .collect(),
+            )?;
+            self.open.pop();
+        }
+        Ok(())
+    }
+}
+
+fn os(bytes: &[u8]) -> OsString {
+    OsString::from_vec(bytes.to_vec())
+}
+
+#[cfg(test)]
+mod tests;

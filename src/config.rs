@@ -1,0 +1,350 @@
+//! The wrapper's configuration file: where it is found, what it may say, and how a bad one is reported.
+//!
+//! Found at `$NVCC_WRAPPER_CONFIG`, else at `<dir>/../share/nvcc-wrapper/config.toml` for the directory the wrapper
+//! was started from (the `nvcc` name on PATH, symlinks kept) and then the directory of its resolved executable; else
+//! there is none and the wrapper works from defaults and probing. A file that is named but cannot be read, has a
+//! syntax error, an unknown key or a bad value is an error naming the file, line and column: never skipped.
+//! Relative paths inside the file are relative to the file's directory.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::context::{vars, Context};
+use crate::error::{Error, ErrorKind, Result};
+use crate::version::Version;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    /// The real nvcc to run. Without it, the first `nvcc` on PATH that is not the wrapper.
+    pub nvcc: Option<PathBuf>,
+    /// The NVCC release (`"12.4"`), so nothing has to be probed.
+    pub cuda_version: Option<Version>,
+    /// A directory whose `*.toml` files replace the compatibility tables built into the binary.
+    pub compat_data: Option<PathBuf>,
+    #[serde(default)]
+    pub host_compiler: HostCompilerConfig,
+    #[serde(default)]
+    pub gpu: GpuConfig,
+    #[serde(default)]
+    pub target: TargetConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HostCompilerConfig {
+    /// The main ("stdenv") C++ compiler: objects built by it must link with nvcc's.
+    #[serde(default, deserialize_with = "entry_or_path")]
+    pub stdenv: Option<CompilerEntry>,
+    /// Other compilers the wrapper may choose from.
+    #[serde(default, deserialize_with = "entries_or_paths")]
+    pub candidates: Vec<CompilerEntry>,
+    pub prefer: Option<CompilerFamily>,
+    /// Pass `-allow-unsupported-compiler` instead of failing when no compiler is in range.
+    #[serde(default)]
+    pub allow_unsupported: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompilerFamily {
+    Gcc,
+    Clang,
+}
+
+impl fmt::Display for CompilerFamily {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CompilerFamily::Gcc => "gcc",
+            CompilerFamily::Clang => "clang",
+        })
+    }
+}
+
+/// A compiler, written as its path (`"/usr/bin/g++-11"`) or as a table that also records what probing would find
+/// (`{ path = "...", family = "gcc", version = "11.4.0", target = "x86_64-linux-gnu" }`), so nothing is run.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CompilerEntry {
+    pub path: PathBuf,
+    pub family: Option<CompilerFamily>,
+    pub version: Option<Version>,
+    /// The GNU triple the compiler produces code for (`-dumpmachine`).
+    pub target: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GpuConfig {
+    /// Capabilities to build for, as in Nixpkgs' `cudaCapabilities` (`["8.6", "9.0a"]`).
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    /// Also embed PTX of the newest baseline capability, for GPUs newer than the list.
+    #[serde(default)]
+    pub forward_compat: bool,
+    #[serde(default)]
+    pub arch_flags: ArchFlags,
+}
+
+/// What to do when the command line already names GPU targets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArchFlags {
+    /// Add nothing when the user or build system gave any GPU target option.
+    #[default]
+    Respect,
+    /// Remove the user's GPU target options and add the configured ones.
+    Replace,
+    /// Add the configured ones as well.
+    Append,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TargetConfig {
+    /// `aarch64-linux`, `powerpc64le-linux`, `x86_64-linux` (GNU triples accepted too).
+    pub system: Option<String>,
+    /// For aarch64: `jetson` or `sbsa`.
+    pub platform: Option<TargetPlatform>,
+    pub sysroot: Option<PathBuf>,
+    /// The target's CUDA headers and libraries, for layouts without `TOP/targets/<dir>`.
+    pub cuda_root: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetPlatform {
+    Jetson,
+    Sbsa,
+}
+
+impl<'de> Deserialize<'de> for CompilerEntryOrPath {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = CompilerEntryOrPath;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a compiler path, or a table with `path` and optionally `family`, `version`, `target`")
+            }
+            fn visit_str<E: serde::de::Error>(
+                self,
+                s: &str,
+            ) -> std::result::Result<Self::Value, E> {
+                Ok(CompilerEntryOrPath(CompilerEntry {
+                    path: s.into(),
+                    family: None,
+                    version: None,
+                    target: None,
+                }))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                CompilerEntry::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(CompilerEntryOrPath)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The file form of a compiler entry: a plain path or a full table.
+struct CompilerEntryOrPath(CompilerEntry);
+
+fn entry_or_path<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<CompilerEntry>, D::Error> {
+    Ok(Some(CompilerEntryOrPath::deserialize(d)?.0))
+}
+
+fn entries_or_paths<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Vec<CompilerEntry>, D::Error> {
+    Ok(Vec::<CompilerEntryOrPath>::deserialize(d)?
+        .into_iter()
+        .map(|e| e.0)
+        .collect())
+}
+
+/// A configuration and the file it came from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    pub config: Config,
+    /// `None` when no file was found.
+    pub path: Option<PathBuf>,
+}
+
+impl Loaded {
+    /// A path from the file, made absolute against the file's directory.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        match self.path.as_deref().and_then(Path::parent) {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path.to_path_buf(),
+        }
+    }
+}
+
+/// Find and read the configuration for this context.
+pub fn load(ctx: &Context) -> Result<Loaded> {
+    let Some(path) = find(ctx) else {
+        return Ok(Loaded::default());
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Error::new(
+            ErrorKind::Config,
+            format!("cannot read config file {}: {e}", path.display()),
+        )
+        .with_help(format!(
+            "fix the file, or unset ${} / remove the file to run without one",
+            vars::CONFIG
+        ))
+    })?;
+    let config = parse(&text, &path)?;
+    Ok(Loaded {
+        config,
+        path: Some(path),
+    })
+}
+
+/// Parse a configuration file's text; `path` only names it in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Config> {
+    toml::from_str(text).map_err(|e| toml_error(&e, text, path))
+}
+
+/// `path:line:column: message`, the way compilers report positions.
+pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
+    let position = e.span().map(|span| {
+        let before = &text[..span.start.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!(":{line}:{column}")
+    });
+    Error::new(
+        ErrorKind::Config,
+        format!(
+            "invalid config file {}{}: {}",
+            path.display(),
+            position.unwrap_or_default(),
+            e.message().trim_end()
+        ),
+    )
+    .with_help("the README's configuration section lists every key and its values")
+}
+
+/// Where the configuration file is, if anywhere. `$NVCC_WRAPPER_CONFIG` wins even when the file is missing, so that
+/// a wrong name is reported rather than silently replaced by another file.
+fn find(ctx: &Context) -> Option<PathBuf> {
+    if let Some(named) = ctx.env.non_empty(vars::CONFIG) {
+        return Some(ctx.absolute(Path::new(named)));
+    }
+    [invoked_path(ctx), ctx.current_exe.clone()]
+        .into_iter()
+        .flatten()
+        .filter_map(|exe| Some(exe.parent()?.join("../share/nvcc-wrapper/config.toml")))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The path the wrapper was started through, symlinks kept: argv[0] if it has a slash, else its PATH match.
+pub fn invoked_path(ctx: &Context) -> Option<PathBuf> {
+    let argv0 = Path::new(&ctx.argv0);
+    if argv0.as_os_str().is_empty() {
+        return None;
+    }
+    if argv0.components().count() > 1 {
+        return Some(ctx.absolute(argv0));
+    }
+    which::which_in(argv0, ctx.env.get(vars::PATH), &ctx.cwd).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(text: &str) -> Config {
+        parse(text, Path::new("/cfg.toml")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn parse_err(text: &str) -> String {
+        let e = parse(text, Path::new("/cfg.toml")).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Config);
+        e.message
+    }
+
+    #[test]
+    fn every_key_parses() {
+        let c = parse_ok(
+            r#"
+nvcc = "/opt/cuda/bin/nvcc"
+cuda-version = "12.4"
+compat-data = "compat"
+
+[host-compiler]
+stdenv = { path = "/usr/bin/g++-12", family = "gcc", version = "12.2.0", target = "x86_64-linux-gnu" }
+candidates = ["/usr/bin/g++-11", { path = "/usr/bin/clang++-16", family = "clang" }]
+prefer = "clang"
+allow-unsupported = true
+
+[gpu]
+capabilities = ["8.6", "9.0a"]
+forward-compat = true
+arch-flags = "replace"
+
+[target]
+system = "aarch64-linux"
+platform = "jetson"
+sysroot = "/sysroot"
+cuda-root = "/nix/store/x-cuda"
+"#,
+        );
+        assert_eq!(c.nvcc.as_deref(), Some(Path::new("/opt/cuda/bin/nvcc")));
+        assert_eq!(c.cuda_version.unwrap().to_string(), "12.4");
+        let stdenv = c.host_compiler.stdenv.unwrap();
+        assert_eq!(stdenv.version.unwrap().to_string(), "12.2.0");
+        assert_eq!(c.host_compiler.candidates.len(), 2);
+        assert_eq!(
+            c.host_compiler.candidates[0].path,
+            Path::new("/usr/bin/g++-11")
+        );
+        assert_eq!(
+            c.host_compiler.candidates[1].family,
+            Some(CompilerFamily::Clang)
+        );
+        assert_eq!(c.host_compiler.prefer, Some(CompilerFamily::Clang));
+        assert!(c.host_compiler.allow_unsupported);
+        assert_eq!(c.gpu.capabilities, ["8.6", "9.0a"]);
+        assert_eq!(c.gpu.arch_flags, ArchFlags::Replace);
+        assert_eq!(c.target.platform, Some(TargetPlatform::Jetson));
+    }
+
+    #[test]
+    fn empty_file_is_all_defaults() {
+        assert_eq!(parse_ok(""), Config::default());
+        assert_eq!(parse_ok("").gpu.arch_flags, ArchFlags::Respect);
+    }
+
+    #[test]
+    fn unknown_keys_name_the_key_file_and_position() {
+        let m = parse_err("nvcc = \"x\"\n[gpu]\ncapabilites = [\"8.6\"]\n");
+        assert!(m.contains("/cfg.toml:3:1"), "{m}");
+        assert!(m.contains("capabilites"), "{m}");
+        let m = parse_err("[host-compiler]\ncandidates = [{ path = \"g++\", verison = \"1\" }]\n");
+        assert!(m.contains("verison"), "{m}");
+        let m = parse_err("[hostcompiler]\n");
+        assert!(m.contains("hostcompiler"), "{m}");
+    }
+
+    #[test]
+    fn bad_values_and_syntax_are_reported_with_position() {
+        let m = parse_err("[gpu]\narch-flags = \"sometimes\"\n");
+        assert!(m.contains(":2:14") && m.contains("sometimes"), "{m}");
+        let m = parse_err("cuda-version = \"twelve\"\n");
+        assert!(m.contains(":1:16") && m.contains("twelve"), "{m}");
+        let m = parse_err("nvcc = \n");
+        assert!(m.contains("/cfg.toml:1:"), "{m}");
+        let m = parse_err("[host-compiler]\nprefer = \"icc\"\n");
+        assert!(m.contains("icc"), "{m}");
+    }
+}

@@ -1,0 +1,100 @@
+//! The process state the wrapper starts from: argv, environment, working directory and its own path.
+//!
+//! This is the only module that reads them from the OS (clippy.toml forbids `std::env` elsewhere). Every later step
+//! receives a `Context`, so tests build one by hand and never touch the real environment.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+/// Environment variables the wrapper reads or sets. The README's table lists the same names.
+pub mod vars {
+    pub const CONFIG: &str = "NVCC_WRAPPER_CONFIG";
+    pub const LOG: &str = "NVCC_WRAPPER_LOG";
+    pub const DRY_RUN: &str = "NVCC_WRAPPER_DRY_RUN";
+    pub const DISABLE: &str = "NVCC_WRAPPER_DISABLE";
+    pub const DEPTH: &str = "NVCC_WRAPPER_DEPTH";
+    /// nvcc's own channels, read so that flags given through them count as given.
+    pub const NVCC_PREPEND_FLAGS: &str = "NVCC_PREPEND_FLAGS";
+    pub const NVCC_APPEND_FLAGS: &str = "NVCC_APPEND_FLAGS";
+    pub const NVCC_CCBIN: &str = "NVCC_CCBIN";
+    pub const PATH: &str = "PATH";
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// `argv[0]` exactly as the caller gave it (a bare name, a relative or an absolute path).
+    pub argv0: OsString,
+    /// `argv[1..]`.
+    pub args: Vec<OsString>,
+    pub env: Env,
+    pub cwd: PathBuf,
+    /// The wrapper's own executable, symlinks resolved by the OS; `None` when the OS cannot tell.
+    pub current_exe: Option<PathBuf>,
+}
+
+impl Context {
+    #[allow(clippy::disallowed_methods)]
+    pub fn from_process() -> Context {
+        let mut argv = std::env::args_os();
+        let argv0 = argv.next().unwrap_or_default();
+        Context {
+            argv0,
+            args: argv.collect(),
+            env: Env(std::env::vars_os().collect()),
+            // A deleted working directory leaves relative paths unresolvable; "." keeps them relative.
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            current_exe: std::env::current_exe().ok(),
+        }
+    }
+
+    /// The name the wrapper was called by (`nvcc`, `nvcc-wrapper`), without its directory.
+    pub fn invoked_name(&self) -> &OsStr {
+        Path::new(&self.argv0).file_name().unwrap_or(&self.argv0)
+    }
+
+    /// Resolve a path the user wrote relative to the working directory.
+    pub fn absolute(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.cwd.join(path)
+        }
+    }
+}
+
+/// A snapshot of the environment, as given to the wrapper. Changes for the exec'd nvcc are made on a copy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env(pub BTreeMap<OsString, OsString>);
+
+impl Env {
+    pub fn get(&self, name: &str) -> Option<&OsStr> {
+        self.0.get(OsStr::new(name)).map(OsString::as_os_str)
+    }
+
+    /// The value, or `None` when unset or empty: nvcc and most tools treat an empty variable as unset.
+    pub fn non_empty(&self, name: &str) -> Option<&OsStr> {
+        self.get(name).filter(|v| !v.is_empty())
+    }
+
+    pub fn set(&mut self, name: impl Into<OsString>, value: impl Into<OsString>) {
+        self.0.insert(name.into(), value.into());
+    }
+
+    pub fn remove(&mut self, name: &str) {
+        self.0.remove(OsStr::new(name));
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&OsString, &OsString)> {
+        self.0.iter()
+    }
+}
+
+impl<K: Into<OsString>, V: Into<OsString>> FromIterator<(K, V)> for Env {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        Env(iter
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect())
+    }
+}

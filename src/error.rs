@@ -1,0 +1,125 @@
+//! The wrapper's one error type, its exit codes and how it is shown.
+//!
+//! Every failure the wrapper itself detects becomes an `Error` with a kind (which fixes the exit code), a message that
+//! names the file, line, value or flag at fault, and a `help:` line that says what to do. Exit codes are part of the
+//! interface: the README's table lists the same numbers, and a test checks each one.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The wrapper's own command line (`nvcc-wrapper ...`) is wrong.
+    Usage,
+    /// An `NVCC_WRAPPER_*` environment variable has a value the wrapper cannot use.
+    Environment,
+    /// The request cannot be built by this nvcc (capability, target platform).
+    Request,
+    /// An nvcc options file (`-optf`, `--options-file`) is missing, unreadable or includes itself.
+    OptionsFile,
+    /// No host compiler that this nvcc accepts could be found.
+    HostCompiler,
+    /// Something inside the wrapper went wrong; a bug.
+    Internal,
+    /// The configuration file is missing, unreadable or invalid.
+    Config,
+    /// The wrapper would end up running itself.
+    Loop,
+    /// The real nvcc was found but could not be started.
+    CannotExec,
+    /// No real nvcc was found.
+    NvccNotFound,
+}
+
+impl ErrorKind {
+    pub const fn exit_code(self) -> i32 {
+        match self {
+            ErrorKind::Usage => 2,
+            ErrorKind::Environment => 64,
+            ErrorKind::Request => 65,
+            ErrorKind::OptionsFile => 66,
+            ErrorKind::HostCompiler => 69,
+            ErrorKind::Internal => 70,
+            ErrorKind::Config => 78,
+            ErrorKind::Loop => 125,
+            ErrorKind::CannotExec => 126,
+            ErrorKind::NvccNotFound => 127,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Error {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        self.kind.exit_code()
+    }
+}
+
+impl fmt::Display for Error {
+    /// `nvcc-wrapper: error: <message>` and, when there is one, `help: <what to do>` on the next line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "nvcc-wrapper: error: {}", self.message)?;
+        if let Some(help) = &self.help {
+            write!(f, "\nhelp: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_distinct_and_avoid_success() {
+        let kinds = [
+            ErrorKind::Usage,
+            ErrorKind::Environment,
+            ErrorKind::Request,
+            ErrorKind::OptionsFile,
+            ErrorKind::HostCompiler,
+            ErrorKind::Internal,
+            ErrorKind::Config,
+            ErrorKind::Loop,
+            ErrorKind::CannotExec,
+            ErrorKind::NvccNotFound,
+        ];
+        let mut codes: Vec<i32> = kinds.iter().map(|k| k.exit_code()).collect();
+        codes.sort();
+        codes.dedup();
+        assert_eq!(codes.len(), kinds.len());
+        // 1 is nvcc's own failure code: the wrapper never uses it, so a caller can tell the two apart.
+        assert!(!codes.contains(&0) && !codes.contains(&1));
+    }
+
+    #[test]
+    fn shows_prefix_and_help_line() {
+        let e = Error::new(ErrorKind::Config, "bad key `x` in /a.toml").with_help("remove it");
+        assert_eq!(
+            e.to_string(),
+            "nvcc-wrapper: error: bad key `x` in /a.toml\nhelp: remove it"
+        );
+    }
+}

@@ -1,0 +1,38 @@
+//! nvcc-wrapper: a drop-in `nvcc`. Installed as `nvcc`, it runs the pipe
+//!
+//! ```text
+//! process state  ->  Invocation  ->  Plan  ->  exec
+//!   context           args            plan      exec
+//! ```
+//!
+//! end to end in `pipeline`. Called as `nvcc-wrapper`, it is its own command line (`cli`).
+
+pub mod args;
+pub mod cli;
+pub mod config;
+pub mod context;
+pub mod error;
+pub mod exec;
+pub mod locate;
+pub mod log;
+pub mod pipeline;
+pub mod plan;
+pub mod shell;
+pub mod version;
+
+use context::Context;
+
+/// Run the wrapper in the personality its name asks for; the process exit code.
+pub fn main_with(ctx: &Context) -> i32 {
+    let result = log::init(ctx).and_then(|()| {
+        if ctx.invoked_name() == "nvcc-wrapper" {
+            cli::run(ctx)
+        } else {
+            pipeline::run(ctx)
+        }
+    });
+    result.unwrap_or_else(|e| {
+        eprintln!("{e}");
+        e.exit_code()
+    })
+}

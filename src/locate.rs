@@ -1,0 +1,257 @@
+//! Finding the real nvcc, and making sure the wrapper never ends up running itself.
+//!
+//! The wrapper is usually installed as `nvcc`, often first on PATH, so the plain PATH search would find it again.
+//! Candidates whose canonical path is the wrapper's own are skipped. Copies or hard links of the wrapper, and other
+//! wrappers that lead back to it, are caught by a depth counter in the environment (`NVCC_WRAPPER_DEPTH`), raised on
+//! every exec.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use crate::config::Loaded;
+use crate::context::{vars, Context};
+use crate::error::{Error, ErrorKind, Result};
+
+/// How many wrappers may be stacked before the wrapper refuses to go on. A real chain is one deep (a wrapper execs
+/// the real nvcc), or a few when a program nvcc runs (`nvcc -run`) calls nvcc again; a loop reaches this quickly.
+pub const MAX_DEPTH: u32 = 8;
+
+/// The real nvcc and how it was found (for `explain` and the debug log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RealNvcc {
+    /// The path to exec and to pass as argv[0]: as configured or as found on PATH, symlinks kept, because nvcc
+    /// reads `nvcc.profile` from the directory of argv[0] without resolving them.
+    pub path: PathBuf,
+    pub found_by: FoundBy,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FoundBy {
+    Config(PathBuf),
+    Path,
+}
+
+impl std::fmt::Display for FoundBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FoundBy::Config(file) => write!(f, "`nvcc` in {}", file.display()),
+            FoundBy::Path => f.write_str("the first nvcc on PATH that is not this wrapper"),
+        }
+    }
+}
+
+/// The depth this wrapper runs at (0 when not started by a wrapper), refusing to go deeper than `MAX_DEPTH`.
+pub fn depth(ctx: &Context) -> Result<u32> {
+    let Some(raw) = ctx.env.non_empty(vars::DEPTH) else {
+        return Ok(0);
+    };
+    let depth: u32 = raw.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Environment,
+            format!(
+                "{}={} is not a whole number",
+                vars::DEPTH,
+                raw.to_string_lossy()
+            ),
+        )
+        .with_help(format!(
+            "{} is set by the wrapper itself; unset it",
+            vars::DEPTH
+        ))
+    })?;
+    if depth >= MAX_DEPTH {
+        return Err(Error::new(
+            ErrorKind::Loop,
+            format!("nvcc-wrapper was started {depth} times in a chain ({}={depth}): the nvcc it runs leads back to a wrapper", vars::DEPTH),
+        )
+        .with_help("point `nvcc` in the config file at the real nvcc, or put the real nvcc's directory on PATH before any copy of the wrapper"));
+    }
+    Ok(depth)
+}
+
+/// The real nvcc: the config's `nvcc`, else the first `nvcc` on PATH that is not this wrapper.
+pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
+    let me = ctx
+        .current_exe
+        .as_deref()
+        .and_then(|p| p.canonicalize().ok());
+    let is_me = |p: &Path| me.is_some() && p.canonicalize().ok() == me;
+
+    if let Some(configured) = &config.config.nvcc {
+        let file = config.path.clone().unwrap_or_default();
+        let path = config.resolve(configured);
+        if !path.is_file() {
+            return Err(Error::new(
+                ErrorKind::NvccNotFound,
+                format!("`nvcc = \"{}\"` in {} does not exist", configured.display(), file.display()),
+            )
+            .with_help("set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH"));
+        }
+        if is_me(&path) {
+            return Err(Error::new(
+                ErrorKind::Loop,
+                format!(
+                    "`nvcc = \"{}\"` in {} is this wrapper itself",
+                    configured.display(),
+                    file.display()
+                ),
+            )
+            .with_help("set `nvcc` to the real nvcc of a CUDA toolkit, not to the wrapper"));
+        }
+        return Ok(RealNvcc {
+            path,
+            found_by: FoundBy::Config(file),
+        });
+    }
+
+    let search = ctx.env.get(vars::PATH).unwrap_or(OsStr::new(""));
+    let mut skipped = Vec::new();
+    if let Ok(all) = which::which_in_all("nvcc", Some(search), &ctx.cwd) {
+        for candidate in all {
+            if is_me(&candidate) {
+                skipped.push(candidate);
+            } else {
+                return Ok(RealNvcc {
+                    path: candidate,
+                    found_by: FoundBy::Path,
+                });
+            }
+        }
+    }
+    let message = if skipped.is_empty() {
+        "no real nvcc found: there is no `nvcc` on PATH".to_string()
+    } else {
+        let listed: Vec<String> = skipped.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "no real nvcc found: the only `nvcc` on PATH is this wrapper ({})",
+            listed.join(", ")
+        )
+    };
+    Err(Error::new(ErrorKind::NvccNotFound, message).with_help(
+        "add the CUDA toolkit's bin directory to PATH, or set `nvcc` in the config file",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Env;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn executable(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn ctx(path: &str, me: Option<PathBuf>, depth: Option<&str>) -> Context {
+        let mut env: Env = [("PATH", path)].into_iter().collect();
+        if let Some(d) = depth {
+            env.set(vars::DEPTH, d);
+        }
+        Context {
+            env,
+            cwd: PathBuf::from("/"),
+            current_exe: me,
+            ..Context::default()
+        }
+    }
+
+    #[test]
+    fn skips_the_wrapper_on_path_even_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let wrapper = dir.path().join("wrapper/bin/nvcc-wrapper");
+        executable(&wrapper);
+        std::os::unix::fs::symlink(&wrapper, dir.path().join("wrapper/bin/nvcc")).unwrap();
+        let real = dir.path().join("cuda/bin/nvcc");
+        executable(&real);
+        let path = format!(
+            "{}:{}",
+            dir.path().join("wrapper/bin").display(),
+            dir.path().join("cuda/bin").display()
+        );
+        let found = find(&ctx(&path, Some(wrapper.clone()), None), &Loaded::default()).unwrap();
+        assert_eq!(
+            found,
+            RealNvcc {
+                path: real,
+                found_by: FoundBy::Path
+            }
+        );
+
+        let only_me = dir.path().join("wrapper/bin").display().to_string();
+        let err = find(&ctx(&only_me, Some(wrapper), None), &Loaded::default()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::NvccNotFound);
+        assert!(
+            err.message.contains("only `nvcc` on PATH is this wrapper"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn keeps_the_found_path_unresolved_for_nvcc_profile() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("cuda/bin/nvcc");
+        executable(&real);
+        std::fs::create_dir(dir.path().join("bin")).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("bin/nvcc")).unwrap();
+        let found = find(
+            &ctx(&dir.path().join("bin").display().to_string(), None, None),
+            &Loaded::default(),
+        )
+        .unwrap();
+        assert_eq!(found.path, dir.path().join("bin/nvcc"));
+    }
+
+    #[test]
+    fn config_nvcc_is_resolved_against_the_file_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        executable(&dir.path().join("cuda/bin/nvcc"));
+        let loaded = |nvcc: &str| Loaded {
+            config: crate::config::Config {
+                nvcc: Some(nvcc.into()),
+                ..Default::default()
+            },
+            path: Some(dir.path().join("config.toml")),
+        };
+        let found = find(&ctx("", None, None), &loaded("cuda/bin/nvcc")).unwrap();
+        assert_eq!(found.path, dir.path().join("cuda/bin/nvcc"));
+        let err = find(&ctx("", None, None), &loaded("missing/nvcc")).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::NvccNotFound);
+        assert!(
+            err.message.contains("missing/nvcc") && err.message.contains("config.toml"),
+            "{err}"
+        );
+        let me = dir.path().join("cuda/bin/nvcc");
+        let err = find(&ctx("", Some(me), None), &loaded("cuda/bin/nvcc")).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Loop);
+    }
+
+    #[test]
+    fn no_nvcc_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = find(
+            &ctx(&dir.path().display().to_string(), None, None),
+            &Loaded::default(),
+        )
+        .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::NvccNotFound);
+        assert!(err.message.contains("no `nvcc` on PATH"));
+    }
+
+    #[test]
+    fn depth_counter() {
+        assert_eq!(depth(&ctx("", None, None)).unwrap(), 0);
+        assert_eq!(depth(&ctx("", None, Some("3"))).unwrap(), 3);
+        assert_eq!(
+            depth(&ctx("", None, Some(&MAX_DEPTH.to_string())))
+                .unwrap_err()
+                .kind,
+            ErrorKind::Loop
+        );
+        assert_eq!(
+            depth(&ctx("", None, Some("many"))).unwrap_err().kind,
+            ErrorKind::Environment
+        );
+    }
+}
