@@ -6,6 +6,9 @@
 //! - `FAKE_NVCC_STDOUT=TEXT` / `FAKE_NVCC_STDERR=TEXT`: print TEXT.
 //! - `FAKE_NVCC_EXIT=N`: exit with N; `FAKE_NVCC_SIGNAL=N`: kill itself with signal N.
 
+// This program is the process under test: reading its real argv and environment is its whole job.
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
