@@ -1,6 +1,8 @@
 //! Integration tests: the built wrapper, installed as `nvcc`, in front of a fake nvcc (quick, argument-level) and in
 //! front of real NVCC releases (the proof that a real compile links and runs).
 
+// Shared helpers: not every test module uses each of them.
+#[allow(dead_code)]
 mod support;
 
 mod config_and_env;

@@ -1,1 +1,120 @@
-//! Against real NVCC releases, fetched and cached by scripts/fetch-toolkits.sh. Filled in below.
+//! Against real NVCC releases, fetched and cached by scripts/fetch-toolkits.sh: the proof that what goes through the
+//! wrapper is what nvcc itself would do, and that a real compile links and runs.
+
+use crate::support::*;
+
+/// The releases every CI run has (scripts/test.sh fetches them).
+const RELEASES: &[&str] = &["13.0"];
+
+#[test]
+fn version_output_is_byte_identical_to_the_real_nvcc() {
+    for release in RELEASES {
+        let Some(root) = real_toolkit(release) else {
+            continue;
+        };
+        let sb = RealSandbox::new(&root);
+        for query in [
+            &["--version"][..],
+            &["-V"],
+            &["--list-gpu-arch"],
+            &["--help"],
+        ] {
+            let real = sb.real_nvcc().args(query).output().unwrap();
+            let wrapped = sb.nvcc().args(query).output().unwrap();
+            assert!(real.status.success(), "{release} {query:?}");
+            assert_eq!(
+                wrapped.status.code(),
+                real.status.code(),
+                "{release} {query:?}"
+            );
+            assert_eq!(
+                wrapped.stdout, real.stdout,
+                "{release} {query:?}: stdout differs"
+            );
+            assert_eq!(
+                wrapped.stderr, real.stderr,
+                "{release} {query:?}: stderr differs"
+            );
+        }
+        let version = stdout(&sb.nvcc().arg("--version").output().unwrap());
+        assert!(version.contains(&format!("release {release}")), "{version}");
+    }
+}
+
+#[test]
+fn compiles_links_and_runs_a_cuda_program() {
+    for release in RELEASES {
+        let Some(root) = real_toolkit(release) else {
+            continue;
+        };
+        let sb = RealSandbox::new(&root);
+        sb.write("smoke.cu", SMOKE_CU);
+        // One step, and compile then link, as build systems do.
+        sb.nvcc()
+            .args(["-cudart", "static", "smoke.cu", "-o", "smoke"])
+            .assert()
+            .success();
+        run_smoke(&sb.file("smoke"));
+        sb.nvcc()
+            .args(["-c", "smoke.cu", "-o", "smoke.o"])
+            .assert()
+            .success();
+        sb.nvcc()
+            .args(["smoke.o", "-o", "smoke2"])
+            .assert()
+            .success();
+        run_smoke(&sb.file("smoke2"));
+    }
+}
+
+#[test]
+fn nvcc_errors_and_exit_codes_come_through() {
+    for release in RELEASES {
+        let Some(root) = real_toolkit(release) else {
+            continue;
+        };
+        let sb = RealSandbox::new(&root);
+        sb.write("broken.cu", "__global__ void k() { this is not C++ }\n");
+        let real = sb
+            .real_nvcc()
+            .args(["-c", "broken.cu", "-o", "b.o"])
+            .output()
+            .unwrap();
+        let wrapped = sb
+            .nvcc()
+            .args(["-c", "broken.cu", "-o", "b.o"])
+            .output()
+            .unwrap();
+        assert_ne!(real.status.code(), Some(0));
+        assert_eq!(wrapped.status.code(), real.status.code());
+        assert_eq!(wrapped.stderr, real.stderr);
+        let unknown = sb.nvcc().arg("--no-such-option").output().unwrap();
+        assert_eq!(unknown.status.code(), Some(1));
+        assert!(
+            stderr(&unknown).contains("Unknown option '--no-such-option'"),
+            "{}",
+            stderr(&unknown)
+        );
+    }
+}
+
+#[test]
+fn options_files_and_env_channels_reach_the_real_nvcc() {
+    for release in RELEASES {
+        let Some(root) = real_toolkit(release) else {
+            continue;
+        };
+        let sb = RealSandbox::new(&root);
+        sb.write("defs.cu", "#if !defined(FROM_FILE) || !defined(FROM_ENV)\n#error missing\n#endif\nint main() { return FROM_FILE - 1; }\n");
+        sb.write("my opts.txt", "-DFROM_FILE=\"1\"\n");
+        sb.nvcc()
+            .env("NVCC_APPEND_FLAGS", "-DFROM_ENV")
+            .args(["-optf", "my opts.txt", "defs.cu", "-o", "defs"])
+            .assert()
+            .success();
+        assert!(std::process::Command::new(sb.file("defs"))
+            .status()
+            .unwrap()
+            .success());
+    }
+}

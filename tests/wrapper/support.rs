@@ -1,6 +1,9 @@
 //! A sandbox per test: the built wrapper installed as `nvcc` (a symlink, as packagers install it) first on PATH, and
 //! the fake nvcc from tests/fakes as the "real" nvcc in a toolkit-shaped directory after it.
 
+// The test process reads its own environment (cache location, CI switches): that is not the wrapper reading state.
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -123,4 +126,168 @@ pub fn stderr(out: &std::process::Output) -> String {
 
 pub fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The cache the project's scripts/fetch-toolkits.sh fills.
+pub fn cache_dir() -> PathBuf {
+    match std::env::var_os("NVCC_WRAPPER_CACHE") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(std::env::var_os("HOME").expect("HOME is not set"))
+            .join(".cache/nvcc-wrapper"),
+    }
+}
+
+/// Whether a missing real toolchain fails the test (CI and scripts/test.sh set NVCC_WRAPPER_REQUIRE_REAL=1) or
+/// skips it with a note (a quick `cargo test` on a machine without the downloads).
+pub fn require_real() -> bool {
+    std::env::var_os("NVCC_WRAPPER_REQUIRE_REAL").is_some_and(|v| v == "1")
+}
+
+/// The root of a real NVCC toolkit of `release`, or `None` (after a note) when it is not fetched and not required.
+pub fn real_toolkit(release: &str) -> Option<PathBuf> {
+    let root = cache_dir().join("toolkits").join(release);
+    if root.join("bin/nvcc").is_file() {
+        return Some(root);
+    }
+    let fetch = format!("scripts/fetch-toolkits.sh {release}");
+    assert!(
+        !require_real(),
+        "real NVCC {release} is required but {} is missing: run {fetch}",
+        root.display()
+    );
+    eprintln!(
+        "note: skipped, real NVCC {release} is not fetched (run {fetch}, or scripts/test.sh)"
+    );
+    None
+}
+
+/// A real program that must exist (installed by scripts/install-deps.sh), or `None` after a note.
+pub fn real_program(name: &str) -> Option<PathBuf> {
+    match which::which(name) {
+        Ok(path) => Some(path),
+        Err(_) => {
+            assert!(
+                !require_real(),
+                "{name} is required but not installed: run scripts/install-deps.sh"
+            );
+            eprintln!("note: skipped, {name} is not installed (run scripts/install-deps.sh)");
+            None
+        }
+    }
+}
+
+/// A sandbox whose "real" nvcc is a real toolkit's.
+pub struct RealSandbox {
+    pub dir: TempDir,
+    pub wrapper_bin: PathBuf,
+    pub root: PathBuf,
+}
+
+impl RealSandbox {
+    pub fn new(root: &Path) -> RealSandbox {
+        let dir = tempfile::tempdir().unwrap();
+        let wrapper_bin = dir.path().join("wrapper/bin");
+        std::fs::create_dir_all(&wrapper_bin).unwrap();
+        std::os::unix::fs::symlink(WRAPPER, wrapper_bin.join("nvcc")).unwrap();
+        RealSandbox {
+            dir,
+            wrapper_bin,
+            root: root.to_path_buf(),
+        }
+    }
+
+    pub fn path(&self) -> OsString {
+        let system = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![self.wrapper_bin.clone(), self.root.join("bin")];
+        dirs.extend(std::env::split_paths(&system));
+        std::env::join_paths(dirs).unwrap()
+    }
+
+    /// `nvcc` through the wrapper, in the sandbox directory, with the wrapper's own variables cleared.
+    pub fn nvcc(&self) -> Command {
+        let mut cmd = Command::new(self.wrapper_bin.join("nvcc"));
+        self.prepare(&mut cmd);
+        cmd
+    }
+
+    /// The real nvcc, directly, with the same environment.
+    pub fn real_nvcc(&self) -> Command {
+        let mut cmd = Command::new(self.root.join("bin/nvcc"));
+        self.prepare(&mut cmd);
+        cmd
+    }
+
+    fn prepare(&self, cmd: &mut Command) {
+        cmd.env("PATH", self.path()).current_dir(self.dir.path());
+        for var in [
+            "NVCC_WRAPPER_CONFIG",
+            "NVCC_WRAPPER_LOG",
+            "NVCC_WRAPPER_DRY_RUN",
+            "NVCC_WRAPPER_DISABLE",
+            "NVCC_WRAPPER_DEPTH",
+            "NVCC_PREPEND_FLAGS",
+            "NVCC_APPEND_FLAGS",
+            "NVCC_CCBIN",
+        ] {
+            cmd.env_remove(var);
+        }
+    }
+
+    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    pub fn file(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+}
+
+/// A CUDA program with a kernel and host code. Without a GPU it prints the CUDA error (35 or 100) and exits 0: that
+/// proves it was compiled, linked and started. With a GPU it runs the kernel and checks the result.
+pub const SMOKE_CU: &str = r#"
+#include <cstdio>
+#include <cuda_runtime.h>
+
+__global__ void add_one(int *x) { x[threadIdx.x] += 1; }
+
+int main() {
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+        std::printf("smoke: ran, no usable GPU: cuda error %d (%s)\n", (int)err, cudaGetErrorName(err));
+        return 0;
+    }
+    int host[4] = {1, 2, 3, 4}, *dev = nullptr;
+    cudaMalloc(&dev, sizeof host);
+    cudaMemcpy(dev, host, sizeof host, cudaMemcpyHostToDevice);
+    add_one<<<1, 4>>>(dev);
+    err = cudaMemcpy(host, dev, sizeof host, cudaMemcpyDeviceToHost);
+    if (err != cudaSuccess) {
+        std::printf("smoke: kernel failed: %s\n", cudaGetErrorString(err));
+        return 1;
+    }
+    std::printf("smoke: ran on %d GPU(s): %d %d %d %d\n", count, host[0], host[1], host[2], host[3]);
+    return host[3] == 5 ? 0 : 1;
+}
+"#;
+
+/// Run a program built by a test and check it printed the smoke line.
+pub fn run_smoke(program: &Path) -> String {
+    let out = std::process::Command::new(program).output().unwrap();
+    let text = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{} failed: {text}{}",
+        program.display(),
+        stderr(&out)
+    );
+    assert!(
+        text.starts_with("smoke: ran"),
+        "{} printed: {text}",
+        program.display()
+    );
+    text
 }
