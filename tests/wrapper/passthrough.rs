@@ -122,10 +122,13 @@ fn copies_of_the_wrapper_cannot_loop() {
     // Two copies (not symlinks: their canonical paths differ from each other) each find the other as "the real nvcc".
     let sb = Sandbox::new();
     std::fs::remove_file(sb.cuda_bin.join("nvcc")).unwrap();
-    std::fs::copy(WRAPPER, sb.cuda_bin.join("nvcc")).unwrap();
     let first = sb.dir.path().join("copy/bin");
     std::fs::create_dir_all(&first).unwrap();
-    std::fs::copy(WRAPPER, first.join("nvcc")).unwrap();
+    // Copied by `cp`, not in this process: a write descriptor open here while another test thread forks would leak
+    // into that child and make the copy briefly impossible to exec (ETXTBSY).
+    for to in [sb.cuda_bin.join("nvcc"), first.join("nvcc")] {
+        assert!(std::process::Command::new("cp").arg(WRAPPER).arg(to).status().unwrap().success());
+    }
     let path = std::env::join_paths([&first, &sb.cuda_bin]).unwrap();
     let out = assert_cmd::Command::new(first.join("nvcc"))
         .env_clear()
