@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite, on real toolchains: installs the Debian packages the tests use, fetches and caches the real
+# NVCC releases, then runs every test with NVCC_WRAPPER_REQUIRE_REAL=1 so that a missing toolchain fails instead of
+# being skipped. Extra arguments go to `cargo test` (for example a test name filter).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+scripts/fetch-toolkits.sh 13.0
+
+NVCC_WRAPPER_REQUIRE_REAL=1 cargo test --workspace --locked "$@"
