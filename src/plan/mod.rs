@@ -5,6 +5,8 @@
 //! repeated option) or after them, sets environment variables for nvcc, and gives a human reason for every change.
 //! It never edits the user's tokens.
 
+pub mod host_compiler;
+
 use std::ffi::OsString;
 
 use crate::args::Invocation;

@@ -127,7 +127,12 @@ fn copies_of_the_wrapper_cannot_loop() {
     // Copied by `cp`, not in this process: a write descriptor open here while another test thread forks would leak
     // into that child and make the copy briefly impossible to exec (ETXTBSY).
     for to in [sb.cuda_bin.join("nvcc"), first.join("nvcc")] {
-        assert!(std::process::Command::new("cp").arg(WRAPPER).arg(to).status().unwrap().success());
+        assert!(std::process::Command::new("cp")
+            .arg(WRAPPER)
+            .arg(to)
+            .status()
+            .unwrap()
+            .success());
     }
     let path = std::env::join_paths([&first, &sb.cuda_bin]).unwrap();
     let out = assert_cmd::Command::new(first.join("nvcc"))
