@@ -37,7 +37,8 @@ pub struct CompilerInfo {
 /// Clang names itself on the first line (`Debian clang version 16.0.6 (15~deb12u1)`, `Apple clang version ...`).
 /// GCC's first line is `<program name> (<package version>) <release>`, where the program name is whatever the driver
 /// was called as and the package version is the vendor's (`(GCC)` when there is none, as on Nix); it is recognised by
-/// the FSF copyright line every GCC driver prints.
+/// the FSF copyright line every GCC driver prints. Other GNU programs print that line too, but no `x.y.z` release in
+/// that place, so [`probe_compiler`] goes on to `-dumpfullversion` with them and fails there.
 pub fn parse_version_output(out: &str) -> Result<(CompilerFamily, Version), ProbeError> {
     match read_banner(out) {
         Some((family, Some(version))) => Ok((family, version)),

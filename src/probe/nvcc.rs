@@ -260,6 +260,31 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn probes_an_nvcc_that_prints_a_captured_banner() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let nvcc = root.path().join("bin/nvcc");
+        fs::create_dir(root.path().join("bin")).unwrap();
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/probe/nvcc-13.5.37-pypi-version.txt"
+        );
+        fs::write(&nvcc, format!("#!/bin/sh\ncat '{fixture}'\n")).unwrap();
+        fs::set_permissions(&nvcc, fs::Permissions::from_mode(0o755)).unwrap();
+
+        assert_eq!(probe_nvcc(&nvcc).unwrap().full, Version::new(13, 5, 37));
+        let top = toolkit_root_of(&nvcc).unwrap();
+        assert_eq!(top, fs::canonicalize(root.path()).unwrap());
+        assert_eq!(read_version_json(&top).unwrap(), None);
+
+        fs::write(&nvcc, "#!/bin/sh\necho 'nvcc fatal   : Unknown option'\n").unwrap();
+        let err = probe_nvcc(&nvcc).unwrap_err();
+        let expected = format!("unexpected output from `{} --version`", nvcc.display());
+        assert!(err.to_string().starts_with(&expected), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn toolkit_root_follows_linked_directories_but_not_a_linked_nvcc() {
         use std::os::unix::fs::symlink;
         let tmp = tempfile::tempdir().unwrap();
