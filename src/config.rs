@@ -47,7 +47,7 @@ pub struct HostCompilerConfig {
     pub allow_unsupported: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CompilerFamily {
     Gcc,

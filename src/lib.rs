@@ -17,6 +17,7 @@ pub mod locate;
 pub mod log;
 pub mod pipeline;
 pub mod plan;
+pub mod probe;
 pub mod shell;
 pub mod version;
 
