@@ -7,6 +7,7 @@
 mod capabilities;
 mod capability;
 mod host_compilers;
+pub mod host_config;
 mod platforms;
 
 pub use capabilities::{CapabilityInfo, CapabilityTable, DefaultArch, Kind};
