@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod cli;
+pub mod compat;
 pub mod config;
 pub mod context;
 pub mod error;

@@ -1,0 +1,392 @@
+//! `compat-data/capabilities.toml`: every GPU capability NVCC 11.0 and later compiles for, with the releases that
+//! accept it, its Jetson part and whether it is a default; plus what nvcc builds when given no target. Owns the row
+//! types, lookups by capability and release, and the structural checks. Turning capabilities into `-gencode`
+//! flags is the planner's job.
+
+use super::{invalid, parse_toml, read, within, Capability, CompatError, Suffix};
+use crate::version::Version;
+use serde::Deserialize;
+use std::path::Path;
+use std::sync::OnceLock;
+
+const BUILT_IN: &str = include_str!("../../compat-data/capabilities.toml");
+const BUILT_IN_NAME: &str = "compat-data/capabilities.toml (built in)";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// No suffix: its PTX runs on every later GPU (forward compatibility).
+    Baseline,
+    /// `a`: only this exact architecture.
+    ArchSpecific,
+    /// `f`: this architecture's family.
+    FamilySpecific,
+}
+
+impl Kind {
+    pub fn of(capability: Capability) -> Kind {
+        match capability.suffix {
+            None => Kind::Baseline,
+            Some(Suffix::A) => Kind::ArchSpecific,
+            Some(Suffix::F) => Kind::FamilySpecific,
+        }
+    }
+}
+
+/// One capability row. Release bounds are inclusive `major.minor`; no `last_cuda` means still accepted.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CapabilityInfo {
+    pub capability: Capability,
+    pub architecture: String,
+    pub example_gpus: Vec<String>,
+    pub kind: Kind,
+    pub first_cuda: Version,
+    pub last_cuda: Option<Version>,
+    /// The Jetson module family ("Orin", "Thor"); `None` for every non-Jetson capability.
+    pub jetson_part: Option<String>,
+    pub default: bool,
+    pub default_last_cuda: Option<Version>,
+    pub source: String,
+    pub note: Option<String>,
+}
+
+impl CapabilityInfo {
+    pub fn is_jetson(&self) -> bool {
+        self.jetson_part.is_some()
+    }
+
+    /// Whether NVCC release `cuda` compiles for this capability.
+    pub fn accepted_by(&self, cuda: Version) -> bool {
+        within(cuda, self.first_cuda, self.last_cuda)
+    }
+
+    /// Whether release `cuda` builds this capability when the user names none.
+    pub fn is_default_for(&self, cuda: Version) -> bool {
+        self.default
+            && self.accepted_by(cuda)
+            && within(cuda, self.first_cuda, self.default_last_cuda)
+    }
+}
+
+/// The target nvcc compiles for when a command line names none.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DefaultArch {
+    pub first_cuda: Version,
+    pub last_cuda: Option<Version>,
+    pub capability: Capability,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct File {
+    capability: Vec<CapabilityInfo>,
+    nvcc_default_arch: Vec<DefaultArch>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CapabilityTable {
+    capabilities: Vec<CapabilityInfo>,
+    nvcc_default_arch: Vec<DefaultArch>,
+}
+
+impl CapabilityTable {
+    /// Parses and checks a table; `origin` names it in errors (the override's path).
+    pub fn parse(text: &str, origin: &str) -> Result<Self, CompatError> {
+        let file: File = parse_toml(text, origin)?;
+        let fail = |message: String| Err(invalid(origin, message));
+        // `get` binary-searches, so rows must be strictly increasing (no duplicates either).
+        for pair in file.capability.windows(2) {
+            if pair[0].capability >= pair[1].capability {
+                return fail(format!(
+                    "[[capability]] rows must be in increasing order: {} then {}",
+                    pair[0].capability, pair[1].capability
+                ));
+            }
+        }
+        for row in &file.capability {
+            let cap = row.capability;
+            if row.kind != Kind::of(cap) {
+                return fail(format!(
+                    "{cap}: kind {:?} does not match its suffix",
+                    row.kind
+                ));
+            }
+            if row
+                .last_cuda
+                .is_some_and(|last| last.release() < row.first_cuda.release())
+            {
+                return fail(format!("{cap}: last-cuda is before first-cuda"));
+            }
+            // Variants and Jetson parts are only built on request (a Jetson build must be only Jetson; an `a`/`f`
+            // build runs on one architecture), so a default set never holds them.
+            if row.default && (row.kind != Kind::Baseline || row.is_jetson()) {
+                return fail(format!(
+                    "{cap}: only baseline, non-Jetson capabilities can be defaults"
+                ));
+            }
+            if row.default_last_cuda.is_some() && !row.default {
+                return fail(format!("{cap}: default-last-cuda without default = true"));
+            }
+        }
+        for pair in file.nvcc_default_arch.windows(2) {
+            let ends_before_next = pair[0]
+                .last_cuda
+                .is_some_and(|last| last.release() < pair[1].first_cuda.release());
+            if !ends_before_next {
+                return fail(
+                    "[[nvcc-default-arch]] ranges must be in order and must not overlap"
+                        .to_string(),
+                );
+            }
+        }
+        Ok(CapabilityTable {
+            capabilities: file.capability,
+            nvcc_default_arch: file.nvcc_default_arch,
+        })
+    }
+
+    pub fn load(path: &Path) -> Result<Self, CompatError> {
+        Self::parse(&read(path)?, &path.display().to_string())
+    }
+
+    /// The table compiled into the binary.
+    pub fn built_in() -> &'static Self {
+        static TABLE: OnceLock<CapabilityTable> = OnceLock::new();
+        TABLE.get_or_init(|| {
+            Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests")
+        })
+    }
+
+    pub fn all(&self) -> &[CapabilityInfo] {
+        &self.capabilities
+    }
+
+    pub fn get(&self, capability: Capability) -> Option<&CapabilityInfo> {
+        let index = self
+            .capabilities
+            .binary_search_by_key(&capability, |row| row.capability)
+            .ok()?;
+        Some(&self.capabilities[index])
+    }
+
+    /// Every capability NVCC release `cuda` compiles for, in table order.
+    pub fn accepted_by(&self, cuda: Version) -> impl Iterator<Item = &CapabilityInfo> + '_ {
+        self.capabilities
+            .iter()
+            .filter(move |row| row.accepted_by(cuda))
+    }
+
+    /// The default set of release `cuda`: what to build when the user names no capability.
+    pub fn defaults_for(&self, cuda: Version) -> impl Iterator<Item = &CapabilityInfo> + '_ {
+        self.capabilities
+            .iter()
+            .filter(move |row| row.is_default_for(cuda))
+    }
+
+    /// What nvcc itself compiles for when the command line names no target.
+    pub fn nvcc_default_arch(&self, cuda: Version) -> Option<Capability> {
+        self.nvcc_default_arch
+            .iter()
+            .find(|row| within(cuda, row.first_cuda, row.last_cuda))
+            .map(|row| row.capability)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Version {
+        s.parse().unwrap()
+    }
+
+    fn table() -> &'static CapabilityTable {
+        CapabilityTable::built_in()
+    }
+
+    fn info(cap: &str) -> &'static CapabilityInfo {
+        table()
+            .get(cap.parse().unwrap())
+            .unwrap_or_else(|| panic!("no row for {cap}"))
+    }
+
+    fn accepts(cuda: &str, cap: &str) -> bool {
+        info(cap).accepted_by(v(cuda))
+    }
+
+    #[test]
+    fn covers_every_baseline_from_3_5_to_12_1() {
+        let baselines: Vec<String> = table()
+            .all()
+            .iter()
+            .filter(|r| r.kind == Kind::Baseline)
+            .map(|r| r.capability.to_string())
+            .collect();
+        let expected = [
+            "3.5", "3.7", "5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2", "7.5", "8.0",
+            "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.1", "10.3", "10.7", "11.0", "12.0",
+            "12.1",
+        ];
+        assert_eq!(baselines, expected);
+    }
+
+    #[test]
+    fn variants_exist_only_where_nvidia_has_them() {
+        let variants: Vec<String> = table()
+            .all()
+            .iter()
+            .filter(|r| r.kind != Kind::Baseline)
+            .map(|r| r.capability.to_string())
+            .collect();
+        let expected = [
+            "9.0a", "10.0a", "10.0f", "10.1a", "10.1f", "10.3a", "10.3f", "10.7a", "10.7f",
+            "11.0a", "11.0f", "12.0a", "12.0f", "12.1a", "12.1f",
+        ];
+        assert_eq!(variants, expected);
+        for row in table().all() {
+            // Every variant has its baseline, from no later release: `-arch=sm_90a` also embeds compute_90 PTX.
+            if let Some(suffix) = row.capability.suffix {
+                let base = info(&row.capability.baseline().to_string());
+                assert!(
+                    base.first_cuda <= row.first_cuda,
+                    "{} predates its baseline",
+                    row.capability
+                );
+                let first = if suffix == Suffix::A { "12.0" } else { "12.9" };
+                assert!(
+                    row.first_cuda >= v(first),
+                    "{} before {first}, when NVIDIA added the suffix",
+                    row.capability
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn ranges_are_sane_and_sourced() {
+        for row in table().all() {
+            let cap = row.capability;
+            assert!(
+                row.first_cuda >= v("11.0"),
+                "{cap}: the table starts at 11.0"
+            );
+            assert!(
+                row.first_cuda.release() == row.first_cuda,
+                "{cap}: first-cuda is major.minor"
+            );
+            assert!(
+                row.last_cuda.map_or(true, |l| l >= row.first_cuda),
+                "{cap}: first after last"
+            );
+            assert!(!row.architecture.is_empty(), "{cap}: no architecture");
+            assert!(
+                row.source.starts_with("measured: ") || row.source.starts_with("reported: "),
+                "{cap}: source must start with measured: or reported:"
+            );
+            if row.example_gpus.is_empty() {
+                let why = row.note.is_some() || info(&cap.baseline().to_string()).note.is_some();
+                assert!(why, "{cap}: a row without example GPUs must say why (in its note or its baseline's)");
+            }
+        }
+    }
+
+    #[test]
+    fn spot_checks_from_the_measured_table() {
+        assert!(!accepts("11.8", "9.0a"));
+        assert!(accepts("12.0", "9.0a"));
+        assert!(accepts("11.8", "3.5") && !accepts("12.0", "3.5"));
+        assert!(accepts("12.9", "7.0") && !accepts("13.0", "7.0"));
+        assert!(accepts("12.9", "5.0") && !accepts("13.0", "7.2"));
+        assert!(accepts("12.8", "10.1") && !accepts("13.0", "10.1"));
+        assert!(accepts("13.0", "11.0") && !accepts("12.9", "11.0"));
+        assert!(!accepts("12.9", "8.8") && accepts("13.0", "8.8"));
+        assert!(!accepts("13.3", "10.7") && accepts("13.4", "10.7f"));
+        assert!(accepts("12.8", "12.0a") && !accepts("12.8", "12.0f") && accepts("12.9", "12.1f"));
+        assert!(!accepts("12.8", "12.1") && accepts("12.9.86", "12.1"));
+        assert!(!accepts("12.8", "10.3") && accepts("12.9", "10.3a"));
+        assert!(accepts("13.5", "7.5") && accepts("13.5", "12.1a"));
+    }
+
+    #[test]
+    fn jetson_parts() {
+        let part = |cap: &str| info(cap).jetson_part.as_deref();
+        assert_eq!(part("8.7"), Some("Orin"));
+        assert_eq!(part("7.2"), Some("Xavier"));
+        assert_eq!(part("6.2"), Some("TX2"));
+        assert_eq!(part("10.1"), Some("Thor"));
+        assert_eq!(part("11.0f"), Some("Thor"));
+        assert_eq!(part("8.6"), None);
+        assert_eq!(part("12.1"), None);
+    }
+
+    #[test]
+    fn default_sets() {
+        let set = |cuda: &str| -> Vec<String> {
+            table()
+                .defaults_for(v(cuda))
+                .map(|r| r.capability.to_string())
+                .collect()
+        };
+        assert_eq!(
+            set("11.0"),
+            ["5.0", "5.2", "6.0", "6.1", "7.0", "7.5", "8.0"]
+        );
+        assert_eq!(set("12.4"), ["7.0", "7.5", "8.0", "8.6", "8.9", "9.0"]);
+        assert_eq!(
+            set("12.9"),
+            ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]
+        );
+        assert_eq!(
+            set("13.5"),
+            ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]
+        );
+    }
+
+    #[test]
+    fn nvcc_default_arch() {
+        let default = |cuda: &str| table().nvcc_default_arch(v(cuda)).map(|c| c.to_string());
+        assert_eq!(default("11.8").as_deref(), Some("5.2"));
+        assert_eq!(default("12.9.86").as_deref(), Some("5.2"));
+        assert_eq!(default("13.0").as_deref(), Some("7.5"));
+        assert_eq!(default("10.2"), None);
+        // nvcc's own default must be something that release accepts.
+        for release in ["11.0", "11.8", "12.0", "12.9", "13.0", "13.5"] {
+            let cap = table().nvcc_default_arch(v(release)).unwrap();
+            assert!(
+                table().get(cap).unwrap().accepted_by(v(release)),
+                "{release} defaults to {cap}"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_rows_that_break_invariants() {
+        let row = |cap: &str, kind: &str, extra: &str| {
+            let default = if extra.contains("default = true") {
+                ""
+            } else {
+                "default = false\n"
+            };
+            format!("[[capability]]\ncapability = \"{cap}\"\narchitecture = \"X\"\nexample-gpus = []\nkind = \"{kind}\"\nfirst-cuda = \"12.0\"\n{default}source = \"x\"\n{extra}\n")
+        };
+        let tail =
+            "[[nvcc-default-arch]]\nfirst-cuda = \"11.0\"\ncapability = \"5.2\"\nsource = \"x\"\n";
+        let cases = [
+            row("9.0a", "arch-specific", "") + &row("9.0", "baseline", ""),
+            row("9.0", "baseline", "") + &row("9.0", "baseline", ""),
+            row("9.0a", "baseline", ""),
+            row("9.0", "baseline", "last-cuda = \"11.8\""),
+            row("9.0a", "arch-specific", "default = true"),
+            row("9.0", "baseline", "default-last-cuda = \"12.4\""),
+        ];
+        for case in cases {
+            let text = case + tail;
+            let err = CapabilityTable::parse(&text, "t.toml").unwrap_err();
+            assert!(matches!(err, CompatError::Invalid { .. }), "{err}\n{text}");
+        }
+        assert!(CapabilityTable::parse(&(row("9.0", "baseline", "") + tail), "t.toml").is_ok());
+    }
+}

@@ -1,0 +1,252 @@
+//! `compat-data/host-compilers.toml`: the newest GCC and Clang majors each NVCC release accepts. Owns the row type,
+//! the release lookup (patch rows included) and the structural checks; choosing a compiler is the planner's job.
+
+use super::{invalid, parse_toml, read, CompatError};
+use crate::version::Version;
+use serde::Deserialize;
+use std::path::Path;
+use std::sync::OnceLock;
+
+const BUILT_IN: &str = include_str!("../../compat-data/host-compilers.toml");
+const BUILT_IN_NAME: &str = "compat-data/host-compilers.toml (built in)";
+
+/// One row: the limits in force from nvcc version `nvcc` on. Both bounds are inclusive majors.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HostLimits {
+    /// nvcc's own version (`nvcc --version`: `V12.2.128`), `major.minor` or a patch build.
+    pub nvcc: Version,
+    pub newest_gcc: u32,
+    pub newest_clang: u32,
+    pub source: String,
+    pub note: Option<String>,
+}
+
+impl HostLimits {
+    /// Whether the header lets GCC `major` through. There is no lower bound: nvcc checks none.
+    pub fn accepts_gcc(&self, major: u32) -> bool {
+        major <= self.newest_gcc
+    }
+
+    /// Whether the header lets Clang `major` through (every header from 11.7 on also rejects Clang < 3.3, which
+    /// no one has any more).
+    pub fn accepts_clang(&self, major: u32) -> bool {
+        major <= self.newest_clang
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    release: Vec<HostLimits>,
+}
+
+#[derive(Debug, Clone)]
+pub struct HostCompilerTable {
+    releases: Vec<HostLimits>,
+}
+
+impl HostCompilerTable {
+    /// Parses and checks a table; `origin` names it in errors (the override's path).
+    pub fn parse(text: &str, origin: &str) -> Result<Self, CompatError> {
+        let file: File = parse_toml(text, origin)?;
+        if file.release.is_empty() {
+            return Err(invalid(origin, "no [[release]] rows".to_string()));
+        }
+        // The lookup walks rows in order, so they must be strictly increasing (which also rules out duplicates).
+        for pair in file.release.windows(2) {
+            if pair[0].nvcc >= pair[1].nvcc {
+                let message = format!(
+                    "[[release]] rows must be in increasing nvcc order: {} then {}",
+                    pair[0].nvcc, pair[1].nvcc
+                );
+                return Err(invalid(origin, message));
+            }
+        }
+        Ok(HostCompilerTable {
+            releases: file.release,
+        })
+    }
+
+    pub fn load(path: &Path) -> Result<Self, CompatError> {
+        Self::parse(&read(path)?, &path.display().to_string())
+    }
+
+    /// The table compiled into the binary.
+    pub fn built_in() -> &'static Self {
+        static TABLE: OnceLock<HostCompilerTable> = OnceLock::new();
+        TABLE.get_or_init(|| {
+            Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests")
+        })
+    }
+
+    pub fn releases(&self) -> &[HostLimits] {
+        &self.releases
+    }
+
+    /// The limits of nvcc version `nvcc`: the last row of the same `major.minor` release at or below it. A patch row
+    /// (`12.2.128`) applies from that build on; a bare `12.2` gets the release's first row, the safe side.
+    /// `None` for a release the table does not know (older, newer, or never released like 12.7): the caller decides
+    /// what to do rather than this table guessing.
+    pub fn limits_for(&self, nvcc: Version) -> Option<&HostLimits> {
+        self.releases
+            .iter()
+            .rev()
+            .find(|row| row.nvcc.release() == nvcc.release() && row.nvcc <= nvcc)
+    }
+
+    /// The newest row: what to assume, and say so, for an nvcc newer than the table.
+    pub fn newest(&self) -> &HostLimits {
+        self.releases.last().expect("parse rejects an empty table")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Version {
+        s.parse().unwrap()
+    }
+
+    fn table() -> &'static HostCompilerTable {
+        HostCompilerTable::built_in()
+    }
+
+    fn limits(nvcc: &str) -> (u32, u32) {
+        let row = table()
+            .limits_for(v(nvcc))
+            .unwrap_or_else(|| panic!("no row for {nvcc}"));
+        (row.newest_gcc, row.newest_clang)
+    }
+
+    /// Releases NVIDIA numbered but never shipped; the table must not invent rows for them.
+    const NEVER_RELEASED: [&str; 1] = ["12.7"];
+
+    #[test]
+    fn has_every_release_from_11_0_to_13_5() {
+        let mut expected = Vec::new();
+        for (major, last_minor) in [(11, 8), (12, 9), (13, 5)] {
+            for minor in 0..=last_minor {
+                let release = Version::major_minor(major, minor);
+                if !NEVER_RELEASED.contains(&release.to_string().as_str()) {
+                    expected.push(release);
+                }
+            }
+        }
+        let mut present: Vec<Version> = table()
+            .releases()
+            .iter()
+            .map(|r| r.nvcc.release())
+            .collect();
+        present.dedup();
+        assert_eq!(present, expected);
+        // Each release's first row is the bare `major.minor` one, so every build of it is covered.
+        for release in &expected {
+            let first = table()
+                .releases()
+                .iter()
+                .find(|r| r.nvcc.release() == *release)
+                .unwrap();
+            assert_eq!(
+                first.nvcc, *release,
+                "{release} must start with a major.minor row"
+            );
+        }
+    }
+
+    #[test]
+    fn limits_never_decrease_without_a_note() {
+        for pair in table().releases().windows(2) {
+            let (old, new) = (&pair[0], &pair[1]);
+            if new.note.is_none() {
+                assert!(
+                    new.newest_gcc >= old.newest_gcc,
+                    "GCC limit drops at {} without a note",
+                    new.nvcc
+                );
+                assert!(
+                    new.newest_clang >= old.newest_clang,
+                    "Clang limit drops at {} without a note",
+                    new.nvcc
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_row_says_where_it_comes_from() {
+        for row in table().releases() {
+            assert!(
+                row.source.starts_with("measured: ") || row.source.starts_with("reported: "),
+                "{}: source must start with measured: or reported:",
+                row.nvcc
+            );
+        }
+    }
+
+    #[test]
+    fn spot_checks_from_the_measured_notes() {
+        assert_eq!(limits("11.8"), (11, 14));
+        assert_eq!(limits("11.8.89"), (11, 14));
+        assert_eq!(limits("12.0"), (12, 14));
+        assert_eq!(limits("12.4"), (13, 17));
+        assert_eq!(limits("12.5"), (13, 17));
+        assert_eq!(limits("12.6"), (13, 18));
+        assert_eq!(limits("12.8"), (14, 19));
+        assert_eq!(limits("12.9.86"), (14, 19));
+        assert_eq!(limits("13.0"), (15, 20));
+        assert_eq!(limits("13.3"), (15, 21));
+        assert_eq!(limits("13.4"), (16, 22));
+        assert_eq!(limits("13.5.37"), (16, 22));
+    }
+
+    #[test]
+    fn patch_rows_apply_from_their_build_on() {
+        // Clang 16 arrived within 12.2: the 12.2.91 header rejects it, 12.2.128 accepts it.
+        assert_eq!(limits("12.2"), (12, 15));
+        assert_eq!(limits("12.2.91"), (12, 15));
+        assert_eq!(limits("12.2.128"), (12, 16));
+        assert_eq!(limits("12.2.140"), (12, 16));
+        assert_eq!(limits("12.3"), (12, 16));
+    }
+
+    #[test]
+    fn unknown_releases_have_no_limits() {
+        for release in ["10.2", "12.7", "13.6", "14.0"] {
+            assert!(table().limits_for(v(release)).is_none(), "{release}");
+        }
+        assert_eq!(table().newest().nvcc, v("13.5"));
+    }
+
+    #[test]
+    fn accepts_is_inclusive() {
+        let row = table().limits_for(v("11.8")).unwrap();
+        assert!(row.accepts_gcc(11) && !row.accepts_gcc(12) && row.accepts_gcc(4));
+        assert!(row.accepts_clang(14) && !row.accepts_clang(15));
+    }
+
+    #[test]
+    fn rejects_unsorted_or_duplicate_rows() {
+        let row = |nvcc: &str| {
+            format!("[[release]]\nnvcc = \"{nvcc}\"\nnewest-gcc = 1\nnewest-clang = 1\nsource = \"x\"\n")
+        };
+        for bad in [row("12.4") + &row("12.3"), row("12.4") + &row("12.4.0")] {
+            let err = HostCompilerTable::parse(&bad, "t.toml").unwrap_err();
+            assert!(matches!(err, CompatError::Invalid { .. }), "{err}");
+        }
+        assert!(HostCompilerTable::parse("", "t.toml").is_err());
+    }
+
+    #[test]
+    fn rejects_unknown_fields_with_their_position() {
+        let text = "[[release]]\nnvcc = \"12.4\"\nnewest-gcc = 13\nnewest-clang = 17\noldest-gcc = 6\nsource = \"x\"\n";
+        let err = HostCompilerTable::parse(text, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("t.toml:5:1: ") && err.contains("oldest-gcc"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,140 @@
+//! The compatibility tables: which host compilers each NVCC release accepts, which GPU capabilities it compiles
+//! for, and which target platforms it ships. Owns the schema of `compat-data/*.toml`, their built-in copies, loading
+//! an override file with errors that name file, line and column, the lookups the planner asks, and the scanner that
+//! reads the limits out of a real `host_config.h`. It decides nothing about a command line and touches no process
+//! state: the one file it reads is the override path a caller hands it.
+
+mod capabilities;
+mod capability;
+mod host_compilers;
+pub mod host_config;
+mod platforms;
+
+pub use capabilities::{CapabilityInfo, CapabilityTable, DefaultArch, Kind};
+pub use capability::{Capability, ParseCapabilityError, Suffix};
+pub use host_compilers::{HostCompilerTable, HostLimits};
+pub use platforms::{JetsonServedBy, Platform, PlatformTable, ReleaseRange};
+
+use crate::version::Version;
+use std::fmt;
+use std::path::Path;
+
+/// A compatibility file that could not be used. Every variant names the file (or the built-in copy) it is about.
+#[derive(Debug)]
+pub enum CompatError {
+    /// The override file could not be read.
+    Read { path: String, error: std::io::Error },
+    /// The text is not TOML, or does not fit the schema (unknown key, wrong type, bad version).
+    Syntax {
+        origin: String,
+        position: Option<(usize, usize)>,
+        message: String,
+    },
+    /// The rows parse but break an invariant the lookups rely on (unsorted, duplicated, a range backwards).
+    Invalid { origin: String, message: String },
+}
+
+impl fmt::Display for CompatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CompatError::Read { path, error } => write!(f, "cannot read {path}: {error}"),
+            CompatError::Syntax {
+                origin,
+                position: Some((line, column)),
+                message,
+            } => {
+                write!(f, "{origin}:{line}:{column}: {message}")
+            }
+            CompatError::Syntax {
+                origin,
+                position: None,
+                message,
+            } => write!(f, "{origin}: {message}"),
+            CompatError::Invalid { origin, message } => write!(f, "{origin}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for CompatError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CompatError::Read { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// Deserializes one table file. `origin` names it in errors: the override's path, or the built-in file's name.
+fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result<T, CompatError> {
+    toml::from_str(text).map_err(|e| CompatError::Syntax {
+        origin: origin.to_string(),
+        position: e.span().map(|span| line_column(text, span.start)),
+        message: e.message().trim_end().to_string(),
+    })
+}
+
+/// 1-based line and column (in characters) of a byte offset, as editors count them.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+fn read(path: &Path) -> Result<String, CompatError> {
+    std::fs::read_to_string(path).map_err(|error| CompatError::Read {
+        path: path.display().to_string(),
+        error,
+    })
+}
+
+fn invalid(origin: &str, message: String) -> CompatError {
+    CompatError::Invalid {
+        origin: origin.to_string(),
+        message,
+    }
+}
+
+/// Whether NVCC release `cuda` lies in `first ..= last` (no `last`: open-ended). Only major.minor counts, so
+/// `12.9.86` is inside a range that ends at `12.9`.
+fn within(cuda: Version, first: Version, last: Option<Version>) -> bool {
+    let release = cuda.release();
+    release >= first.release() && last.map_or(true, |last| release <= last.release())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Row {
+        name: String,
+    }
+
+    #[test]
+    fn syntax_errors_name_file_line_and_column() {
+        let err = parse_toml::<Row>("name = \"x\"\nnmae = \"y\"\n", "over.toml").unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.starts_with("over.toml:2:1: "), "{shown}");
+        assert!(shown.contains("nmae"), "{shown}");
+    }
+
+    #[test]
+    fn counts_columns_in_characters() {
+        // The closing quote is byte 7 but character 6 of its line: é takes two bytes.
+        assert_eq!(line_column("a = \"é\"\nbb", 7), (1, 7));
+        assert_eq!(line_column("a = \"é\"\nbb", 10), (2, 2));
+        assert_eq!(line_column("x", 0), (1, 1));
+    }
+
+    #[test]
+    fn ranges_compare_releases_only() {
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        assert!(within(v("12.9.86"), v("12.8"), Some(v("12.9"))));
+        assert!(within(v("12.8.61"), v("12.8"), None));
+        assert!(!within(v("13.0.88"), v("12.8"), Some(v("12.9"))));
+        assert!(!within(v("12.6"), v("12.8"), None));
+    }
+}
