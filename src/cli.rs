@@ -33,17 +33,11 @@ enum Command {
 }
 
 pub fn run(ctx: &Context) -> Result<i32> {
-    let cli = match Cli::try_parse_from(
-        std::iter::once(ctx.argv0.clone()).chain(ctx.args.iter().cloned()),
-    ) {
+    let cli = match Cli::try_parse_from(std::iter::once(ctx.argv0.clone()).chain(ctx.args.iter().cloned())) {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version are successes clap reports as errors; it prints them itself.
-            let code = if e.use_stderr() {
-                ErrorKind::Usage.exit_code()
-            } else {
-                0
-            };
+            let code = if e.use_stderr() { ErrorKind::Usage.exit_code() } else { 0 };
             let _ = e.print();
             return Ok(code);
         }
@@ -62,17 +56,10 @@ fn explain(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
         None => "none".to_string(),
     };
     out += &format!("config file: {config}\n");
-    out += &format!(
-        "real nvcc:   {} (found by {})\n",
-        plan.nvcc.path.display(),
-        plan.nvcc.found_by
-    );
+    out += &format!("real nvcc:   {} (found by {})\n", plan.nvcc.path.display(), plan.nvcc.found_by);
     let mut user = vec![OsString::from("nvcc")];
     user.extend(prepared.invocation.argv.iter().cloned());
-    out += &format!(
-        "you ran:     {}\n",
-        shell::display(user.iter().map(OsString::as_os_str))
-    );
+    out += &format!("you ran:     {}\n", shell::display(user.iter().map(OsString::as_os_str)));
     if plan.changes_nothing() {
         out += "changes:     none\n";
     } else {
@@ -90,11 +77,11 @@ fn explain(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
     for note in &plan.notes {
         out += &format!("  note: {note}\n");
     }
+    for warning in &plan.warnings {
+        out += &format!("  warning: {warning}\n");
+    }
     let command = prepared.final_command();
-    out += &format!(
-        "runs:        {}\n",
-        shell::display(command.iter().map(OsString::as_os_str))
-    );
+    out += &format!("runs:        {}\n", shell::display(command.iter().map(OsString::as_os_str)));
     std::io::stdout()
         .write_all(out.as_bytes())
         .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot write to stdout: {e}")))?;

@@ -73,6 +73,10 @@ pub struct CompilerEntry {
     pub version: Option<Version>,
     /// The GNU triple the compiler produces code for (`-dumpmachine`).
     pub target: Option<String>,
+    /// For the stdenv compiler: its GCC installation (`PREFIX/lib/gcc/TRIPLE/VERSION`), where its libstdc++ is.
+    pub gcc_install_dir: Option<PathBuf>,
+    /// For the stdenv compiler: the directory of the `libstdc++.so.6` its programs load.
+    pub libstdcxx_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -128,45 +132,40 @@ impl<'de> Deserialize<'de> for CompilerEntryOrPath {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a compiler path, or a table with `path` and optionally `family`, `version`, `target`")
             }
-            fn visit_str<E: serde::de::Error>(
-                self,
-                s: &str,
-            ) -> std::result::Result<Self::Value, E> {
-                Ok(CompilerEntryOrPath(CompilerEntry {
-                    path: s.into(),
-                    family: None,
-                    version: None,
-                    target: None,
-                }))
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<Self::Value, E> {
+                Ok(CompilerEntryOrPath(CompilerEntry::path(s)))
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                map: A,
-            ) -> std::result::Result<Self::Value, A::Error> {
-                CompilerEntry::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-                    .map(CompilerEntryOrPath)
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+                CompilerEntry::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(CompilerEntryOrPath)
             }
         }
         d.deserialize_any(V)
     }
 }
 
+impl CompilerEntry {
+    /// An entry that records nothing but the path: everything else is probed.
+    pub fn path(path: impl Into<PathBuf>) -> CompilerEntry {
+        CompilerEntry {
+            path: path.into(),
+            family: None,
+            version: None,
+            target: None,
+            gcc_install_dir: None,
+            libstdcxx_dir: None,
+        }
+    }
+}
+
 /// The file form of a compiler entry: a plain path or a full table.
 struct CompilerEntryOrPath(CompilerEntry);
 
-fn entry_or_path<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<Option<CompilerEntry>, D::Error> {
+fn entry_or_path<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<CompilerEntry>, D::Error> {
     Ok(Some(CompilerEntryOrPath::deserialize(d)?.0))
 }
 
-fn entries_or_paths<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<Vec<CompilerEntry>, D::Error> {
-    Ok(Vec::<CompilerEntryOrPath>::deserialize(d)?
-        .into_iter()
-        .map(|e| e.0)
-        .collect())
+fn entries_or_paths<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<CompilerEntry>, D::Error> {
+    Ok(Vec::<CompilerEntryOrPath>::deserialize(d)?.into_iter().map(|e| e.0).collect())
 }
 
 /// A configuration and the file it came from.
@@ -193,20 +192,11 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
         return Ok(Loaded::default());
     };
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        Error::new(
-            ErrorKind::Config,
-            format!("cannot read config file {}: {e}", path.display()),
-        )
-        .with_help(format!(
-            "fix the file, or unset ${} / remove the file to run without one",
-            vars::CONFIG
-        ))
+        Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", path.display()))
+            .with_help(format!("fix the file, or unset ${} / remove the file to run without one", vars::CONFIG))
     })?;
     let config = parse(&text, &path)?;
-    Ok(Loaded {
-        config,
-        path: Some(path),
-    })
+    Ok(Loaded { config, path: Some(path) })
 }
 
 /// Parse a configuration file's text; `path` only names it in errors.
@@ -224,12 +214,7 @@ pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
     });
     Error::new(
         ErrorKind::Config,
-        format!(
-            "invalid config file {}{}: {}",
-            path.display(),
-            position.unwrap_or_default(),
-            e.message().trim_end()
-        ),
+        format!("invalid config file {}{}: {}", path.display(), position.unwrap_or_default(), e.message().trim_end()),
     )
     .with_help("the README's configuration section lists every key and its values")
 }
@@ -304,14 +289,8 @@ cuda-root = "/nix/store/x-cuda"
         let stdenv = c.host_compiler.stdenv.unwrap();
         assert_eq!(stdenv.version.unwrap().to_string(), "12.2.0");
         assert_eq!(c.host_compiler.candidates.len(), 2);
-        assert_eq!(
-            c.host_compiler.candidates[0].path,
-            Path::new("/usr/bin/g++-11")
-        );
-        assert_eq!(
-            c.host_compiler.candidates[1].family,
-            Some(CompilerFamily::Clang)
-        );
+        assert_eq!(c.host_compiler.candidates[0].path, Path::new("/usr/bin/g++-11"));
+        assert_eq!(c.host_compiler.candidates[1].family, Some(CompilerFamily::Clang));
         assert_eq!(c.host_compiler.prefer, Some(CompilerFamily::Clang));
         assert!(c.host_compiler.allow_unsupported);
         assert_eq!(c.gpu.capabilities, ["8.6", "9.0a"]);

@@ -92,9 +92,6 @@ impl Env {
 
 impl<K: Into<OsString>, V: Into<OsString>> FromIterator<(K, V)> for Env {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Env(iter
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect())
+        Env(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
     }
 }

@@ -58,11 +58,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error {
-            kind,
-            message: message.into(),
-            help: None,
-        }
+        Error { kind, message: message.into(), help: None }
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Error {
@@ -117,9 +113,6 @@ mod tests {
     #[test]
     fn shows_prefix_and_help_line() {
         let e = Error::new(ErrorKind::Config, "bad key `x` in /a.toml").with_help("remove it");
-        assert_eq!(
-            e.to_string(),
-            "nvcc-wrapper: error: bad key `x` in /a.toml\nhelp: remove it"
-        );
+        assert_eq!(e.to_string(), "nvcc-wrapper: error: bad key `x` in /a.toml\nhelp: remove it");
     }
 }

@@ -12,15 +12,7 @@ use crate::error::{Error, ErrorKind};
 
 /// Replace this process with nvcc. Returns only if that fails.
 pub fn exec(nvcc: &Path, args: &[OsString], env: &Env) -> Error {
-    let err = Command::new(nvcc)
-        .arg0(nvcc)
-        .args(args)
-        .env_clear()
-        .envs(env.iter())
-        .exec();
-    Error::new(
-        ErrorKind::CannotExec,
-        format!("cannot run the real nvcc {}: {err}", nvcc.display()),
-    )
-    .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
+    let err = Command::new(nvcc).arg0(nvcc).args(args).env_clear().envs(env.iter()).exec();
+    Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {}: {err}", nvcc.display()))
+        .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
 }

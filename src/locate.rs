@@ -46,18 +46,8 @@ pub fn depth(ctx: &Context) -> Result<u32> {
         return Ok(0);
     };
     let depth: u32 = raw.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
-        Error::new(
-            ErrorKind::Environment,
-            format!(
-                "{}={} is not a whole number",
-                vars::DEPTH,
-                raw.to_string_lossy()
-            ),
-        )
-        .with_help(format!(
-            "{} is set by the wrapper itself; unset it",
-            vars::DEPTH
-        ))
+        Error::new(ErrorKind::Environment, format!("{}={} is not a whole number", vars::DEPTH, raw.to_string_lossy()))
+            .with_help(format!("{} is set by the wrapper itself; unset it", vars::DEPTH))
     })?;
     if depth >= MAX_DEPTH {
         return Err(Error::new(
@@ -71,10 +61,7 @@ pub fn depth(ctx: &Context) -> Result<u32> {
 
 /// The real nvcc: the config's `nvcc`, else the first `nvcc` on PATH that is not this wrapper.
 pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
-    let me = ctx
-        .current_exe
-        .as_deref()
-        .and_then(|p| p.canonicalize().ok());
+    let me = ctx.current_exe.as_deref().and_then(|p| p.canonicalize().ok());
     let is_me = |p: &Path| me.is_some() && p.canonicalize().ok() == me;
 
     if let Some(configured) = &config.config.nvcc {
@@ -90,18 +77,11 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
         if is_me(&path) {
             return Err(Error::new(
                 ErrorKind::Loop,
-                format!(
-                    "`nvcc = \"{}\"` in {} is this wrapper itself",
-                    configured.display(),
-                    file.display()
-                ),
+                format!("`nvcc = \"{}\"` in {} is this wrapper itself", configured.display(), file.display()),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit, not to the wrapper"));
         }
-        return Ok(RealNvcc {
-            path,
-            found_by: FoundBy::Config(file),
-        });
+        return Ok(RealNvcc { path, found_by: FoundBy::Config(file) });
     }
 
     let search = ctx.env.get(vars::PATH).unwrap_or(OsStr::new(""));
@@ -111,10 +91,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
             if is_me(&candidate) {
                 skipped.push(candidate);
             } else {
-                return Ok(RealNvcc {
-                    path: candidate,
-                    found_by: FoundBy::Path,
-                });
+                return Ok(RealNvcc { path: candidate, found_by: FoundBy::Path });
             }
         }
     }
@@ -122,14 +99,10 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
         "no real nvcc found: there is no `nvcc` on PATH".to_string()
     } else {
         let listed: Vec<String> = skipped.iter().map(|p| p.display().to_string()).collect();
-        format!(
-            "no real nvcc found: the only `nvcc` on PATH is this wrapper ({})",
-            listed.join(", ")
-        )
+        format!("no real nvcc found: the only `nvcc` on PATH is this wrapper ({})", listed.join(", "))
     };
-    Err(Error::new(ErrorKind::NvccNotFound, message).with_help(
-        "add the CUDA toolkit's bin directory to PATH, or set `nvcc` in the config file",
-    ))
+    Err(Error::new(ErrorKind::NvccNotFound, message)
+        .with_help("add the CUDA toolkit's bin directory to PATH, or set `nvcc` in the config file"))
 }
 
 #[cfg(test)]
@@ -149,12 +122,7 @@ mod tests {
         if let Some(d) = depth {
             env.set(vars::DEPTH, d);
         }
-        Context {
-            env,
-            cwd: PathBuf::from("/"),
-            current_exe: me,
-            ..Context::default()
-        }
+        Context { env, cwd: PathBuf::from("/"), current_exe: me, ..Context::default() }
     }
 
     #[test]
@@ -165,27 +133,14 @@ mod tests {
         std::os::unix::fs::symlink(&wrapper, dir.path().join("wrapper/bin/nvcc")).unwrap();
         let real = dir.path().join("cuda/bin/nvcc");
         executable(&real);
-        let path = format!(
-            "{}:{}",
-            dir.path().join("wrapper/bin").display(),
-            dir.path().join("cuda/bin").display()
-        );
+        let path = format!("{}:{}", dir.path().join("wrapper/bin").display(), dir.path().join("cuda/bin").display());
         let found = find(&ctx(&path, Some(wrapper.clone()), None), &Loaded::default()).unwrap();
-        assert_eq!(
-            found,
-            RealNvcc {
-                path: real,
-                found_by: FoundBy::Path
-            }
-        );
+        assert_eq!(found, RealNvcc { path: real, found_by: FoundBy::Path });
 
         let only_me = dir.path().join("wrapper/bin").display().to_string();
         let err = find(&ctx(&only_me, Some(wrapper), None), &Loaded::default()).unwrap_err();
         assert_eq!(err.kind, ErrorKind::NvccNotFound);
-        assert!(
-            err.message.contains("only `nvcc` on PATH is this wrapper"),
-            "{err}"
-        );
+        assert!(err.message.contains("only `nvcc` on PATH is this wrapper"), "{err}");
     }
 
     #[test]
@@ -195,11 +150,7 @@ mod tests {
         executable(&real);
         std::fs::create_dir(dir.path().join("bin")).unwrap();
         std::os::unix::fs::symlink(&real, dir.path().join("bin/nvcc")).unwrap();
-        let found = find(
-            &ctx(&dir.path().join("bin").display().to_string(), None, None),
-            &Loaded::default(),
-        )
-        .unwrap();
+        let found = find(&ctx(&dir.path().join("bin").display().to_string(), None, None), &Loaded::default()).unwrap();
         assert_eq!(found.path, dir.path().join("bin/nvcc"));
     }
 
@@ -208,20 +159,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         executable(&dir.path().join("cuda/bin/nvcc"));
         let loaded = |nvcc: &str| Loaded {
-            config: crate::config::Config {
-                nvcc: Some(nvcc.into()),
-                ..Default::default()
-            },
+            config: crate::config::Config { nvcc: Some(nvcc.into()), ..Default::default() },
             path: Some(dir.path().join("config.toml")),
         };
         let found = find(&ctx("", None, None), &loaded("cuda/bin/nvcc")).unwrap();
         assert_eq!(found.path, dir.path().join("cuda/bin/nvcc"));
         let err = find(&ctx("", None, None), &loaded("missing/nvcc")).unwrap_err();
         assert_eq!(err.kind, ErrorKind::NvccNotFound);
-        assert!(
-            err.message.contains("missing/nvcc") && err.message.contains("config.toml"),
-            "{err}"
-        );
+        assert!(err.message.contains("missing/nvcc") && err.message.contains("config.toml"), "{err}");
         let me = dir.path().join("cuda/bin/nvcc");
         let err = find(&ctx("", Some(me), None), &loaded("cuda/bin/nvcc")).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Loop);
@@ -230,11 +175,7 @@ mod tests {
     #[test]
     fn no_nvcc_at_all() {
         let dir = tempfile::tempdir().unwrap();
-        let err = find(
-            &ctx(&dir.path().display().to_string(), None, None),
-            &Loaded::default(),
-        )
-        .unwrap_err();
+        let err = find(&ctx(&dir.path().display().to_string(), None, None), &Loaded::default()).unwrap_err();
         assert_eq!(err.kind, ErrorKind::NvccNotFound);
         assert!(err.message.contains("no `nvcc` on PATH"));
     }
@@ -243,15 +184,7 @@ mod tests {
     fn depth_counter() {
         assert_eq!(depth(&ctx("", None, None)).unwrap(), 0);
         assert_eq!(depth(&ctx("", None, Some("3"))).unwrap(), 3);
-        assert_eq!(
-            depth(&ctx("", None, Some(&MAX_DEPTH.to_string())))
-                .unwrap_err()
-                .kind,
-            ErrorKind::Loop
-        );
-        assert_eq!(
-            depth(&ctx("", None, Some("many"))).unwrap_err().kind,
-            ErrorKind::Environment
-        );
+        assert_eq!(depth(&ctx("", None, Some(&MAX_DEPTH.to_string()))).unwrap_err().kind, ErrorKind::Loop);
+        assert_eq!(depth(&ctx("", None, Some("many"))).unwrap_err().kind, ErrorKind::Environment);
     }
 }

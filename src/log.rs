@@ -16,29 +16,13 @@ pub fn init(ctx: &Context) -> Result<()> {
     let Some(filter) = ctx.env.non_empty(vars::LOG) else {
         return Ok(());
     };
-    let filter = filter
-        .to_str()
-        .and_then(|f| EnvFilter::try_new(f).ok())
-        .ok_or_else(|| {
-            Error::new(
-                ErrorKind::Environment,
-                format!(
-                    "{}={} is not a log filter",
-                    vars::LOG,
-                    filter.to_string_lossy()
-                ),
-            )
-            .with_help(format!(
-                "use a level such as {}=debug, or unset it",
-                vars::LOG
-            ))
-        })?;
+    let filter = filter.to_str().and_then(|f| EnvFilter::try_new(f).ok()).ok_or_else(|| {
+        Error::new(ErrorKind::Environment, format!("{}={} is not a log filter", vars::LOG, filter.to_string_lossy()))
+            .with_help(format!("use a level such as {}=debug, or unset it", vars::LOG))
+    })?;
     // A second init (only possible in tests) keeps the first subscriber.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .event_format(Line)
-        .try_init();
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).event_format(Line).try_init();
     Ok(())
 }
 
@@ -49,12 +33,7 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
     N: for<'a> FormatFields<'a> + 'static,
 {
-    fn format_event(
-        &self,
-        ctx: &FmtContext<'_, S, N>,
-        mut writer: Writer<'_>,
-        event: &Event<'_>,
-    ) -> fmt::Result {
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> fmt::Result {
         write!(writer, "nvcc-wrapper[{}]: ", event.metadata().level())?;
         ctx.field_format().format_fields(writer.by_ref(), event)?;
         writeln!(writer)

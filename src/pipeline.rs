@@ -8,12 +8,14 @@ use std::io::Write;
 use tracing::debug;
 
 use crate::args::Invocation;
+use crate::compat::Compat;
 use crate::config::{self, Loaded};
 use crate::context::{vars, Context, Env};
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::exec;
 use crate::locate;
 use crate::plan::{self, Plan};
+use crate::probe::system::System;
 use crate::shell;
 
 /// Everything decided for one call.
@@ -47,39 +49,37 @@ pub fn prepare(ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
     let config = config::load(ctx)?;
     let invocation = Invocation::parse_args(ctx, args)?;
     let nvcc = locate::find(ctx, &config)?;
-    let plan = plan::plan(&invocation, &config, nvcc, depth);
-    Ok(Prepared {
-        config,
-        invocation,
-        plan,
-    })
+    let compat = Compat::load(&config)?;
+    let probes = System { path: ctx.env.get(vars::PATH).map(Into::into), cwd: ctx.cwd.clone() };
+    let plan = plan::plan(plan::Inputs {
+        invocation: &invocation,
+        config: &config,
+        compat: &compat,
+        probes: &probes,
+        nvcc,
+        depth,
+    })?;
+    Ok(Prepared { config, invocation, plan })
 }
 
 /// Run as `nvcc`: returns only on error, or with the exit code of a dry run.
 pub fn run(ctx: &Context) -> Result<i32> {
-    let original = || {
-        shell::display(
-            std::iter::once(ctx.argv0.as_os_str()).chain(ctx.args.iter().map(OsString::as_os_str)),
-        )
-    };
+    let original =
+        || shell::display(std::iter::once(ctx.argv0.as_os_str()).chain(ctx.args.iter().map(OsString::as_os_str)));
     if flag(ctx, vars::DISABLE)? {
         let depth = locate::depth(ctx)?;
         let plan = Plan::pass_through(locate::find(ctx, &config::load(ctx)?)?, depth);
-        debug!(
-            "{}=1: running {} with the arguments untouched",
-            vars::DISABLE,
-            plan.nvcc.path.display()
-        );
+        debug!("{}=1: running {} with the arguments untouched", vars::DISABLE, plan.nvcc.path.display());
         return Err(exec(&plan.nvcc.path, &ctx.args, &nvcc_env(ctx, &plan)));
     }
     debug!("original command: {}", original());
     let prepared = prepare(ctx, ctx.args.clone())?;
     log_plan(&prepared);
+    for warning in &prepared.plan.warnings {
+        eprintln!("nvcc-wrapper: warning: {warning}");
+    }
     let command = prepared.final_command();
-    debug!(
-        "final command: {}",
-        shell::display(command.iter().map(OsString::as_os_str))
-    );
+    debug!("final command: {}", shell::display(command.iter().map(OsString::as_os_str)));
     if flag(ctx, vars::DRY_RUN)? {
         let mut line = shell::join(command.iter().map(OsString::as_os_str));
         line.push(b'\n');
@@ -88,11 +88,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
             .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot write to stdout: {e}")))?;
         return Ok(0);
     }
-    Err(exec(
-        &prepared.plan.nvcc.path,
-        &command[1..],
-        &nvcc_env(ctx, &prepared.plan),
-    ))
+    Err(exec(&prepared.plan.nvcc.path, &command[1..], &nvcc_env(ctx, &prepared.plan)))
 }
 
 fn log_plan(prepared: &Prepared) {
@@ -100,20 +96,12 @@ fn log_plan(prepared: &Prepared) {
         Some(path) => debug!("config file: {}", path.display()),
         None => debug!("config file: none"),
     }
-    debug!(
-        "real nvcc: {} (found by {})",
-        prepared.plan.nvcc.path.display(),
-        prepared.plan.nvcc.found_by
-    );
+    debug!("real nvcc: {} (found by {})", prepared.plan.nvcc.path.display(), prepared.plan.nvcc.found_by);
     for note in &prepared.plan.notes {
         debug!("{note}");
     }
     for addition in prepared.plan.before.iter().chain(&prepared.plan.after) {
-        debug!(
-            "adding {}: {}",
-            shell::display(addition.args.iter().map(OsString::as_os_str)),
-            addition.reason
-        );
+        debug!("adding {}: {}", shell::display(addition.args.iter().map(OsString::as_os_str)), addition.reason);
     }
 }
 
@@ -125,10 +113,7 @@ pub fn flag(ctx: &Context, name: &str) -> Result<bool> {
     match value.to_str().map(str::to_ascii_lowercase).as_deref() {
         Some("1" | "true" | "yes" | "on") => Ok(true),
         Some("0" | "false" | "no" | "off") => Ok(false),
-        _ => Err(Error::new(
-            ErrorKind::Environment,
-            format!("{name}={} is not a switch", value.to_string_lossy()),
-        )
-        .with_help(format!("set {name}=1 to turn it on, or unset it"))),
+        _ => Err(Error::new(ErrorKind::Environment, format!("{name}={} is not a switch", value.to_string_lossy()))
+            .with_help(format!("set {name}=1 to turn it on, or unset it"))),
     }
 }

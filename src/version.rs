@@ -17,21 +17,11 @@ pub struct Version {
 
 impl Version {
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
-        Version {
-            major,
-            minor,
-            patch,
-            parts: 3,
-        }
+        Version { major, minor, patch, parts: 3 }
     }
 
     pub const fn major_minor(major: u32, minor: u32) -> Self {
-        Version {
-            major,
-            minor,
-            patch: 0,
-            parts: 2,
-        }
+        Version { major, minor, patch: 0, parts: 2 }
     }
 
     /// The `major.minor` release this version belongs to (`11.8.89` -> `11.8`).
@@ -103,12 +93,7 @@ impl FromStr for Version {
             nums[parts as usize] = piece.parse().map_err(|_| err())?;
             parts += 1;
         }
-        Ok(Version {
-            major: nums[0],
-            minor: nums[1],
-            patch: nums[2],
-            parts,
-        })
+        Ok(Version { major: nums[0], minor: nums[1], patch: nums[2], parts })
     }
 }
 
@@ -131,12 +116,7 @@ mod tests {
 
     #[test]
     fn parses_and_prints_what_was_written() {
-        for (text, shown) in [
-            ("12", "12"),
-            ("12.4", "12.4"),
-            ("11.8.89", "11.8.89"),
-            (" 13.0 ", "13.0"),
-        ] {
+        for (text, shown) in [("12", "12"), ("12.4", "12.4"), ("11.8.89", "11.8.89"), (" 13.0 ", "13.0")] {
             assert_eq!(text.parse::<Version>().unwrap().to_string(), shown);
         }
     }

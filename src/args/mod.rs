@@ -106,12 +106,7 @@ impl Invocation {
         let channel = |name| {
             ctx.env
                 .get(name)
-                .map(|v| {
-                    split::env_flags(v.as_bytes())
-                        .into_iter()
-                        .map(OsString::from_vec)
-                        .collect()
-                })
+                .map(|v| split::env_flags(v.as_bytes()).into_iter().map(OsString::from_vec).collect())
                 .unwrap_or_default()
         };
         let mut inv = Invocation {
@@ -122,24 +117,12 @@ impl Invocation {
             ..Invocation::default()
         };
         // nvcc reads the three channels as one list: a value may even follow its option across a channel boundary.
-        let stream: Vec<(Channel, usize, OsString)> = [
-            (Channel::Prepend, &inv.prepend),
-            (Channel::Argv, &inv.argv),
-            (Channel::Append, &inv.append),
-        ]
-        .into_iter()
-        .flat_map(|(channel, tokens)| {
-            tokens
-                .iter()
-                .enumerate()
-                .map(move |(i, t)| (channel, i, t.clone()))
-        })
-        .collect();
-        Scanner {
-            cwd: &ctx.cwd,
-            open: Vec::new(),
-        }
-        .scan(&mut inv, stream)?;
+        let stream: Vec<(Channel, usize, OsString)> =
+            [(Channel::Prepend, &inv.prepend), (Channel::Argv, &inv.argv), (Channel::Append, &inv.append)]
+                .into_iter()
+                .flat_map(|(channel, tokens)| tokens.iter().enumerate().map(move |(i, t)| (channel, i, t.clone())))
+                .collect();
+        Scanner { cwd: &ctx.cwd, open: Vec::new() }.scan(&mut inv, stream)?;
         Ok(inv)
     }
 
@@ -159,9 +142,7 @@ impl Invocation {
 
     /// Every GPU target option (`-arch`, `-code`, `-gencode` in any spelling or channel).
     pub fn gpu_targets(&self) -> impl Iterator<Item = &Found> {
-        self.found
-            .iter()
-            .filter(|f| matches!(f.spec.role, Role::GpuTarget(_)))
+        self.found.iter().filter(|f| matches!(f.spec.role, Role::GpuTarget(_)))
     }
 
     pub fn target_directory(&self) -> Option<&Found> {
@@ -178,9 +159,7 @@ impl Invocation {
     }
 
     pub fn allows_unsupported_compiler(&self) -> bool {
-        self.with_role(Role::AllowUnsupportedCompiler)
-            .next()
-            .is_some()
+        self.with_role(Role::AllowUnsupportedCompiler).next().is_some()
     }
 
     /// The phase nvcc will run to (the last phase option; compile-and-link when there is none).
@@ -214,11 +193,7 @@ struct Scanner<'a> {
 }
 
 impl Scanner<'_> {
-    fn scan(
-        &mut self,
-        inv: &mut Invocation,
-        stream: Vec<(Channel, usize, OsString)>,
-    ) -> Result<()> {
+    fn scan(&mut self, inv: &mut Invocation, stream: Vec<(Channel, usize, OsString)>) -> Result<()> {
         let mut i = 0;
         while i < stream.len() {
             let (channel, index, ref token) = stream[i];
@@ -232,58 +207,32 @@ impl Scanner<'_> {
                 Some(eq) => (&bytes[..eq], Some(&bytes[eq + 1..])),
                 None => (bytes, None),
             };
-            let at = |tokens| Location {
-                channel,
-                index,
-                tokens,
-            };
+            let at = |tokens| Location { channel, index, tokens };
             let found = if let Some((spec, spelling)) = table::lookup(name) {
                 let spelling = spec.spelled(spelling);
                 match (spec.arity, glued) {
                     (table::Arity::Flag, Some(_)) => {
                         // nvcc rejects `--dryrun=x`; leave that to it.
-                        inv.not_understood
-                            .push(format!("`{}` takes no value", token.to_string_lossy()));
+                        inv.not_understood.push(format!("`{}` takes no value", token.to_string_lossy()));
                         continue;
                     }
-                    (table::Arity::Flag, None) => Found {
-                        spec,
-                        spelling,
-                        value: None,
-                        at: at(1),
-                    },
-                    (_, Some(value)) => Found {
-                        spec,
-                        spelling,
-                        value: Some(os(value)),
-                        at: at(1),
-                    },
+                    (table::Arity::Flag, None) => Found { spec, spelling, value: None, at: at(1) },
+                    (_, Some(value)) => Found { spec, spelling, value: Some(os(value)), at: at(1) },
                     (_, None) => match stream.get(i) {
                         Some((next_channel, _, value)) => {
                             i += 1;
                             let tokens = if *next_channel == channel { 2 } else { 1 };
-                            Found {
-                                spec,
-                                spelling,
-                                value: Some(value.clone()),
-                                at: at(tokens),
-                            }
+                            Found { spec, spelling, value: Some(value.clone()), at: at(tokens) }
                         }
                         None => {
-                            inv.not_understood
-                                .push(format!("`{spelling}` at the end has no value"));
+                            inv.not_understood.push(format!("`{spelling}` at the end has no value"));
                             continue;
                         }
                     },
                 }
             } else if let Some((spec, value)) = table::lookup_joined(bytes) {
                 let spelling = format!("-{}", spec.short.unwrap_or_default());
-                Found {
-                    spec,
-                    spelling,
-                    value: Some(os(value)),
-                    at: at(1),
-                }
+                Found { spec, spelling, value: Some(os(value)), at: at(1) }
             } else {
                 // Unknown to us: it passes through untouched, and nvcc judges it.
                 continue;
@@ -300,66 +249,30 @@ impl Scanner<'_> {
     /// `-optf a,b` names two files; each is read and scanned where it is named.
     fn read_options_files(&mut self, inv: &mut Invocation, optf: &Found) -> Result<()> {
         let value = optf.value.as_deref().unwrap_or_default();
-        for named in value
-            .as_bytes()
-            .split(|&b| b == b',')
-            .filter(|n| !n.is_empty())
-        {
+        for named in value.as_bytes().split(|&b| b == b',').filter(|n| !n.is_empty()) {
             let named = os(named);
             let path = self.cwd.join(&named);
-            let where_named = format!(
-                "`{} {}` in {}",
-                optf.spelling,
-                value.to_string_lossy(),
-                optf.at.channel.describe(inv)
-            );
+            let where_named =
+                format!("`{} {}` in {}", optf.spelling, value.to_string_lossy(), optf.at.channel.describe(inv));
             let text = std::fs::read(&path).map_err(|e| {
-                Error::new(
-                    ErrorKind::OptionsFile,
-                    format!("cannot read options file {}: {e}", path.display()),
-                )
-                .with_help(format!(
-                    "it is named by {where_named}; create it or fix the name"
-                ))
+                Error::new(ErrorKind::OptionsFile, format!("cannot read options file {}: {e}", path.display()))
+                    .with_help(format!("it is named by {where_named}; create it or fix the name"))
             })?;
             let identity = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
             if self.open.contains(&identity) {
-                let chain: Vec<String> = self
-                    .open
-                    .iter()
-                    .chain([&identity])
-                    .map(|p| p.display().to_string())
-                    .collect();
+                let chain: Vec<String> = self.open.iter().chain([&identity]).map(|p| p.display().to_string()).collect();
                 return Err(Error::new(
                     ErrorKind::OptionsFile,
-                    format!(
-                        "options file {} includes itself: {}",
-                        path.display(),
-                        chain.join(" -> ")
-                    ),
+                    format!("options file {} includes itself: {}", path.display(), chain.join(" -> ")),
                 )
                 .with_help("remove the -optf/--options-file line that closes the loop"));
             }
-            let tokens: Vec<OsString> = split::options_file(&text)
-                .into_iter()
-                .map(OsString::from_vec)
-                .collect();
+            let tokens: Vec<OsString> = split::options_file(&text).into_iter().map(OsString::from_vec).collect();
             let file_index = inv.options_files.len();
-            inv.options_files.push(OptionsFile {
-                named,
-                path,
-                tokens: tokens.clone(),
-            });
+            inv.options_files.push(OptionsFile { named, path, tokens: tokens.clone() });
             let channel = Channel::OptionsFile(file_index);
             self.open.push(identity);
-            self.scan(
-                inv,
-                tokens
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, t)| (channel, i, t))
-                    .collect(),
-            )?;
+            self.scan(inv, tokens.into_iter().enumerate().map(|(i, t)| (channel, i, t)).collect())?;
             self.open.pop();
         }
         Ok(())

@@ -62,10 +62,7 @@ mod tests {
     use super::*;
 
     fn strings(tokens: Vec<Vec<u8>>) -> Vec<String> {
-        tokens
-            .into_iter()
-            .map(|t| String::from_utf8(t).unwrap())
-            .collect()
+        tokens.into_iter().map(|t| String::from_utf8(t).unwrap()).collect()
     }
 
     #[test]
@@ -107,10 +104,7 @@ mod tests {
 
     #[test]
     fn bytes_that_are_not_utf8_survive() {
-        assert_eq!(
-            env_flags(b"-DX=\xff\xfe -c"),
-            vec![b"-DX=\xff\xfe".to_vec(), b"-c".to_vec()]
-        );
+        assert_eq!(env_flags(b"-DX=\xff\xfe -c"), vec![b"-DX=\xff\xfe".to_vec(), b"-c".to_vec()]);
         assert_eq!(options_file(b"\"a \xff\""), vec![b"a \xff".to_vec()]);
     }
 }

@@ -79,18 +79,8 @@ pub struct OptionSpec {
     pub role: Role,
 }
 
-const fn opt(
-    long: &'static str,
-    short: Option<&'static str>,
-    arity: Arity,
-    role: Role,
-) -> OptionSpec {
-    OptionSpec {
-        long,
-        short,
-        arity,
-        role,
-    }
+const fn opt(long: &'static str, short: Option<&'static str>, arity: Arity, role: Role) -> OptionSpec {
+    OptionSpec { long, short, arity, role }
 }
 
 use Arity::{Flag, Joined, Value};
@@ -99,44 +89,14 @@ use Role::*;
 /// Sorted by `long` (byte order); a unit test checks it.
 pub static OPTIONS: &[OptionSpec] = &[
     opt("Ofast-compile", Some("Ofc"), Value, Other),
-    opt(
-        "Wdefault-stream-launch",
-        Some("Wdefault-stream-launch"),
-        Flag,
-        Other,
-    ),
+    opt("Wdefault-stream-launch", Some("Wdefault-stream-launch"), Flag, Other),
     opt("Werror", Some("Werror"), Value, Other),
-    opt(
-        "Wext-lambda-captures-this",
-        Some("Wext-lambda-captures-this"),
-        Flag,
-        Other,
-    ),
-    opt(
-        "Wmissing-launch-bounds",
-        Some("Wmissing-launch-bounds"),
-        Flag,
-        Other,
-    ),
-    opt(
-        "Wno-deprecated-declarations",
-        Some("Wno-deprecated-declarations"),
-        Flag,
-        Other,
-    ),
-    opt(
-        "Wno-deprecated-gpu-targets",
-        Some("Wno-deprecated-gpu-targets"),
-        Flag,
-        Other,
-    ),
+    opt("Wext-lambda-captures-this", Some("Wext-lambda-captures-this"), Flag, Other),
+    opt("Wmissing-launch-bounds", Some("Wmissing-launch-bounds"), Flag, Other),
+    opt("Wno-deprecated-declarations", Some("Wno-deprecated-declarations"), Flag, Other),
+    opt("Wno-deprecated-gpu-targets", Some("Wno-deprecated-gpu-targets"), Flag, Other),
     opt("Wreorder", Some("Wreorder"), Flag, Other),
-    opt(
-        "allow-unsupported-compiler",
-        Some("allow-unsupported-compiler"),
-        Flag,
-        AllowUnsupportedCompiler,
-    ),
+    opt("allow-unsupported-compiler", Some("allow-unsupported-compiler"), Flag, AllowUnsupportedCompiler),
     opt("archive-options", Some("Xarchive"), Value, Other),
     opt("archiver-binary", Some("arbin"), Value, Other),
     opt("augment-host-linker-script", Some("aug-hls"), Flag, Other),
@@ -145,12 +105,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     opt("compile", Some("c"), Flag, Phase(Phase::Compile)),
     opt("compile-as-tools-patch", Some("astoolspatch"), Flag, Other),
     opt("compiler-bindir", Some("ccbin"), Value, HostCompiler),
-    opt(
-        "compiler-options",
-        Some("Xcompiler"),
-        Value,
-        CompilerOptions,
-    ),
+    opt("compiler-options", Some("Xcompiler"), Value, CompilerOptions),
     opt("compress-mode", Some("compress-mode"), Value, Other),
     opt("cubin", Some("cubin"), Flag, Phase(Phase::DeviceOnly)),
     opt("cuda", Some("cuda"), Flag, Phase(Phase::DeviceOnly)),
@@ -165,19 +120,9 @@ pub static OPTIONS: &[OptionSpec] = &[
     opt("dependency-target-name", Some("MT"), Value, Other),
     opt("device-c", Some("dc"), Flag, Phase(Phase::Compile)),
     opt("device-debug", Some("G"), Flag, Other),
-    opt(
-        "device-entity-has-hidden-visibility",
-        Some("device-entity-has-hidden-visibility"),
-        Value,
-        Other,
-    ),
+    opt("device-entity-has-hidden-visibility", Some("device-entity-has-hidden-visibility"), Value, Other),
     opt("device-link", Some("dlink"), Flag, Phase(Phase::DeviceLink)),
-    opt(
-        "device-stack-protector",
-        Some("device-stack-protector"),
-        Value,
-        Other,
-    ),
+    opt("device-stack-protector", Some("device-stack-protector"), Value, Other),
     opt("device-w", Some("dw"), Flag, Phase(Phase::Compile)),
     opt("diag-error", Some("diag-error"), Value, Other),
     opt("diag-suppress", Some("diag-suppress"), Value, Other),
@@ -190,107 +135,32 @@ pub static OPTIONS: &[OptionSpec] = &[
     opt("drive-prefix", Some("dp"), Value, Other),
     opt("dryrun", Some("dryrun"), Flag, DryRun),
     opt("entries", Some("e"), Value, Other),
-    opt(
-        "expt-extended-lambda",
-        Some("expt-extended-lambda"),
-        Flag,
-        Other,
-    ),
-    opt(
-        "expt-relaxed-constexpr",
-        Some("expt-relaxed-constexpr"),
-        Flag,
-        Other,
-    ),
+    opt("expt-extended-lambda", Some("expt-extended-lambda"), Flag, Other),
+    opt("expt-relaxed-constexpr", Some("expt-relaxed-constexpr"), Flag, Other),
     opt("extended-lambda", Some("extended-lambda"), Flag, Other),
     opt("extensible-whole-program", Some("ewp"), Flag, Other),
-    opt(
-        "extra-device-vectorization",
-        Some("extra-device-vectorization"),
-        Flag,
-        Other,
-    ),
+    opt("extra-device-vectorization", Some("extra-device-vectorization"), Flag, Other),
     opt("fatbin", Some("fatbin"), Flag, Phase(Phase::DeviceOnly)),
-    opt(
-        "fdevice-syntax-only",
-        Some("fdevice-syntax-only"),
-        Flag,
-        Other,
-    ),
+    opt("fdevice-syntax-only", Some("fdevice-syntax-only"), Flag, Other),
     opt("fdevice-time-trace", None, Value, Other),
     opt("fmad", Some("fmad"), Value, Other),
-    opt(
-        "force-cl-env-setup",
-        Some("force-cl-env-setup"),
-        Flag,
-        Other,
-    ),
-    opt(
-        "forward-unknown-opts",
-        Some("forward-unknown-opts"),
-        Flag,
-        Other,
-    ),
-    opt(
-        "forward-unknown-to-host-compiler",
-        Some("forward-unknown-to-host-compiler"),
-        Flag,
-        Other,
-    ),
-    opt(
-        "forward-unknown-to-host-linker",
-        Some("forward-unknown-to-host-linker"),
-        Flag,
-        Other,
-    ),
+    opt("force-cl-env-setup", Some("force-cl-env-setup"), Flag, Other),
+    opt("forward-unknown-opts", Some("forward-unknown-opts"), Flag, Other),
+    opt("forward-unknown-to-host-compiler", Some("forward-unknown-to-host-compiler"), Flag, Other),
+    opt("forward-unknown-to-host-linker", Some("forward-unknown-to-host-linker"), Flag, Other),
     opt("frandom-seed", Some("frandom-seed"), Value, Other),
-    opt(
-        "ftemplate-backtrace-limit",
-        Some("ftemplate-backtrace-limit"),
-        Value,
-        Other,
-    ),
+    opt("ftemplate-backtrace-limit", Some("ftemplate-backtrace-limit"), Value, Other),
     opt("ftemplate-depth", Some("ftemplate-depth"), Value, Other),
     opt("ftz", Some("ftz"), Value, Other),
     opt("gen-opt-lto", Some("gen-opt-lto"), Flag, Other),
-    opt(
-        "generate-code",
-        Some("gencode"),
-        Value,
-        GpuTarget(GpuFlag::Gencode),
-    ),
-    opt(
-        "generate-dependencies",
-        Some("M"),
-        Flag,
-        Phase(Phase::Preprocess),
-    ),
-    opt(
-        "generate-dependencies-with-compile",
-        Some("MD"),
-        Flag,
-        Other,
-    ),
+    opt("generate-code", Some("gencode"), Value, GpuTarget(GpuFlag::Gencode)),
+    opt("generate-dependencies", Some("M"), Flag, Phase(Phase::Preprocess)),
+    opt("generate-dependencies-with-compile", Some("MD"), Flag, Other),
     opt("generate-dependency-targets", Some("MP"), Flag, Other),
     opt("generate-line-info", Some("lineinfo"), Flag, Other),
-    opt(
-        "generate-nonsystem-dependencies",
-        Some("MM"),
-        Flag,
-        Phase(Phase::Preprocess),
-    ),
-    opt(
-        "generate-nonsystem-dependencies-with-compile",
-        Some("MMD"),
-        Flag,
-        Other,
-    ),
-    opt(
-        "gpu-architecture",
-        Some("arch"),
-        Value,
-        GpuTarget(GpuFlag::Arch),
-    ),
+    opt("generate-nonsystem-dependencies", Some("MM"), Flag, Phase(Phase::Preprocess)),
+    opt("generate-nonsystem-dependencies-with-compile", Some("MMD"), Flag, Other),
+    opt("gpu-architecture", Some("arch"), Value, GpuTarget(GpuFlag::Arch)),
     opt("gpu-code", Some("code"), Value, GpuTarget(GpuFlag::Code)),
     opt("help", Some("h"), Flag, Query),
     opt("host-linker-script", Some("hls"), Value, Other),
@@ -299,12 +169,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     opt("jobserver", Some("jobserver"), Flag, Other),
     opt("jump-table-density", Some("jtd"), Value, Other),
     opt("keep", Some("keep"), Flag, Other),
-    opt(
-        "keep-device-functions",
-        Some("keep-device-functions"),
-        Flag,
-        Other,
-    ),
+    opt("keep-device-functions", Some("keep-device-functions"), Flag, Other),
     opt("keep-dir", Some("keep-dir"), Value, Other),
     opt("lib", Some("lib"), Flag, Phase(Phase::Lib)),
     opt("libdevice-directory", Some("ldir"), Value, Other),
@@ -324,18 +189,8 @@ pub static OPTIONS: &[OptionSpec] = &[
     opt("no-device-link", Some("nodlink"), Flag, Other),
     opt("no-display-error-number", Some("no-err-no"), Flag, Other),
     opt("no-exceptions", Some("noeh"), Flag, Other),
-    opt(
-        "no-host-device-initializer-list",
-        Some("nohdinitlist"),
-        Flag,
-        Other,
-    ),
-    opt(
-        "no-host-device-move-forward",
-        Some("nohdmoveforward"),
-        Flag,
-        Other,
-    ),
+    opt("no-host-device-initializer-list", Some("nohdinitlist"), Flag, Other),
+    opt("no-host-device-move-forward", Some("nohdmoveforward"), Flag, Other),
     opt("nvlink-options", Some("Xnvlink"), Value, Other),
     opt("objdir-as-tempdir", Some("objtemp"), Flag, Other),
     opt("optimization-info", Some("opt-info"), Value, Other),
@@ -364,26 +219,11 @@ pub static OPTIONS: &[OptionSpec] = &[
     opt("shared", Some("shared"), Flag, Other),
     opt("source-in-ptx", Some("src-in-ptx"), Flag, Other),
     opt("split-compile", Some("split-compile"), Value, Other),
-    opt(
-        "split-compile-extended",
-        Some("split-compile-extended"),
-        Value,
-        Other,
-    ),
-    opt(
-        "static-global-template-stub",
-        Some("static-global-template-stub"),
-        Value,
-        Other,
-    ),
+    opt("split-compile-extended", Some("split-compile-extended"), Value, Other),
+    opt("static-global-template-stub", Some("static-global-template-stub"), Value, Other),
     opt("std", Some("std"), Value, Other),
     opt("system-include", Some("isystem"), Value, Other),
-    opt(
-        "target-directory",
-        Some("target-dir"),
-        Value,
-        TargetDirectory,
-    ),
+    opt("target-directory", Some("target-dir"), Value, TargetDirectory),
     opt("threads", Some("t"), Joined, Other),
     opt("time", None, Value, Other),
     opt("undefine-macro", Some("U"), Joined, Other),
@@ -398,16 +238,11 @@ pub static OPTIONS: &[OptionSpec] = &[
 /// `token` is the part before any `=`.
 pub fn lookup(token: &[u8]) -> Option<(&'static OptionSpec, Spelling)> {
     if let Some(long) = token.strip_prefix(b"--") {
-        let i = OPTIONS
-            .binary_search_by(|o| o.long.as_bytes().cmp(long))
-            .ok()?;
+        let i = OPTIONS.binary_search_by(|o| o.long.as_bytes().cmp(long)).ok()?;
         return Some((&OPTIONS[i], Spelling::Long));
     }
     let short = token.strip_prefix(b"-")?;
-    OPTIONS
-        .iter()
-        .find(|o| o.short.map(str::as_bytes) == Some(short))
-        .map(|o| (o, Spelling::Short))
+    OPTIONS.iter().find(|o| o.short.map(str::as_bytes) == Some(short)).map(|o| (o, Spelling::Short))
 }
 
 /// A one-letter option that accepts a glued value (`-I/usr/include`): the spec and the glued value.
@@ -417,10 +252,7 @@ pub fn lookup_joined(token: &[u8]) -> Option<(&'static OptionSpec, &[u8])> {
     if value.is_empty() {
         return None;
     }
-    OPTIONS
-        .iter()
-        .find(|o| o.arity == Joined && o.short.map(str::as_bytes) == Some(&[letter]))
-        .map(|o| (o, value))
+    OPTIONS.iter().find(|o| o.arity == Joined && o.short.map(str::as_bytes) == Some(&[letter])).map(|o| (o, value))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -447,12 +279,7 @@ mod tests {
     #[test]
     fn sorted_by_long_name_without_duplicates() {
         for pair in OPTIONS.windows(2) {
-            assert!(
-                pair[0].long < pair[1].long,
-                "{} must sort before {}",
-                pair[0].long,
-                pair[1].long
-            );
+            assert!(pair[0].long < pair[1].long, "{} must sort before {}", pair[0].long, pair[1].long);
         }
     }
 
@@ -469,12 +296,7 @@ mod tests {
     #[test]
     fn only_one_letter_short_names_glue_values() {
         for o in OPTIONS.iter().filter(|o| o.arity == Joined) {
-            assert_eq!(
-                o.short.map(str::len),
-                Some(1),
-                "--{} cannot take a glued value",
-                o.long
-            );
+            assert_eq!(o.short.map(str::len), Some(1), "--{} cannot take a glued value", o.long);
         }
     }
 
@@ -518,19 +340,8 @@ mod tests {
 
     #[test]
     fn wrong_dash_counts_are_unknown_as_in_nvcc() {
-        for token in [
-            "--ccbin",
-            "-compiler-bindir",
-            "--gencode",
-            "-generate-code",
-            "--arch",
-            "--optf",
-            "ccbin",
-        ] {
-            assert!(
-                lookup(token.as_bytes()).is_none(),
-                "{token} must be unknown"
-            );
+        for token in ["--ccbin", "-compiler-bindir", "--gencode", "-generate-code", "--arch", "--optf", "ccbin"] {
+            assert!(lookup(token.as_bytes()).is_none(), "{token} must be unknown");
         }
     }
 

@@ -2,11 +2,7 @@ use super::*;
 use crate::context::Env;
 
 fn ctx(env: &[(&str, &str)]) -> Context {
-    Context {
-        env: env.iter().copied().collect::<Env>(),
-        cwd: PathBuf::from("/nonexistent"),
-        ..Context::default()
-    }
+    Context { env: env.iter().copied().collect::<Env>(), cwd: PathBuf::from("/nonexistent"), ..Context::default() }
 }
 
 fn parse(args: &[&str], env: &[(&str, &str)]) -> Invocation {
@@ -28,47 +24,20 @@ fn recognises_each_spelling_with_value_forms() {
     let rows: &[(&[&str], &[&str])] = &[
         (&["-ccbin", "g++-11", "a.cu"], &["-ccbin=g++-11"]),
         (&["-ccbin=g++-11"], &["-ccbin=g++-11"]),
-        (
-            &["--compiler-bindir", "/usr/bin"],
-            &["--compiler-bindir=/usr/bin"],
-        ),
-        (
-            &["--compiler-bindir=/usr/bin"],
-            &["--compiler-bindir=/usr/bin"],
-        ),
-        (
-            &["-arch=sm_86", "-code", "sm_86,compute_86"],
-            &["-arch=sm_86", "-code=sm_86,compute_86"],
-        ),
-        (
-            &["--gpu-architecture", "native"],
-            &["--gpu-architecture=native"],
-        ),
+        (&["--compiler-bindir", "/usr/bin"], &["--compiler-bindir=/usr/bin"]),
+        (&["--compiler-bindir=/usr/bin"], &["--compiler-bindir=/usr/bin"]),
+        (&["-arch=sm_86", "-code", "sm_86,compute_86"], &["-arch=sm_86", "-code=sm_86,compute_86"]),
+        (&["--gpu-architecture", "native"], &["--gpu-architecture=native"]),
         (&["-arch=all-major"], &["-arch=all-major"]),
-        (
-            &["-gencode", "arch=compute_90a,code=sm_90a"],
-            &["-gencode=arch=compute_90a,code=sm_90a"],
-        ),
+        (&["-gencode", "arch=compute_90a,code=sm_90a"], &["-gencode=arch=compute_90a,code=sm_90a"]),
         (
             &["--generate-code=arch=compute_80,code=[sm_80,compute_80]"],
             &["--generate-code=arch=compute_80,code=[sm_80,compute_80]"],
         ),
-        (
-            &["--target-directory", "sbsa-linux"],
-            &["--target-directory=sbsa-linux"],
-        ),
-        (
-            &["-target-dir=aarch64-linux"],
-            &["-target-dir=aarch64-linux"],
-        ),
-        (
-            &["-I/usr/include", "-DX=1", "-lm", "-O3"],
-            &["-I=/usr/include", "-D=X=1", "-l=m", "-O=3"],
-        ),
-        (
-            &["-c", "-dc", "-E", "--dryrun", "-v"],
-            &["-c", "-dc", "-E", "--dryrun", "-v"],
-        ),
+        (&["--target-directory", "sbsa-linux"], &["--target-directory=sbsa-linux"]),
+        (&["-target-dir=aarch64-linux"], &["-target-dir=aarch64-linux"]),
+        (&["-I/usr/include", "-DX=1", "-lm", "-O3"], &["-I=/usr/include", "-D=X=1", "-l=m", "-O=3"]),
+        (&["-c", "-dc", "-E", "--dryrun", "-v"], &["-c", "-dc", "-E", "--dryrun", "-v"]),
     ];
     for (args, want) in rows {
         assert_eq!(summary(&parse(args, &[])), *want, "{args:?}");
@@ -78,10 +47,7 @@ fn recognises_each_spelling_with_value_forms() {
 #[test]
 fn values_of_other_options_are_not_read_as_options() {
     // `-Xcompiler -v` is the host compiler's -v, `-o -arch` names an output file: neither is nvcc's.
-    let inv = parse(
-        &["-Xcompiler", "-v", "-o", "-arch", "-x", "cu", "a.cu"],
-        &[],
-    );
+    let inv = parse(&["-Xcompiler", "-v", "-o", "-arch", "-x", "cu", "a.cu"], &[]);
     assert!(inv.gpu_targets().next().is_none());
     assert!(inv.with_role(Role::Verbose).next().is_none());
     assert_eq!(inv.inputs, vec![OsString::from("a.cu")]);
@@ -89,73 +55,32 @@ fn values_of_other_options_are_not_read_as_options() {
 
 #[test]
 fn unknown_options_and_wrong_dash_counts_pass_through_unrecognised() {
-    let inv = parse(
-        &[
-            "--ccbin=g++",
-            "--gencode",
-            "arch=compute_80,code=sm_80",
-            "-fancy",
-            "a.cu",
-        ],
-        &[],
-    );
+    let inv = parse(&["--ccbin=g++", "--gencode", "arch=compute_80,code=sm_80", "-fancy", "a.cu"], &[]);
     assert!(inv.host_compiler().is_none());
     assert!(inv.gpu_targets().next().is_none());
     // The value-looking token after an unknown option cannot be told apart from an input; nvcc will judge both.
-    assert_eq!(
-        inv.inputs,
-        vec![
-            OsString::from("arch=compute_80,code=sm_80"),
-            OsString::from("a.cu")
-        ]
-    );
+    assert_eq!(inv.inputs, vec![OsString::from("arch=compute_80,code=sm_80"), OsString::from("a.cu")]);
 }
 
 #[test]
 fn host_compiler_last_option_wins_then_env() {
-    let inv = parse(
-        &["-ccbin", "a", "--compiler-bindir=b"],
-        &[("NVCC_CCBIN", "c")],
-    );
+    let inv = parse(&["-ccbin", "a", "--compiler-bindir=b"], &[("NVCC_CCBIN", "c")]);
     match inv.host_compiler() {
         Some(HostCompilerGiven::Option(f)) => assert_eq!(f.value.as_deref(), Some(OsStr::new("b"))),
         other => panic!("{other:?}"),
     }
     let inv = parse(&["a.cu"], &[("NVCC_CCBIN", "c")]);
-    assert_eq!(
-        inv.host_compiler(),
-        Some(HostCompilerGiven::Env(OsStr::new("c")))
-    );
+    assert_eq!(inv.host_compiler(), Some(HostCompilerGiven::Env(OsStr::new("c"))));
     let inv = parse(&["a.cu"], &[("NVCC_CCBIN", "")]);
     assert_eq!(inv.host_compiler(), None);
 }
 
 #[test]
 fn env_channels_are_read_in_nvcc_order_and_located() {
-    let inv = parse(
-        &["-c", "a.cu"],
-        &[
-            ("NVCC_PREPEND_FLAGS", "-ccbin g++-11"),
-            ("NVCC_APPEND_FLAGS", "-arch=sm_90a"),
-        ],
-    );
+    let inv = parse(&["-c", "a.cu"], &[("NVCC_PREPEND_FLAGS", "-ccbin g++-11"), ("NVCC_APPEND_FLAGS", "-arch=sm_90a")]);
     assert_eq!(summary(&inv), ["-ccbin=g++-11", "-c", "-arch=sm_90a"]);
-    assert_eq!(
-        inv.found[0].at,
-        Location {
-            channel: Channel::Prepend,
-            index: 0,
-            tokens: 2
-        }
-    );
-    assert_eq!(
-        inv.found[2].at,
-        Location {
-            channel: Channel::Append,
-            index: 0,
-            tokens: 1
-        }
-    );
+    assert_eq!(inv.found[0].at, Location { channel: Channel::Prepend, index: 0, tokens: 2 });
+    assert_eq!(inv.found[2].at, Location { channel: Channel::Append, index: 0, tokens: 1 });
     assert_eq!(inv.phase(), Phase::Compile);
 }
 
@@ -168,16 +93,7 @@ fn a_value_may_follow_its_option_across_channels() {
 
 #[test]
 fn query_modes_and_phases() {
-    for q in [
-        "--version",
-        "-V",
-        "--help",
-        "-h",
-        "--list-gpu-arch",
-        "-arch-ls",
-        "--list-gpu-code",
-        "-code-ls",
-    ] {
+    for q in ["--version", "-V", "--help", "-h", "--list-gpu-arch", "-arch-ls", "--list-gpu-code", "-code-ls"] {
         assert!(parse(&[q], &[]).query_only().is_some(), "{q}");
     }
     assert!(parse(&["-c", "a.cu"], &[]).query_only().is_none());
@@ -220,33 +136,20 @@ mod options_files {
     use std::fs;
 
     fn in_dir(dir: &Path, args: &[&str]) -> Result<Invocation> {
-        let ctx = Context {
-            cwd: dir.to_path_buf(),
-            ..Context::default()
-        };
+        let ctx = Context { cwd: dir.to_path_buf(), ..Context::default() };
         Invocation::parse_args(&ctx, args.iter().map(OsString::from).collect())
     }
 
     #[test]
     fn are_read_relative_to_cwd_with_comma_lists_and_nesting() {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(
-            dir.path().join("a.opt"),
-            "-ccbin \"/opt/my gcc/g++\"\n-optf b.opt",
-        )
-        .unwrap();
+        fs::write(dir.path().join("a.opt"), "-ccbin \"/opt/my gcc/g++\"\n-optf b.opt").unwrap();
         fs::write(dir.path().join("b.opt"), "-arch=sm_80").unwrap();
         fs::write(dir.path().join("c.opt"), "-DX=1").unwrap();
         let inv = in_dir(dir.path(), &["-optf", "a.opt,c.opt", "x.cu"]).unwrap();
         assert_eq!(
             summary(&inv),
-            [
-                "-optf=a.opt,c.opt",
-                "-ccbin=/opt/my gcc/g++",
-                "-optf=b.opt",
-                "-arch=sm_80",
-                "-D=X=1"
-            ]
+            ["-optf=a.opt,c.opt", "-ccbin=/opt/my gcc/g++", "-optf=b.opt", "-arch=sm_80", "-D=X=1"]
         );
         assert_eq!(inv.options_files.len(), 3);
         assert_eq!(inv.found[1].at.channel, Channel::OptionsFile(0));
@@ -271,10 +174,7 @@ mod options_files {
         let err = in_dir(dir.path(), &["-optf", "a.opt"]).unwrap_err();
         assert_eq!(err.kind, ErrorKind::OptionsFile);
         assert!(err.message.contains("includes itself"), "{err}");
-        assert!(
-            err.message.contains("a.opt -> ") && err.message.contains("b.opt"),
-            "{err}"
-        );
+        assert!(err.message.contains("a.opt -> ") && err.message.contains("b.opt"), "{err}");
     }
 
     #[test]

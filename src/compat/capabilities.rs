@@ -63,9 +63,7 @@ impl CapabilityInfo {
 
     /// Whether release `cuda` builds this capability when the user names none.
     pub fn is_default_for(&self, cuda: Version) -> bool {
-        self.default
-            && self.accepted_by(cuda)
-            && within(cuda, self.first_cuda, self.default_last_cuda)
+        self.default && self.accepted_by(cuda) && within(cuda, self.first_cuda, self.default_last_cuda)
     }
 }
 
@@ -109,43 +107,27 @@ impl CapabilityTable {
         for row in &file.capability {
             let cap = row.capability;
             if row.kind != Kind::of(cap) {
-                return fail(format!(
-                    "{cap}: kind {:?} does not match its suffix",
-                    row.kind
-                ));
+                return fail(format!("{cap}: kind {:?} does not match its suffix", row.kind));
             }
-            if row
-                .last_cuda
-                .is_some_and(|last| last.release() < row.first_cuda.release())
-            {
+            if row.last_cuda.is_some_and(|last| last.release() < row.first_cuda.release()) {
                 return fail(format!("{cap}: last-cuda is before first-cuda"));
             }
             // Variants and Jetson parts are only built on request (a Jetson build must be only Jetson; an `a`/`f`
             // build runs on one architecture), so a default set never holds them.
             if row.default && (row.kind != Kind::Baseline || row.is_jetson()) {
-                return fail(format!(
-                    "{cap}: only baseline, non-Jetson capabilities can be defaults"
-                ));
+                return fail(format!("{cap}: only baseline, non-Jetson capabilities can be defaults"));
             }
             if row.default_last_cuda.is_some() && !row.default {
                 return fail(format!("{cap}: default-last-cuda without default = true"));
             }
         }
         for pair in file.nvcc_default_arch.windows(2) {
-            let ends_before_next = pair[0]
-                .last_cuda
-                .is_some_and(|last| last.release() < pair[1].first_cuda.release());
+            let ends_before_next = pair[0].last_cuda.is_some_and(|last| last.release() < pair[1].first_cuda.release());
             if !ends_before_next {
-                return fail(
-                    "[[nvcc-default-arch]] ranges must be in order and must not overlap"
-                        .to_string(),
-                );
+                return fail("[[nvcc-default-arch]] ranges must be in order and must not overlap".to_string());
             }
         }
-        Ok(CapabilityTable {
-            capabilities: file.capability,
-            nvcc_default_arch: file.nvcc_default_arch,
-        })
+        Ok(CapabilityTable { capabilities: file.capability, nvcc_default_arch: file.nvcc_default_arch })
     }
 
     pub fn load(path: &Path) -> Result<Self, CompatError> {
@@ -155,9 +137,7 @@ impl CapabilityTable {
     /// The table compiled into the binary.
     pub fn built_in() -> &'static Self {
         static TABLE: OnceLock<CapabilityTable> = OnceLock::new();
-        TABLE.get_or_init(|| {
-            Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests")
-        })
+        TABLE.get_or_init(|| Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests"))
     }
 
     pub fn all(&self) -> &[CapabilityInfo] {
@@ -165,33 +145,23 @@ impl CapabilityTable {
     }
 
     pub fn get(&self, capability: Capability) -> Option<&CapabilityInfo> {
-        let index = self
-            .capabilities
-            .binary_search_by_key(&capability, |row| row.capability)
-            .ok()?;
+        let index = self.capabilities.binary_search_by_key(&capability, |row| row.capability).ok()?;
         Some(&self.capabilities[index])
     }
 
     /// Every capability NVCC release `cuda` compiles for, in table order.
     pub fn accepted_by(&self, cuda: Version) -> impl Iterator<Item = &CapabilityInfo> + '_ {
-        self.capabilities
-            .iter()
-            .filter(move |row| row.accepted_by(cuda))
+        self.capabilities.iter().filter(move |row| row.accepted_by(cuda))
     }
 
     /// The default set of release `cuda`: what to build when the user names no capability.
     pub fn defaults_for(&self, cuda: Version) -> impl Iterator<Item = &CapabilityInfo> + '_ {
-        self.capabilities
-            .iter()
-            .filter(move |row| row.is_default_for(cuda))
+        self.capabilities.iter().filter(move |row| row.is_default_for(cuda))
     }
 
     /// What nvcc itself compiles for when the command line names no target.
     pub fn nvcc_default_arch(&self, cuda: Version) -> Option<Capability> {
-        self.nvcc_default_arch
-            .iter()
-            .find(|row| within(cuda, row.first_cuda, row.last_cuda))
-            .map(|row| row.capability)
+        self.nvcc_default_arch.iter().find(|row| within(cuda, row.first_cuda, row.last_cuda)).map(|row| row.capability)
     }
 }
 
@@ -208,9 +178,7 @@ mod tests {
     }
 
     fn info(cap: &str) -> &'static CapabilityInfo {
-        table()
-            .get(cap.parse().unwrap())
-            .unwrap_or_else(|| panic!("no row for {cap}"))
+        table().get(cap.parse().unwrap()).unwrap_or_else(|| panic!("no row for {cap}"))
     }
 
     fn accepts(cuda: &str, cap: &str) -> bool {
@@ -219,48 +187,31 @@ mod tests {
 
     #[test]
     fn covers_every_baseline_from_3_5_to_12_1() {
-        let baselines: Vec<String> = table()
-            .all()
-            .iter()
-            .filter(|r| r.kind == Kind::Baseline)
-            .map(|r| r.capability.to_string())
-            .collect();
+        let baselines: Vec<String> =
+            table().all().iter().filter(|r| r.kind == Kind::Baseline).map(|r| r.capability.to_string()).collect();
         let expected = [
-            "3.5", "3.7", "5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2", "7.5", "8.0",
-            "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.1", "10.3", "10.7", "11.0", "12.0",
-            "12.1",
+            "3.5", "3.7", "5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.8",
+            "8.9", "9.0", "10.0", "10.1", "10.3", "10.7", "11.0", "12.0", "12.1",
         ];
         assert_eq!(baselines, expected);
     }
 
     #[test]
     fn variants_exist_only_where_nvidia_has_them() {
-        let variants: Vec<String> = table()
-            .all()
-            .iter()
-            .filter(|r| r.kind != Kind::Baseline)
-            .map(|r| r.capability.to_string())
-            .collect();
+        let variants: Vec<String> =
+            table().all().iter().filter(|r| r.kind != Kind::Baseline).map(|r| r.capability.to_string()).collect();
         let expected = [
-            "9.0a", "10.0a", "10.0f", "10.1a", "10.1f", "10.3a", "10.3f", "10.7a", "10.7f",
-            "11.0a", "11.0f", "12.0a", "12.0f", "12.1a", "12.1f",
+            "9.0a", "10.0a", "10.0f", "10.1a", "10.1f", "10.3a", "10.3f", "10.7a", "10.7f", "11.0a", "11.0f", "12.0a",
+            "12.0f", "12.1a", "12.1f",
         ];
         assert_eq!(variants, expected);
         for row in table().all() {
             // Every variant has its baseline, from no later release: `-arch=sm_90a` also embeds compute_90 PTX.
             if let Some(suffix) = row.capability.suffix {
                 let base = info(&row.capability.baseline().to_string());
-                assert!(
-                    base.first_cuda <= row.first_cuda,
-                    "{} predates its baseline",
-                    row.capability
-                );
+                assert!(base.first_cuda <= row.first_cuda, "{} predates its baseline", row.capability);
                 let first = if suffix == Suffix::A { "12.0" } else { "12.9" };
-                assert!(
-                    row.first_cuda >= v(first),
-                    "{} before {first}, when NVIDIA added the suffix",
-                    row.capability
-                );
+                assert!(row.first_cuda >= v(first), "{} before {first}, when NVIDIA added the suffix", row.capability);
             }
         }
     }
@@ -269,18 +220,9 @@ mod tests {
     fn ranges_are_sane_and_sourced() {
         for row in table().all() {
             let cap = row.capability;
-            assert!(
-                row.first_cuda >= v("11.0"),
-                "{cap}: the table starts at 11.0"
-            );
-            assert!(
-                row.first_cuda.release() == row.first_cuda,
-                "{cap}: first-cuda is major.minor"
-            );
-            assert!(
-                row.last_cuda.map_or(true, |l| l >= row.first_cuda),
-                "{cap}: first after last"
-            );
+            assert!(row.first_cuda >= v("11.0"), "{cap}: the table starts at 11.0");
+            assert!(row.first_cuda.release() == row.first_cuda, "{cap}: first-cuda is major.minor");
+            assert!(row.last_cuda.map_or(true, |l| l >= row.first_cuda), "{cap}: first after last");
             assert!(!row.architecture.is_empty(), "{cap}: no architecture");
             assert!(
                 row.source.starts_with("measured: ") || row.source.starts_with("reported: "),
@@ -324,25 +266,12 @@ mod tests {
 
     #[test]
     fn default_sets() {
-        let set = |cuda: &str| -> Vec<String> {
-            table()
-                .defaults_for(v(cuda))
-                .map(|r| r.capability.to_string())
-                .collect()
-        };
-        assert_eq!(
-            set("11.0"),
-            ["5.0", "5.2", "6.0", "6.1", "7.0", "7.5", "8.0"]
-        );
+        let set =
+            |cuda: &str| -> Vec<String> { table().defaults_for(v(cuda)).map(|r| r.capability.to_string()).collect() };
+        assert_eq!(set("11.0"), ["5.0", "5.2", "6.0", "6.1", "7.0", "7.5", "8.0"]);
         assert_eq!(set("12.4"), ["7.0", "7.5", "8.0", "8.6", "8.9", "9.0"]);
-        assert_eq!(
-            set("12.9"),
-            ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]
-        );
-        assert_eq!(
-            set("13.5"),
-            ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]
-        );
+        assert_eq!(set("12.9"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]);
+        assert_eq!(set("13.5"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]);
     }
 
     #[test]
@@ -355,25 +284,17 @@ mod tests {
         // nvcc's own default must be something that release accepts.
         for release in ["11.0", "11.8", "12.0", "12.9", "13.0", "13.5"] {
             let cap = table().nvcc_default_arch(v(release)).unwrap();
-            assert!(
-                table().get(cap).unwrap().accepted_by(v(release)),
-                "{release} defaults to {cap}"
-            );
+            assert!(table().get(cap).unwrap().accepted_by(v(release)), "{release} defaults to {cap}");
         }
     }
 
     #[test]
     fn rejects_rows_that_break_invariants() {
         let row = |cap: &str, kind: &str, extra: &str| {
-            let default = if extra.contains("default = true") {
-                ""
-            } else {
-                "default = false\n"
-            };
+            let default = if extra.contains("default = true") { "" } else { "default = false\n" };
             format!("[[capability]]\ncapability = \"{cap}\"\narchitecture = \"X\"\nexample-gpus = []\nkind = \"{kind}\"\nfirst-cuda = \"12.0\"\n{default}source = \"x\"\n{extra}\n")
         };
-        let tail =
-            "[[nvcc-default-arch]]\nfirst-cuda = \"11.0\"\ncapability = \"5.2\"\nsource = \"x\"\n";
+        let tail = "[[nvcc-default-arch]]\nfirst-cuda = \"11.0\"\ncapability = \"5.2\"\nsource = \"x\"\n";
         let cases = [
             row("9.0a", "arch-specific", "") + &row("9.0", "baseline", ""),
             row("9.0", "baseline", "") + &row("9.0", "baseline", ""),

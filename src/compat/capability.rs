@@ -25,19 +25,12 @@ pub enum Suffix {
 
 impl Capability {
     pub const fn new(major: u32, minor: u32, suffix: Option<Suffix>) -> Self {
-        Capability {
-            major,
-            minor,
-            suffix,
-        }
+        Capability { major, minor, suffix }
     }
 
     /// The same capability without its variant (`9.0a` -> `9.0`): the one whose PTX is forward compatible.
     pub fn baseline(self) -> Self {
-        Capability {
-            suffix: None,
-            ..self
-        }
+        Capability { suffix: None, ..self }
     }
 
     /// Real-architecture name for `code=`: `sm_90a`.
@@ -65,13 +58,7 @@ fn suffix_str(suffix: Option<Suffix>) -> &'static str {
 
 impl fmt::Display for Capability {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}.{}{}",
-            self.major,
-            self.minor,
-            suffix_str(self.suffix)
-        )
+        write!(f, "{}.{}{}", self.major, self.minor, suffix_str(self.suffix))
     }
 }
 
@@ -80,11 +67,7 @@ pub struct ParseCapabilityError(pub String);
 
 impl fmt::Display for ParseCapabilityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "`{}` is not a GPU capability like 8.6, 86, sm_86, compute_90a or 10.0f",
-            self.0
-        )
+        write!(f, "`{}` is not a GPU capability like 8.6, 86, sm_86, compute_90a or 10.0f", self.0)
     }
 }
 
@@ -97,10 +80,7 @@ impl FromStr for Capability {
         let err = || ParseCapabilityError(s.to_string());
         let text = s.trim();
         // `sm_`/`compute_` names never carry a dot; bare capabilities may be either `8.6` or `86`.
-        let (body, prefixed) = match text
-            .strip_prefix("sm_")
-            .or_else(|| text.strip_prefix("compute_"))
-        {
+        let (body, prefixed) = match text.strip_prefix("sm_").or_else(|| text.strip_prefix("compute_")) {
             Some(body) => (body, true),
             None => (text, false),
         };
@@ -120,11 +100,7 @@ impl FromStr for Capability {
         if !digits(major) || !digits(minor) || minor.len() != 1 || major.starts_with('0') {
             return Err(err());
         }
-        Ok(Capability {
-            major: major.parse().map_err(|_| err())?,
-            minor: minor.parse().map_err(|_| err())?,
-            suffix,
-        })
+        Ok(Capability { major: major.parse().map_err(|_| err())?, minor: minor.parse().map_err(|_| err())?, suffix })
     }
 }
 
@@ -173,25 +149,9 @@ mod tests {
 
     #[test]
     fn rejects_non_capabilities() {
-        for bad in [
-            "",
-            "8",
-            "sm_",
-            "sm_8.6",
-            "compute_9.0a",
-            "8.10",
-            "8.",
-            ".6",
-            "x86",
-            "8.6b",
-            "sm_86aa",
-            "086",
-            "a",
-        ] {
-            assert!(
-                bad.parse::<Capability>().is_err(),
-                "{bad:?} should not parse"
-            );
+        for bad in ["", "8", "sm_", "sm_8.6", "compute_9.0a", "8.10", "8.", ".6", "x86", "8.6b", "sm_86aa", "086", "a"]
+        {
+            assert!(bad.parse::<Capability>().is_err(), "{bad:?} should not parse");
         }
     }
 
@@ -206,9 +166,7 @@ mod tests {
 
     #[test]
     fn orders_by_number_then_variant() {
-        let mut caps: Vec<Capability> = ["10.0f", "9.0", "10.0", "9.0a", "10.0a", "12.1"]
-            .map(cap)
-            .to_vec();
+        let mut caps: Vec<Capability> = ["10.0f", "9.0", "10.0", "9.0a", "10.0a", "12.1"].map(cap).to_vec();
         caps.sort();
         let shown: Vec<String> = caps.iter().map(|c| c.to_string()).collect();
         assert_eq!(shown, ["9.0", "9.0a", "10.0", "10.0a", "10.0f", "12.1"]);

@@ -63,9 +63,7 @@ impl HostCompilerTable {
                 return Err(invalid(origin, message));
             }
         }
-        Ok(HostCompilerTable {
-            releases: file.release,
-        })
+        Ok(HostCompilerTable { releases: file.release })
     }
 
     pub fn load(path: &Path) -> Result<Self, CompatError> {
@@ -75,9 +73,7 @@ impl HostCompilerTable {
     /// The table compiled into the binary.
     pub fn built_in() -> &'static Self {
         static TABLE: OnceLock<HostCompilerTable> = OnceLock::new();
-        TABLE.get_or_init(|| {
-            Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests")
-        })
+        TABLE.get_or_init(|| Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests"))
     }
 
     pub fn releases(&self) -> &[HostLimits] {
@@ -89,10 +85,7 @@ impl HostCompilerTable {
     /// `None` for a release the table does not know (older, newer, or never released like 12.7): the caller decides
     /// what to do rather than this table guessing.
     pub fn limits_for(&self, nvcc: Version) -> Option<&HostLimits> {
-        self.releases
-            .iter()
-            .rev()
-            .find(|row| row.nvcc.release() == nvcc.release() && row.nvcc <= nvcc)
+        self.releases.iter().rev().find(|row| row.nvcc.release() == nvcc.release() && row.nvcc <= nvcc)
     }
 
     /// The newest row: what to assume, and say so, for an nvcc newer than the table.
@@ -114,9 +107,7 @@ mod tests {
     }
 
     fn limits(nvcc: &str) -> (u32, u32) {
-        let row = table()
-            .limits_for(v(nvcc))
-            .unwrap_or_else(|| panic!("no row for {nvcc}"));
+        let row = table().limits_for(v(nvcc)).unwrap_or_else(|| panic!("no row for {nvcc}"));
         (row.newest_gcc, row.newest_clang)
     }
 
@@ -134,24 +125,13 @@ mod tests {
                 }
             }
         }
-        let mut present: Vec<Version> = table()
-            .releases()
-            .iter()
-            .map(|r| r.nvcc.release())
-            .collect();
+        let mut present: Vec<Version> = table().releases().iter().map(|r| r.nvcc.release()).collect();
         present.dedup();
         assert_eq!(present, expected);
         // Each release's first row is the bare `major.minor` one, so every build of it is covered.
         for release in &expected {
-            let first = table()
-                .releases()
-                .iter()
-                .find(|r| r.nvcc.release() == *release)
-                .unwrap();
-            assert_eq!(
-                first.nvcc, *release,
-                "{release} must start with a major.minor row"
-            );
+            let first = table().releases().iter().find(|r| r.nvcc.release() == *release).unwrap();
+            assert_eq!(first.nvcc, *release, "{release} must start with a major.minor row");
         }
     }
 
@@ -160,16 +140,8 @@ mod tests {
         for pair in table().releases().windows(2) {
             let (old, new) = (&pair[0], &pair[1]);
             if new.note.is_none() {
-                assert!(
-                    new.newest_gcc >= old.newest_gcc,
-                    "GCC limit drops at {} without a note",
-                    new.nvcc
-                );
-                assert!(
-                    new.newest_clang >= old.newest_clang,
-                    "Clang limit drops at {} without a note",
-                    new.nvcc
-                );
+                assert!(new.newest_gcc >= old.newest_gcc, "GCC limit drops at {} without a note", new.nvcc);
+                assert!(new.newest_clang >= old.newest_clang, "Clang limit drops at {} without a note", new.nvcc);
             }
         }
     }
@@ -228,9 +200,8 @@ mod tests {
 
     #[test]
     fn rejects_unsorted_or_duplicate_rows() {
-        let row = |nvcc: &str| {
-            format!("[[release]]\nnvcc = \"{nvcc}\"\nnewest-gcc = 1\nnewest-clang = 1\nsource = \"x\"\n")
-        };
+        let row =
+            |nvcc: &str| format!("[[release]]\nnvcc = \"{nvcc}\"\nnewest-gcc = 1\nnewest-clang = 1\nsource = \"x\"\n");
         for bad in [row("12.4") + &row("12.3"), row("12.4") + &row("12.4.0")] {
             let err = HostCompilerTable::parse(&bad, "t.toml").unwrap_err();
             assert!(matches!(err, CompatError::Invalid { .. }), "{err}");
@@ -241,12 +212,7 @@ mod tests {
     #[test]
     fn rejects_unknown_fields_with_their_position() {
         let text = "[[release]]\nnvcc = \"12.4\"\nnewest-gcc = 13\nnewest-clang = 17\noldest-gcc = 6\nsource = \"x\"\n";
-        let err = HostCompilerTable::parse(text, "t.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("t.toml:5:1: ") && err.contains("oldest-gcc"),
-            "{err}"
-        );
+        let err = HostCompilerTable::parse(text, "t.toml").unwrap_err().to_string();
+        assert!(err.starts_with("t.toml:5:1: ") && err.contains("oldest-gcc"), "{err}");
     }
 }

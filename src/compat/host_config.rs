@@ -43,29 +43,20 @@ pub enum ScanError {
     /// The check block has no version guard for this compiler.
     Missing(Compiler),
     /// Two plain guards for the same compiler disagree: (newest accepted, line) of each.
-    Conflict {
-        compiler: Compiler,
-        first: (u32, usize),
-        second: (u32, usize),
-    },
+    Conflict { compiler: Compiler, first: (u32, usize), second: (u32, usize) },
 }
 
 impl fmt::Display for ScanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ScanError::NoCheckBlock => f.write_str(
-                "no `#if !__NV_NO_HOST_COMPILER_CHECK` block: is this crt/host_config.h?",
-            ),
+            ScanError::NoCheckBlock => {
+                f.write_str("no `#if !__NV_NO_HOST_COMPILER_CHECK` block: is this crt/host_config.h?")
+            }
             ScanError::Unbalanced { line } => write!(f, "unbalanced #if/#endif at line {line}"),
-            ScanError::Missing(compiler) => write!(
-                f,
-                "no {compiler} version check inside the host-compiler check block"
-            ),
-            ScanError::Conflict {
-                compiler,
-                first,
-                second,
-            } => write!(
+            ScanError::Missing(compiler) => {
+                write!(f, "no {compiler} version check inside the host-compiler check block")
+            }
+            ScanError::Conflict { compiler, first, second } => write!(
                 f,
                 "{compiler} checks disagree: newest {} at line {}, newest {} at line {}",
                 first.0, first.1, second.0, second.1
@@ -95,9 +86,7 @@ pub fn scan(header_text: &str) -> Result<ScannedLimits, ScanError> {
             continue;
         };
         let directive = directive.trim_start();
-        let (keyword, rest) = directive
-            .split_once(char::is_whitespace)
-            .unwrap_or((directive, ""));
+        let (keyword, rest) = directive.split_once(char::is_whitespace).unwrap_or((directive, ""));
         let rest = rest.trim();
         let unbalanced = ScanError::Unbalanced { line };
         match keyword {
@@ -108,11 +97,7 @@ pub fn scan(header_text: &str) -> Result<ScannedLimits, ScanError> {
                     _ => rest.to_string(),
                 };
                 saw_check_block |= is_check_block(&condition);
-                stack.push(Frame {
-                    condition,
-                    line,
-                    in_else: false,
-                });
+                stack.push(Frame { condition, line, in_else: false });
             }
             // An `#elif` is read as its own condition; none of NVIDIA's version errors sit under one.
             "elif" => stack.last_mut().ok_or(unbalanced)?.condition = rest.to_string(),
@@ -121,10 +106,7 @@ pub fn scan(header_text: &str) -> Result<ScannedLimits, ScanError> {
                 stack.pop().ok_or(unbalanced)?;
             }
             "error" => {
-                let Some(start) = stack
-                    .iter()
-                    .position(|f| is_check_block(&f.condition) && !f.in_else)
-                else {
+                let Some(start) = stack.iter().position(|f| is_check_block(&f.condition) && !f.in_else) else {
                     continue;
                 };
                 let Some((compiler, newest)) = classify(&stack[start + 1..]) else {
@@ -136,11 +118,7 @@ pub fn scan(header_text: &str) -> Result<ScannedLimits, ScanError> {
                 };
                 match *slot {
                     Some(first) if first.0 != newest => {
-                        return Err(ScanError::Conflict {
-                            compiler,
-                            first,
-                            second: (newest, line),
-                        });
+                        return Err(ScanError::Conflict { compiler, first, second: (newest, line) });
                     }
                     Some(_) => {}
                     None => *slot = Some((newest, line)),
@@ -163,10 +141,7 @@ pub fn scan(header_text: &str) -> Result<ScannedLimits, ScanError> {
 
 fn is_check_block(condition: &str) -> bool {
     let squeezed: String = condition.chars().filter(|c| !c.is_whitespace()).collect();
-    matches!(
-        squeezed.as_str(),
-        "!__NV_NO_HOST_COMPILER_CHECK" | "!defined(__NV_NO_HOST_COMPILER_CHECK)"
-    )
+    matches!(squeezed.as_str(), "!__NV_NO_HOST_COMPILER_CHECK" | "!defined(__NV_NO_HOST_COMPILER_CHECK)")
 }
 
 /// Which plain compiler check an `#error` under `frames` (outermost first, inside the check block) is, and the
@@ -184,10 +159,8 @@ fn classify(frames: &[Frame]) -> Option<(Compiler, u32)> {
     // A guard that also compares anything else (`__GRCO_CLANG_COMPILER__ == 1`, `__ICC`) is not the plain check.
     let plain = guard_tokens.iter().all(|t| match t {
         Token::Ident(name) => {
-            matches!(
-                name.as_str(),
-                "__GNUC__" | "__clang_major__" | "__clang_minor__" | "defined"
-            ) || is_defined_operand(&guard_tokens, name)
+            matches!(name.as_str(), "__GNUC__" | "__clang_major__" | "__clang_minor__" | "defined")
+                || is_defined_operand(&guard_tokens, name)
         }
         _ => true,
     });
@@ -242,11 +215,7 @@ fn tokens(condition: &str) -> Vec<Token> {
             out.push(value.map_or_else(|| Token::Punct(text.to_string()), Token::Number));
         } else {
             let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
-            let op = if matches!(two.as_str(), ">=" | "<=" | "==" | "!=" | "&&" | "||") {
-                two
-            } else {
-                c.to_string()
-            };
+            let op = if matches!(two.as_str(), ">=" | "<=" | "==" | "!=" | "&&" | "||") { two } else { c.to_string() };
             i += op.chars().count();
             out.push(Token::Punct(op));
         }
@@ -335,11 +304,7 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
     for (index, raw) in cleaned.lines().enumerate() {
         let (start, mut joined) = pending.take().unwrap_or((index + 1, String::new()));
         // `//` comments only matter on directive lines; cutting them there is enough.
-        let raw = if raw.trim_start().starts_with('#') {
-            raw.split("//").next().unwrap_or(raw)
-        } else {
-            raw
-        };
+        let raw = if raw.trim_start().starts_with('#') { raw.split("//").next().unwrap_or(raw) } else { raw };
         match raw.strip_suffix('\\') {
             Some(body) => {
                 joined.push_str(body);
@@ -442,24 +407,12 @@ mod tests {
 
     #[test]
     fn reads_the_11_8_shape() {
-        assert_eq!(
-            scan(SHAPE_11_8),
-            Ok(ScannedLimits {
-                newest_gcc: 11,
-                newest_clang: 14
-            })
-        );
+        assert_eq!(scan(SHAPE_11_8), Ok(ScannedLimits { newest_gcc: 11, newest_clang: 14 }));
     }
 
     #[test]
     fn skips_hos_and_grace_clang_checks() {
-        assert_eq!(
-            scan(SHAPE_13_4),
-            Ok(ScannedLimits {
-                newest_gcc: 16,
-                newest_clang: 22
-            })
-        );
+        assert_eq!(scan(SHAPE_13_4), Ok(ScannedLimits { newest_gcc: 16, newest_clang: 22 }));
         // With the plain Clang block gone, the look-alikes must not stand in for it.
         let start = SHAPE_13_4.find("#if defined(__clang__)").unwrap();
         let end = SHAPE_13_4.find("#endif /* __GNUC__ */").unwrap();
@@ -473,13 +426,7 @@ mod tests {
         let header = SHAPE_11_8
             .replace("(__clang_major__ >= 15)", "(__clang_major__ >= 17)")
             .replace("__GNUC__ > 11", "__GNUC__ > 12");
-        assert_eq!(
-            scan(&header),
-            Ok(ScannedLimits {
-                newest_gcc: 12,
-                newest_clang: 16
-            })
-        );
+        assert_eq!(scan(&header), Ok(ScannedLimits { newest_gcc: 12, newest_clang: 16 }));
     }
 
     #[test]
@@ -489,20 +436,9 @@ mod tests {
                 "#if !__NV_NO_HOST_COMPILER_CHECK\n#ifdef __GNUC__\n#if {gcc}\n#error g\n#endif\n#if defined __clang__\n#if {clang}\n#error c\n#endif\n#endif\n#endif\n#endif\n"
             )
         };
-        let limits = |g, c| {
-            Ok(ScannedLimits {
-                newest_gcc: g,
-                newest_clang: c,
-            })
-        };
-        assert_eq!(
-            scan(&header("__GNUC__ >= 12", "__clang_major__ > 19")),
-            limits(11, 19)
-        );
-        assert_eq!(
-            scan(&header("13 < __GNUC__", "20 <= __clang_major__")),
-            limits(13, 19)
-        );
+        let limits = |g, c| Ok(ScannedLimits { newest_gcc: g, newest_clang: c });
+        assert_eq!(scan(&header("__GNUC__ >= 12", "__clang_major__ > 19")), limits(11, 19));
+        assert_eq!(scan(&header("13 < __GNUC__", "20 <= __clang_major__")), limits(13, 19));
     }
 
     #[test]
@@ -529,14 +465,7 @@ mod tests {
         );
         let err = scan(&twice).unwrap_err();
         assert!(
-            matches!(
-                err,
-                ScanError::Conflict {
-                    compiler: Compiler::Gcc,
-                    first: (11, _),
-                    second: (12, _)
-                }
-            ),
+            matches!(err, ScanError::Conflict { compiler: Compiler::Gcc, first: (11, _), second: (12, _) }),
             "{err}"
         );
     }
@@ -556,22 +485,16 @@ mod tests {
     fn real_headers() {
         use crate::compat::HostCompilerTable;
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/target/host-config-headers");
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
         entries.sort();
         let mut mismatches = Vec::new();
         for path in entries {
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
             let version = name.rsplit('-').next().unwrap().parse().unwrap();
-            let scanned = scan(&std::fs::read_to_string(&path).unwrap())
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
-            let row = HostCompilerTable::built_in()
-                .limits_for(version)
-                .unwrap_or_else(|| panic!("{name}: no table row"));
-            let agrees =
-                (row.newest_gcc, row.newest_clang) == (scanned.newest_gcc, scanned.newest_clang);
+            let scanned = scan(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let row =
+                HostCompilerTable::built_in().limits_for(version).unwrap_or_else(|| panic!("{name}: no table row"));
+            let agrees = (row.newest_gcc, row.newest_clang) == (scanned.newest_gcc, scanned.newest_clang);
             println!(
                 "{name}: gcc {} clang {} (table row {}: {})",
                 scanned.newest_gcc,
@@ -583,9 +506,6 @@ mod tests {
                 mismatches.push(name);
             }
         }
-        assert!(
-            mismatches.is_empty(),
-            "table differs from headers: {mismatches:?}"
-        );
+        assert!(mismatches.is_empty(), "table differs from headers: {mismatches:?}");
     }
 }

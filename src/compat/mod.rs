@@ -16,6 +16,7 @@ pub use host_compilers::{HostCompilerTable, HostLimits};
 pub use platforms::{JetsonServedBy, Platform, PlatformTable, ReleaseRange};
 
 use crate::version::Version;
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
@@ -25,11 +26,7 @@ pub enum CompatError {
     /// The override file could not be read.
     Read { path: String, error: std::io::Error },
     /// The text is not TOML, or does not fit the schema (unknown key, wrong type, bad version).
-    Syntax {
-        origin: String,
-        position: Option<(usize, usize)>,
-        message: String,
-    },
+    Syntax { origin: String, position: Option<(usize, usize)>, message: String },
     /// The rows parse but break an invariant the lookups rely on (unsorted, duplicated, a range backwards).
     Invalid { origin: String, message: String },
 }
@@ -38,18 +35,10 @@ impl fmt::Display for CompatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CompatError::Read { path, error } => write!(f, "cannot read {path}: {error}"),
-            CompatError::Syntax {
-                origin,
-                position: Some((line, column)),
-                message,
-            } => {
+            CompatError::Syntax { origin, position: Some((line, column)), message } => {
                 write!(f, "{origin}:{line}:{column}: {message}")
             }
-            CompatError::Syntax {
-                origin,
-                position: None,
-                message,
-            } => write!(f, "{origin}: {message}"),
+            CompatError::Syntax { origin, position: None, message } => write!(f, "{origin}: {message}"),
             CompatError::Invalid { origin, message } => write!(f, "{origin}: {message}"),
         }
     }
@@ -82,21 +71,64 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 fn read(path: &Path) -> Result<String, CompatError> {
-    std::fs::read_to_string(path).map_err(|error| CompatError::Read {
-        path: path.display().to_string(),
-        error,
-    })
+    std::fs::read_to_string(path).map_err(|error| CompatError::Read { path: path.display().to_string(), error })
 }
 
 fn invalid(origin: &str, message: String) -> CompatError {
-    CompatError::Invalid {
-        origin: origin.to_string(),
-        message,
-    }
+    CompatError::Invalid { origin: origin.to_string(), message }
 }
 
 /// Whether NVCC release `cuda` lies in `first ..= last` (no `last`: open-ended). Only major.minor counts, so
 /// `12.9.86` is inside a range that ends at `12.9`.
+/// The three tables a plan is decided with: the built-in ones, or those of the config's `compat-data` directory
+/// (each file there replaces its built-in twin; a missing file keeps the built-in one).
+#[derive(Debug, Clone)]
+pub struct Compat {
+    pub host_compilers: Cow<'static, HostCompilerTable>,
+    pub capabilities: Cow<'static, CapabilityTable>,
+    pub platforms: Cow<'static, PlatformTable>,
+}
+
+impl Compat {
+    pub fn built_in() -> Compat {
+        Compat {
+            host_compilers: Cow::Borrowed(HostCompilerTable::built_in()),
+            capabilities: Cow::Borrowed(CapabilityTable::built_in()),
+            platforms: Cow::Borrowed(PlatformTable::built_in()),
+        }
+    }
+
+    /// The tables for this configuration. A broken override file is an error naming it.
+    pub fn load(config: &crate::config::Loaded) -> crate::error::Result<Compat> {
+        let mut compat = Compat::built_in();
+        let Some(dir) = config.config.compat_data.as_deref().map(|d| config.resolve(d)) else {
+            return Ok(compat);
+        };
+        if !dir.is_dir() {
+            return Err(crate::error::Error::new(
+                crate::error::ErrorKind::Config,
+                format!("`compat-data` is {}, which is not a directory", dir.display()),
+            )
+            .with_help("point it at a directory holding host-compilers.toml, capabilities.toml or platforms.toml"));
+        }
+        let bad = |e: CompatError| {
+            crate::error::Error::new(crate::error::ErrorKind::Config, format!("invalid compatibility data: {e}"))
+                .with_help("compat-data/README.md in the source describes each file")
+        };
+        let file = |name: &str| Some(dir.join(name)).filter(|p| p.is_file());
+        if let Some(path) = file("host-compilers.toml") {
+            compat.host_compilers = Cow::Owned(HostCompilerTable::load(&path).map_err(bad)?);
+        }
+        if let Some(path) = file("capabilities.toml") {
+            compat.capabilities = Cow::Owned(CapabilityTable::load(&path).map_err(bad)?);
+        }
+        if let Some(path) = file("platforms.toml") {
+            compat.platforms = Cow::Owned(PlatformTable::load(&path).map_err(bad)?);
+        }
+        Ok(compat)
+    }
+}
+
 fn within(cuda: Version, first: Version, last: Option<Version>) -> bool {
     let release = cuda.release();
     release >= first.release() && last.map_or(true, |last| release <= last.release())

@@ -51,11 +51,7 @@ impl Platform {
     /// the middle differently (`aarch64-linux-gnu`, `aarch64-unknown-linux-gnu`, `aarch64-none-linux-gnu`).
     pub fn matches_triple(&self, triple: &str) -> bool {
         let cpu = |t: &str| t.split('-').next().unwrap_or_default().to_string();
-        triple.contains("-linux")
-            && self
-                .gnu_triples
-                .iter()
-                .any(|known| cpu(known) == cpu(triple))
+        triple.contains("-linux") && self.gnu_triples.iter().any(|known| cpu(known) == cpu(triple))
     }
 }
 
@@ -89,55 +85,35 @@ impl PlatformTable {
         let fail = |message: String| Err(invalid(origin, message));
         for (i, platform) in file.platform.iter().enumerate() {
             let name = &platform.name;
-            if file.platform[..i]
-                .iter()
-                .any(|earlier| earlier.name == *name)
-            {
+            if file.platform[..i].iter().any(|earlier| earlier.name == *name) {
                 return fail(format!("platform {name} appears twice"));
             }
             if platform.shipped.is_empty() {
                 return fail(format!("{name}: shipped has no range"));
             }
             for range in &platform.shipped {
-                if range
-                    .last_cuda
-                    .is_some_and(|last| last.release() < range.first_cuda.release())
-                {
+                if range.last_cuda.is_some_and(|last| last.release() < range.first_cuda.release()) {
                     return fail(format!("{name}: a shipped range ends before it starts"));
                 }
             }
             for pair in platform.shipped.windows(2) {
-                let ends_before_next = pair[0]
-                    .last_cuda
-                    .is_some_and(|last| last.release() < pair[1].first_cuda.release());
+                let ends_before_next =
+                    pair[0].last_cuda.is_some_and(|last| last.release() < pair[1].first_cuda.release());
                 if !ends_before_next {
-                    return fail(format!(
-                        "{name}: shipped ranges must be in order and must not overlap"
-                    ));
+                    return fail(format!("{name}: shipped ranges must be in order and must not overlap"));
                 }
             }
         }
         for served in &file.jetson_served_by {
             match file.platform.iter().find(|p| p.name == served.platform) {
-                None => {
-                    return fail(format!(
-                        "[[jetson-served-by]] names unknown platform {}",
-                        served.platform
-                    ))
-                }
+                None => return fail(format!("[[jetson-served-by]] names unknown platform {}", served.platform)),
                 Some(p) if p.jetson => {
-                    return fail(format!(
-                        "[[jetson-served-by]] is for non-Jetson platforms, not {}",
-                        p.name
-                    ))
+                    return fail(format!("[[jetson-served-by]] is for non-Jetson platforms, not {}", p.name))
                 }
                 Some(_) => {}
             }
         }
-        Ok(PlatformTable {
-            platforms: file.platform,
-            jetson_served_by: file.jetson_served_by,
-        })
+        Ok(PlatformTable { platforms: file.platform, jetson_served_by: file.jetson_served_by })
     }
 
     pub fn load(path: &Path) -> Result<Self, CompatError> {
@@ -147,9 +123,7 @@ impl PlatformTable {
     /// The table compiled into the binary.
     pub fn built_in() -> &'static Self {
         static TABLE: OnceLock<PlatformTable> = OnceLock::new();
-        TABLE.get_or_init(|| {
-            Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests")
-        })
+        TABLE.get_or_init(|| Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests"))
     }
 
     pub fn all(&self) -> &[Platform] {
@@ -164,16 +138,12 @@ impl PlatformTable {
     /// Every platform for a GNU triple. aarch64 gives two (sbsa-linux and the Jetson aarch64-linux): the GPU
     /// capability decides between them, not the CPU.
     pub fn by_triple<'a>(&'a self, triple: &'a str) -> impl Iterator<Item = &'a Platform> + 'a {
-        self.platforms
-            .iter()
-            .filter(move |p| p.matches_triple(triple))
+        self.platforms.iter().filter(move |p| p.matches_triple(triple))
     }
 
     /// Every platform for a Nix system string (`aarch64-linux` gives two, as for triples).
     pub fn by_nix_system<'a>(&'a self, system: &'a str) -> impl Iterator<Item = &'a Platform> + 'a {
-        self.platforms
-            .iter()
-            .filter(move |p| p.nix_system == system)
+        self.platforms.iter().filter(move |p| p.nix_system == system)
     }
 
     /// Whether `platform` serves the Jetson part `part` in release `cuda` (beyond the Jetson platform itself).
@@ -181,9 +151,9 @@ impl PlatformTable {
         if platform.jetson {
             return true;
         }
-        self.jetson_served_by.iter().any(|s| {
-            s.platform == platform.name && s.part == part && within(cuda, s.first_cuda, None)
-        })
+        self.jetson_served_by
+            .iter()
+            .any(|s| s.platform == platform.name && s.part == part && within(cuda, s.first_cuda, None))
     }
 
     /// Whether code for `capability` may be built for `platform` with release `cuda`. The Jetson platform takes
@@ -212,9 +182,7 @@ mod tests {
     }
 
     fn platform(name: &str) -> &'static Platform {
-        table()
-            .get(name)
-            .unwrap_or_else(|| panic!("no platform {name}"))
+        table().get(name).unwrap_or_else(|| panic!("no platform {name}"))
     }
 
     fn names<'a>(platforms: impl Iterator<Item = &'a Platform>) -> Vec<&'a str> {
@@ -223,27 +191,11 @@ mod tests {
 
     #[test]
     fn has_the_four_targets_each_sourced() {
-        assert_eq!(
-            names(table().all().iter()),
-            [
-                "x86_64-linux",
-                "sbsa-linux",
-                "aarch64-linux",
-                "ppc64le-linux"
-            ]
-        );
+        assert_eq!(names(table().all().iter()), ["x86_64-linux", "sbsa-linux", "aarch64-linux", "ppc64le-linux"]);
         for p in table().all() {
-            assert!(
-                p.source.starts_with("measured: ") || p.source.starts_with("reported: "),
-                "{}",
-                p.name
-            );
+            assert!(p.source.starts_with("measured: ") || p.source.starts_with("reported: "), "{}", p.name);
             assert!(!p.gnu_triples.is_empty(), "{}", p.name);
-            assert!(
-                p.shipped.iter().all(|r| r.first_cuda >= v("11.0")),
-                "{}: the tables start at 11.0",
-                p.name
-            );
+            assert!(p.shipped.iter().all(|r| r.first_cuda >= v("11.0")), "{}: the tables start at 11.0", p.name);
         }
     }
 
@@ -260,27 +212,12 @@ mod tests {
 
     #[test]
     fn lookups_by_triple_and_nix_system() {
-        assert_eq!(
-            names(table().by_triple("x86_64-unknown-linux-gnu")),
-            ["x86_64-linux"]
-        );
-        assert_eq!(
-            names(table().by_triple("aarch64-none-linux-gnu")),
-            ["sbsa-linux", "aarch64-linux"]
-        );
-        assert_eq!(
-            names(table().by_triple("powerpc64le-linux-gnu")),
-            ["ppc64le-linux"]
-        );
+        assert_eq!(names(table().by_triple("x86_64-unknown-linux-gnu")), ["x86_64-linux"]);
+        assert_eq!(names(table().by_triple("aarch64-none-linux-gnu")), ["sbsa-linux", "aarch64-linux"]);
+        assert_eq!(names(table().by_triple("powerpc64le-linux-gnu")), ["ppc64le-linux"]);
         assert!(names(table().by_triple("aarch64-apple-darwin")).is_empty());
-        assert_eq!(
-            names(table().by_nix_system("powerpc64le-linux")),
-            ["ppc64le-linux"]
-        );
-        assert_eq!(
-            names(table().by_nix_system("aarch64-linux")),
-            ["sbsa-linux", "aarch64-linux"]
-        );
+        assert_eq!(names(table().by_nix_system("powerpc64le-linux")), ["ppc64le-linux"]);
+        assert_eq!(names(table().by_nix_system("aarch64-linux")), ["sbsa-linux", "aarch64-linux"]);
         assert!(names(table().by_nix_system("aarch64-darwin")).is_empty());
     }
 
@@ -288,39 +225,23 @@ mod tests {
     fn jetson_capabilities_follow_the_platform_rule() {
         let caps = CapabilityTable::built_in();
         let allows = |platform_name: &str, cap: &str, cuda: &str| {
-            table().allows(
-                platform(platform_name),
-                caps.get(cap.parse().unwrap()).unwrap(),
-                v(cuda),
-            )
+            table().allows(platform(platform_name), caps.get(cap.parse().unwrap()).unwrap(), v(cuda))
         };
         assert!(allows("aarch64-linux", "8.7", "12.4") && !allows("aarch64-linux", "8.6", "12.4"));
         assert!(!allows("x86_64-linux", "8.7", "12.4") && allows("x86_64-linux", "8.6", "12.4"));
         assert!(!allows("sbsa-linux", "8.7", "13.1") && allows("sbsa-linux", "8.7", "13.2"));
         assert!(!allows("sbsa-linux", "10.1", "12.9") && allows("sbsa-linux", "11.0a", "13.0"));
-        assert!(
-            !allows("x86_64-linux", "11.0", "13.0"),
-            "Thor via sbsa only, not x86_64"
-        );
+        assert!(!allows("x86_64-linux", "11.0", "13.0"), "Thor via sbsa only, not x86_64");
         assert!(!allows("sbsa-linux", "7.2", "12.9"));
     }
 
     #[test]
     fn jetson_served_by_names_real_parts() {
-        let parts: Vec<&str> = CapabilityTable::built_in()
-            .all()
-            .iter()
-            .filter_map(|c| c.jetson_part.as_deref())
-            .collect();
+        let parts: Vec<&str> =
+            CapabilityTable::built_in().all().iter().filter_map(|c| c.jetson_part.as_deref()).collect();
         for served in &table().jetson_served_by {
-            assert!(
-                parts.contains(&served.part.as_str()),
-                "unknown Jetson part {}",
-                served.part
-            );
-            assert!(
-                served.source.starts_with("measured: ") || served.source.starts_with("reported: ")
-            );
+            assert!(parts.contains(&served.part.as_str()), "unknown Jetson part {}", served.part);
+            assert!(served.source.starts_with("measured: ") || served.source.starts_with("reported: "));
         }
     }
 
@@ -335,14 +256,12 @@ mod tests {
             platform("a", "[]"),
             platform("a", "[{ first-cuda = \"12.0\", last-cuda = \"11.0\" }]"),
             platform("a", "[{ first-cuda = \"12.0\" }, { first-cuda = \"12.4\" }]"),
-            ok.clone() + "[[jetson-served-by]]\nplatform = \"b\"\npart = \"Thor\"\nfirst-cuda = \"13.0\"\nsource = \"x\"\n",
+            ok.clone()
+                + "[[jetson-served-by]]\nplatform = \"b\"\npart = \"Thor\"\nfirst-cuda = \"13.0\"\nsource = \"x\"\n",
         ];
         for text in cases {
-            let text = if text.contains("jetson-served-by") {
-                text
-            } else {
-                "jetson-served-by = []\n".to_string() + &text
-            };
+            let text =
+                if text.contains("jetson-served-by") { text } else { "jetson-served-by = []\n".to_string() + &text };
             let err = PlatformTable::parse(&text, "t.toml").unwrap_err();
             assert!(matches!(err, CompatError::Invalid { .. }), "{err}\n{text}");
         }

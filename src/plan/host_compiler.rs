@@ -8,9 +8,14 @@
 //! 4. Else, with `allow-unsupported`, the stdenv compiler plus `-allow-unsupported-compiler`; without it, an error
 //!    that names the release, the accepted range and every compiler considered.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::config::CompilerFamily;
+use super::{Addition, Plan};
+use crate::args::{HostCompilerGiven, Invocation, Phase};
+use crate::compat::HostCompilerTable;
+use crate::config::{CompilerEntry, CompilerFamily, Loaded};
+use crate::error::{Error, ErrorKind, Result};
+use crate::probe::system::Probes;
 use crate::version::Version;
 
 /// A compiler whose family and version are known (from the config or from probing).
@@ -25,13 +30,7 @@ pub struct Known {
 
 impl std::fmt::Display for Known {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} ({} {})",
-            self.path.display(),
-            self.family,
-            self.version
-        )
+        write!(f, "{} ({} {})", self.path.display(), self.family, self.version)
     }
 }
 
@@ -52,10 +51,7 @@ impl Accepts {
     }
 
     pub fn describe(&self) -> String {
-        format!(
-            "GCC up to {} and Clang up to {}",
-            self.newest_gcc, self.newest_clang
-        )
+        format!("GCC up to {} and Clang up to {}", self.newest_gcc, self.newest_clang)
     }
 }
 
@@ -64,10 +60,7 @@ pub enum Choice {
     /// The stdenv compiler is accepted: use it as it is.
     Stdenv(Known),
     /// Another compiler, because this nvcc does not accept the stdenv one (`stdenv` is `None` when none is known).
-    Other {
-        chosen: Known,
-        stdenv: Option<Known>,
-    },
+    Other { chosen: Known, stdenv: Option<Known> },
     /// Nothing is accepted, and the configuration allows unsupported compilers: the stdenv one, unchecked.
     Unsupported(Known),
 }
@@ -89,25 +82,15 @@ pub fn choose(
     if let Some(s) = stdenv.filter(|s| accepts.accepts(s.family, s.version)) {
         return Ok(Choice::Stdenv(s.clone()));
     }
-    let first = prefer
-        .or(stdenv.map(|s| s.family))
-        .unwrap_or(CompilerFamily::Gcc);
+    let first = prefer.or(stdenv.map(|s| s.family)).unwrap_or(CompilerFamily::Gcc);
     let rank = |k: &Known| (k.family == first, k.version);
-    let best = candidates
-        .iter()
-        .filter(|k| accepts.accepts(k.family, k.version))
-        .max_by_key(|k| rank(k));
+    let best = candidates.iter().filter(|k| accepts.accepts(k.family, k.version)).max_by_key(|k| rank(k));
     if let Some(chosen) = best {
-        return Ok(Choice::Other {
-            chosen: chosen.clone(),
-            stdenv: stdenv.cloned(),
-        });
+        return Ok(Choice::Other { chosen: chosen.clone(), stdenv: stdenv.cloned() });
     }
     match stdenv {
         Some(s) if allow_unsupported => Ok(Choice::Unsupported(s.clone())),
-        _ => Err(NoneAccepted {
-            considered: stdenv.into_iter().chain(candidates).cloned().collect(),
-        }),
+        _ => Err(NoneAccepted { considered: stdenv.into_iter().chain(candidates).cloned().collect() }),
     }
 }
 
@@ -129,23 +112,14 @@ pub fn libstdcxx_flags(chosen: &Known, stdenv: &StdenvLibstdcxx, links: bool) ->
     let mut flags = Vec::new();
     match chosen.family {
         CompilerFamily::Clang if chosen.version.major >= 16 => {
-            flags.push(format!(
-                "-Xcompiler=--gcc-install-dir={}",
-                stdenv.gcc_install_dir.display()
-            ));
+            flags.push(format!("-Xcompiler=--gcc-install-dir={}", stdenv.gcc_install_dir.display()));
         }
         CompilerFamily::Clang => {
             // PREFIX/lib/gcc/TRIPLE/VERSION -> PREFIX, which is what --gcc-toolchain takes.
-            let prefix = stdenv
-                .gcc_install_dir
-                .ancestors()
-                .nth(4)
-                .unwrap_or(&stdenv.gcc_install_dir);
+            let prefix = stdenv.gcc_install_dir.ancestors().nth(4).unwrap_or(&stdenv.gcc_install_dir);
             flags.push(format!("-Xcompiler=--gcc-toolchain={}", prefix.display()));
         }
-        CompilerFamily::Gcc if links => {
-            flags.push(format!("-L{}", stdenv.gcc_install_dir.display()))
-        }
+        CompilerFamily::Gcc if links => flags.push(format!("-L{}", stdenv.gcc_install_dir.display())),
         CompilerFamily::Gcc => {}
     }
     if links {
@@ -157,14 +131,211 @@ pub fn libstdcxx_flags(chosen: &Known, stdenv: &StdenvLibstdcxx, links: bool) ->
 /// Whether nvcc will run the host compiler on this input (and so check its version): sources, not objects or
 /// libraries. An input with no known extension counts as a source, to be safe.
 pub fn is_host_compiled(input: &std::ffi::OsStr) -> bool {
-    let ext = std::path::Path::new(input)
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("");
-    !matches!(
-        ext,
-        "o" | "obj" | "a" | "lib" | "so" | "dylib" | "res" | "cubin" | "fatbin" | "ptx" | "ltoir"
-    ) && !input.to_string_lossy().contains(".so.")
+    let ext = std::path::Path::new(input).extension().and_then(|e| e.to_str()).unwrap_or("");
+    !matches!(ext, "o" | "obj" | "a" | "lib" | "so" | "dylib" | "res" | "cubin" | "fatbin" | "ptx" | "ltoir")
+        && !input.to_string_lossy().contains(".so.")
+}
+
+/// What the planner knows about this call, for the host-compiler step.
+pub struct Step<'a> {
+    pub invocation: &'a Invocation,
+    pub config: &'a Loaded,
+    pub table: &'a HostCompilerTable,
+    pub probes: &'a dyn Probes,
+    pub nvcc: &'a Path,
+}
+
+impl Step<'_> {
+    /// Decide the host compiler and add what nvcc needs to hear; errors only when nothing this nvcc accepts exists.
+    pub fn decide(&self, plan: &mut Plan) -> Result<()> {
+        let inv = self.invocation;
+        let settings = &self.config.config.host_compiler;
+        let limits = self.limits(plan);
+        if let Some(given) = inv.host_compiler() {
+            self.check_given(&given, limits, plan);
+            return Ok(());
+        }
+        let Some((release, accepts)) = limits else {
+            return Ok(());
+        };
+        let stdenv = self.stdenv(plan);
+
+        // nvcc checks the compiler's version only when it preprocesses; a link of objects never does, so the stdenv
+        // compiler itself can link them, with its own libstdc++ and no skew.
+        let link_only =
+            inv.phase() == Phase::Link && !inv.inputs.is_empty() && !inv.inputs.iter().any(|i| is_host_compiled(i));
+        if let (true, Some(s)) = (link_only, &stdenv) {
+            plan.before.push(ccbin(&s.path, format!(
+                "this call only links objects, which nvcc does without checking the host compiler, so the stdenv compiler {s} links them with its own libstdc++"
+            )));
+            return Ok(());
+        }
+
+        let allow = settings.allow_unsupported || inv.allows_unsupported_compiler();
+        let in_range = stdenv.as_ref().is_some_and(|s| accepts.accepts(s.family, s.version));
+        let candidates = if in_range { Vec::new() } else { self.candidates(plan) };
+        match choose(accepts, stdenv.as_ref(), &candidates, settings.prefer, allow) {
+            Ok(Choice::Stdenv(s)) => plan.before.push(ccbin(
+                &s.path,
+                format!("the stdenv compiler {s} is one nvcc {release} accepts ({})", accepts.describe()),
+            )),
+            Ok(Choice::Other { chosen, stdenv }) => {
+                let why = match &stdenv {
+                    Some(s) => format!("nvcc {release} accepts {}, not the stdenv compiler {s}", accepts.describe()),
+                    None => format!("nvcc {release} accepts {}, and no stdenv compiler is known", accepts.describe()),
+                };
+                plan.before.push(ccbin(&chosen.path, format!("{why}: {chosen} is the newest accepted")));
+                if let Some(s) = stdenv {
+                    self.share_libstdcxx(&chosen, &s, plan);
+                }
+            }
+            Ok(Choice::Unsupported(s)) => {
+                plan.before.push(ccbin(&s.path, format!(
+                    "no compiler nvcc {release} accepts ({}) was found; allow-unsupported keeps the stdenv compiler {s}",
+                    accepts.describe()
+                )));
+                if !inv.allows_unsupported_compiler() {
+                    plan.before.push(Addition {
+                        args: vec!["-allow-unsupported-compiler".into()],
+                        reason: "`allow-unsupported = true` in the config".into(),
+                    });
+                }
+            }
+            Err(NoneAccepted { considered }) => {
+                let listed = if considered.is_empty() {
+                    "none found".to_string()
+                } else {
+                    considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+                };
+                return Err(Error::new(
+                    ErrorKind::HostCompiler,
+                    format!("no usable host compiler: nvcc {release} accepts {}, and none of these is: {listed}", accepts.describe()),
+                )
+                .with_help(format!(
+                    "install one (e.g. g++-{} or clang++-{}) and list it in `[host-compiler] candidates`, pass `-ccbin`, or set `allow-unsupported = true` to try the stdenv compiler anyway",
+                    accepts.newest_gcc, accepts.newest_clang
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The NVCC release and what it accepts, or `None` (with a note) when the release cannot be told or the table
+    /// does not cover it.
+    fn limits(&self, plan: &mut Plan) -> Option<(Version, Accepts)> {
+        let version = match self.config.config.cuda_version {
+            Some(v) => v,
+            None => match self.probes.nvcc_version(self.nvcc) {
+                Ok(v) => v,
+                Err(e) => {
+                    plan.notes.push(format!("the NVCC release is unknown ({e}); set `cuda-version` in the config: no host compiler is chosen"));
+                    return None;
+                }
+            },
+        };
+        let row = match self.table.limits_for(version) {
+            Some(row) => row,
+            None if version > self.table.newest().nvcc => {
+                let newest = self.table.newest();
+                plan.notes.push(format!(
+                    "nvcc {version} is newer than the compatibility table; assuming the limits of {}",
+                    newest.nvcc
+                ));
+                newest
+            }
+            None => {
+                plan.notes
+                    .push(format!("nvcc {version} is not in the compatibility table: no host compiler is chosen"));
+                return None;
+            }
+        };
+        Some((version.release(), Accepts { newest_gcc: row.newest_gcc, newest_clang: row.newest_clang }))
+    }
+
+    /// A compiler the user gave is used as it is; warn when this nvcc will reject it.
+    fn check_given(&self, given: &HostCompilerGiven, limits: Option<(Version, Accepts)>, plan: &mut Plan) {
+        let (value, how) = match given {
+            HostCompilerGiven::Option(f) => (
+                f.value.clone().unwrap_or_default(),
+                format!("`{}` in {}", f.spelling, f.at.channel.describe(self.invocation)),
+            ),
+            HostCompilerGiven::Env(v) => (v.to_os_string(), "$NVCC_CCBIN".to_string()),
+        };
+        plan.notes.push(format!("the host compiler is given by {how} ({}): nothing is added", value.to_string_lossy()));
+        let Some((release, accepts)) = limits else { return };
+        // `-ccbin` may name a directory holding gcc/g++; then nvcc picks the program and there is nothing to check.
+        let Some(path) = self.probes.resolve(Path::new(&value)).filter(|p| p.is_file()) else { return };
+        if let Ok(k) = self.probes.compiler(&path) {
+            if !accepts.accepts(k.family, k.version) && !self.invocation.allows_unsupported_compiler() {
+                plan.warnings.push(format!(
+                    "nvcc {release} accepts {}, and the host compiler given by {how} is {k}: nvcc will reject it",
+                    accepts.describe()
+                ));
+            }
+        }
+    }
+
+    /// The stdenv compiler: the config's, else `g++` on PATH (what nvcc itself runs by default).
+    fn stdenv(&self, plan: &mut Plan) -> Option<Known> {
+        let entry = match &self.config.config.host_compiler.stdenv {
+            Some(entry) => CompilerEntry { path: self.config.resolve(&entry.path), ..entry.clone() },
+            None => CompilerEntry::path(self.probes.resolve(Path::new("g++"))?),
+        };
+        self.known(&entry).map_err(|e| plan.notes.push(format!("the stdenv compiler is left out: {e}"))).ok()
+    }
+
+    /// The candidates: the config's list, else every `g++[-N]` and `clang++[-N]` on PATH.
+    fn candidates(&self, plan: &mut Plan) -> Vec<Known> {
+        let configured = &self.config.config.host_compiler.candidates;
+        let entries: Vec<CompilerEntry> = if configured.is_empty() {
+            self.probes.installed_compilers().into_iter().map(CompilerEntry::path).collect()
+        } else {
+            configured.iter().map(|e| CompilerEntry { path: self.config.resolve(&e.path), ..e.clone() }).collect()
+        };
+        entries
+            .iter()
+            .filter_map(|e| self.known(e).map_err(|err| plan.notes.push(format!("candidate left out: {err}"))).ok())
+            .collect()
+    }
+
+    /// A compiler entry with family and version: as recorded in the config, or probed.
+    fn known(&self, entry: &CompilerEntry) -> std::result::Result<Known, String> {
+        let path = match self.probes.resolve(&entry.path) {
+            Some(p) => p,
+            None => return Err(format!("{} is not an executable here", entry.path.display())),
+        };
+        match (entry.family, entry.version) {
+            (Some(family), Some(version)) => Ok(Known { path, family, version, target: entry.target.clone() }),
+            _ => self.probes.compiler(&path),
+        }
+    }
+
+    fn share_libstdcxx(&self, chosen: &Known, stdenv: &Known, plan: &mut Plan) {
+        let recorded = self.config.config.host_compiler.stdenv.as_ref().and_then(|e| {
+            Some(StdenvLibstdcxx { gcc_install_dir: e.gcc_install_dir.clone()?, runtime_dir: e.libstdcxx_dir.clone()? })
+        });
+        let dirs = match recorded.map(Ok).unwrap_or_else(|| self.probes.libstdcxx(&stdenv.path)) {
+            Ok(dirs) => dirs,
+            Err(e) => {
+                plan.warnings.push(format!("cannot find the libstdc++ of the stdenv compiler {stdenv} ({e}): objects it built may not link with {chosen}'s"));
+                return;
+            }
+        };
+        let links = matches!(self.invocation.phase(), Phase::Link | Phase::Run);
+        let flags = libstdcxx_flags(chosen, &dirs, links);
+        if !flags.is_empty() {
+            plan.before.push(Addition {
+                args: flags.into_iter().map(Into::into).collect(),
+                reason: format!("{chosen} is not the stdenv compiler: use the stdenv's libstdc++ from {} so objects of both link and run", dirs.gcc_install_dir.display()),
+            });
+        }
+    }
+}
+
+fn ccbin(path: &Path, reason: String) -> Addition {
+    let mut arg = std::ffi::OsString::from("-ccbin=");
+    arg.push(path);
+    Addition { args: vec![arg], reason }
 }
 
 #[cfg(test)]
@@ -173,22 +344,11 @@ mod tests {
     use CompilerFamily::{Clang, Gcc};
 
     fn k(path: &str, family: CompilerFamily, version: &str) -> Known {
-        Known {
-            path: path.into(),
-            family,
-            version: version.parse().unwrap(),
-            target: None,
-        }
+        Known { path: path.into(), family, version: version.parse().unwrap(), target: None }
     }
 
-    const NVCC_11_8: Accepts = Accepts {
-        newest_gcc: 11,
-        newest_clang: 14,
-    };
-    const NVCC_12_4: Accepts = Accepts {
-        newest_gcc: 13,
-        newest_clang: 17,
-    };
+    const NVCC_11_8: Accepts = Accepts { newest_gcc: 11, newest_clang: 14 };
+    const NVCC_12_4: Accepts = Accepts { newest_gcc: 13, newest_clang: 17 };
 
     fn all() -> Vec<Known> {
         vec![
@@ -213,10 +373,7 @@ mod tests {
             (
                 k("g++-11", Gcc, "11.3.0"),
                 true,
-                &[
-                    "-L/usr/lib/gcc/x86_64-linux-gnu/12",
-                    "-Xlinker=-rpath,/usr/lib/x86_64-linux-gnu",
-                ],
+                &["-L/usr/lib/gcc/x86_64-linux-gnu/12", "-Xlinker=-rpath,/usr/lib/x86_64-linux-gnu"],
             ),
             (k("g++-11", Gcc, "11.3.0"), false, &[]),
             (
@@ -227,18 +384,11 @@ mod tests {
             (
                 k("clang++-14", Clang, "14.0.6"),
                 true,
-                &[
-                    "-Xcompiler=--gcc-toolchain=/usr",
-                    "-Xlinker=-rpath,/usr/lib/x86_64-linux-gnu",
-                ],
+                &["-Xcompiler=--gcc-toolchain=/usr", "-Xlinker=-rpath,/usr/lib/x86_64-linux-gnu"],
             ),
         ];
         for (chosen, links, want) in rows {
-            assert_eq!(
-                libstdcxx_flags(chosen, &dirs(), *links),
-                *want,
-                "{chosen} links={links}"
-            );
+            assert_eq!(libstdcxx_flags(chosen, &dirs(), *links), *want, "{chosen} links={links}");
         }
     }
 
@@ -247,14 +397,7 @@ mod tests {
         for source in ["a.cu", "b.cpp", "c.c", "d.ii", "noext"] {
             assert!(is_host_compiled(source.as_ref()), "{source}");
         }
-        for object in [
-            "a.o",
-            "lib/x.a",
-            "libfoo.so",
-            "libfoo.so.1.2",
-            "k.cubin",
-            "k.fatbin",
-        ] {
+        for object in ["a.o", "lib/x.a", "libfoo.so", "libfoo.so.1.2", "k.cubin", "k.fatbin"] {
             assert!(!is_host_compiled(object.as_ref()), "{object}");
         }
     }
@@ -262,52 +405,22 @@ mod tests {
     #[test]
     fn stdenv_in_range_is_used_unchanged() {
         let g12 = k("g++-12", Gcc, "12.2.0");
-        assert_eq!(
-            choose(NVCC_12_4, Some(&g12), &all(), None, false),
-            Ok(Choice::Stdenv(g12))
-        );
+        assert_eq!(choose(NVCC_12_4, Some(&g12), &all(), None, false), Ok(Choice::Stdenv(g12)));
     }
 
     #[test]
     fn out_of_range_stdenv_gets_newest_accepted_of_its_family_first() {
         let rows = [
             (NVCC_11_8, k("g++-12", Gcc, "12.2.0"), None, "g++-11"),
-            (
-                NVCC_11_8,
-                k("clang++-19", Clang, "19.1.7"),
-                None,
-                "clang++-14",
-            ),
-            (
-                NVCC_12_4,
-                k("clang++-19", Clang, "19.1.7"),
-                None,
-                "clang++-16",
-            ),
-            (
-                NVCC_11_8,
-                k("g++-12", Gcc, "12.2.0"),
-                Some(Clang),
-                "clang++-14",
-            ),
-            (
-                NVCC_11_8,
-                k("clang++-19", Clang, "19.1.7"),
-                Some(Gcc),
-                "g++-11",
-            ),
+            (NVCC_11_8, k("clang++-19", Clang, "19.1.7"), None, "clang++-14"),
+            (NVCC_12_4, k("clang++-19", Clang, "19.1.7"), None, "clang++-16"),
+            (NVCC_11_8, k("g++-12", Gcc, "12.2.0"), Some(Clang), "clang++-14"),
+            (NVCC_11_8, k("clang++-19", Clang, "19.1.7"), Some(Gcc), "g++-11"),
         ];
         for (accepts, stdenv, prefer, want) in rows {
             match choose(accepts, Some(&stdenv), &all(), prefer, false) {
-                Ok(Choice::Other {
-                    chosen,
-                    stdenv: Some(s),
-                }) => {
-                    assert_eq!(
-                        chosen.path,
-                        PathBuf::from(want),
-                        "{stdenv} prefer {prefer:?}"
-                    );
+                Ok(Choice::Other { chosen, stdenv: Some(s) }) => {
+                    assert_eq!(chosen.path, PathBuf::from(want), "{stdenv} prefer {prefer:?}");
                     assert_eq!(s, stdenv);
                 }
                 other => panic!("{stdenv}: {other:?}"),
@@ -319,9 +432,7 @@ mod tests {
     fn the_other_family_when_the_own_has_none_in_range() {
         let only = [k("g++-12", Gcc, "12.2.0"), k("clang++-14", Clang, "14.0.6")];
         let got = choose(NVCC_11_8, Some(&only[0]), &only, None, false).unwrap();
-        assert!(
-            matches!(got, Choice::Other { chosen, .. } if chosen.path == std::path::Path::new("clang++-14"))
-        );
+        assert!(matches!(got, Choice::Other { chosen, .. } if chosen.path == std::path::Path::new("clang++-14")));
     }
 
     #[test]
@@ -330,10 +441,7 @@ mod tests {
         let cands = [k("clang++-19", Clang, "19.1.7")];
         let err = choose(NVCC_11_8, Some(&stdenv), &cands, None, false).unwrap_err();
         assert_eq!(err.considered, [stdenv.clone(), cands[0].clone()]);
-        assert_eq!(
-            choose(NVCC_11_8, Some(&stdenv), &cands, None, true),
-            Ok(Choice::Unsupported(stdenv))
-        );
+        assert_eq!(choose(NVCC_11_8, Some(&stdenv), &cands, None, true), Ok(Choice::Unsupported(stdenv)));
         assert!(choose(NVCC_11_8, None, &[], None, true).is_err());
     }
 }

@@ -10,9 +10,12 @@ pub mod host_compiler;
 use std::ffi::OsString;
 
 use crate::args::Invocation;
+use crate::compat::Compat;
 use crate::config::Loaded;
 use crate::context::vars;
+use crate::error::Result;
 use crate::locate::RealNvcc;
+use crate::probe::system::Probes;
 
 /// Arguments the wrapper adds, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +35,8 @@ pub struct Plan {
     pub env: Vec<(&'static str, OsString)>,
     /// Decisions that changed nothing, with why (shown by `explain` and the debug log).
     pub notes: Vec<String>,
+    /// Problems the user should hear about even though the call goes ahead (printed on stderr).
+    pub warnings: Vec<String>,
 }
 
 impl Plan {
@@ -44,6 +49,7 @@ impl Plan {
             // Raised on every exec, so that a chain leading back to a wrapper stops (see `locate`).
             env: vec![(vars::DEPTH, (depth + 1).to_string().into())],
             notes: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -61,76 +67,41 @@ impl Plan {
     }
 }
 
+/// Everything a plan is decided from. Only `probes` can reach the OS, and only when a decision needs it.
+pub struct Inputs<'a> {
+    pub invocation: &'a Invocation,
+    pub config: &'a Loaded,
+    pub compat: &'a Compat,
+    pub probes: &'a dyn Probes,
+    pub nvcc: RealNvcc,
+    pub depth: u32,
+}
+
 /// Decide what to run for this invocation.
-pub fn plan(inv: &Invocation, _config: &Loaded, nvcc: RealNvcc, depth: u32) -> Plan {
-    let mut plan = Plan::pass_through(nvcc, depth);
+pub fn plan(inputs: Inputs) -> Result<Plan> {
+    let inv = inputs.invocation;
+    let mut plan = Plan::pass_through(inputs.nvcc.clone(), inputs.depth);
     if let Some(query) = inv.query_only() {
-        plan.notes.push(format!(
-            "`{}` only asks nvcc for information: nothing is added",
-            query.spelling
-        ));
-        return plan;
+        plan.notes.push(format!("`{}` only asks nvcc for information: nothing is added", query.spelling));
+        return Ok(plan);
     }
     if !inv.not_understood.is_empty() {
         plan.notes.push(format!(
             "the command line is not fully understood ({}): nothing is added, nvcc will judge it",
             inv.not_understood.join("; ")
         ));
-        return plan;
+        return Ok(plan);
     }
-    plan
+    host_compiler::Step {
+        invocation: inv,
+        config: inputs.config,
+        table: &inputs.compat.host_compilers,
+        probes: inputs.probes,
+        nvcc: &inputs.nvcc.path,
+    }
+    .decide(&mut plan)?;
+    Ok(plan)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::context::Context;
-    use crate::locate::FoundBy;
-
-    fn nvcc() -> RealNvcc {
-        RealNvcc {
-            path: "/cuda/bin/nvcc".into(),
-            found_by: FoundBy::Path,
-        }
-    }
-
-    fn inv(args: &[&str]) -> Invocation {
-        Invocation::parse_args(
-            &Context::default(),
-            args.iter().map(OsString::from).collect(),
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn user_arguments_come_through_exactly_and_depth_rises() {
-        let i = inv(&["-c", "a b.cu", "", "-o", "x.o"]);
-        let p = plan(&i, &Loaded::default(), nvcc(), 2);
-        assert_eq!(p.command(&i), i.argv);
-        assert_eq!(p.env, vec![(vars::DEPTH, OsString::from("3"))]);
-    }
-
-    #[test]
-    fn additions_go_around_the_user_arguments() {
-        let i = inv(&["-c", "a.cu"]);
-        let mut p = plan(&i, &Loaded::default(), nvcc(), 0);
-        p.before.push(Addition {
-            args: vec!["-ccbin=g++-11".into()],
-            reason: "r".into(),
-        });
-        p.after.push(Addition {
-            args: vec!["-lfoo".into()],
-            reason: "r".into(),
-        });
-        assert_eq!(p.command(&i), ["-ccbin=g++-11", "-c", "a.cu", "-lfoo"]);
-    }
-
-    #[test]
-    fn query_modes_and_unclear_command_lines_get_notes_and_nothing_else() {
-        for args in [&["--version"][..], &["-c", "a.cu", "-ccbin"]] {
-            let p = plan(&inv(args), &Loaded::default(), nvcc(), 0);
-            assert!(p.changes_nothing());
-            assert_eq!(p.notes.len(), 1, "{args:?}");
-        }
-    }
-}
+mod tests;

@@ -38,38 +38,21 @@ pub struct CompilerInfo {
 pub fn parse_version_output(out: &str) -> Result<(CompilerFamily, Version), ProbeError> {
     match read_banner(out) {
         Some((family, Some(version))) => Ok((family, version)),
-        Some((_, None)) => Err(ProbeError::unexpected(
-            &[VERSION],
-            "a release like 12.2.0 after the name",
-            out,
-        )),
-        None => Err(ProbeError::unexpected(
-            &[VERSION],
-            "a GCC or Clang version banner",
-            out,
-        )),
+        Some((_, None)) => Err(ProbeError::unexpected(&[VERSION], "a release like 12.2.0 after the name", out)),
+        None => Err(ProbeError::unexpected(&[VERSION], "a GCC or Clang version banner", out)),
     }
 }
 
 /// The family, and the release when the banner states a plain `x.y.z` one.
 fn read_banner(out: &str) -> Option<(CompilerFamily, Option<Version>)> {
     // Not only at the start of the line: Android's NDK prints `Android (<build>, ...) clang version 17.0.2 (...)`.
-    if let Some((_, rest)) = out
-        .lines()
-        .find_map(|line| line.split_once("clang version "))
-    {
+    if let Some((_, rest)) = out.lines().find_map(|line| line.split_once("clang version ")) {
         // Ubuntu appends its package revision: `Ubuntu clang version 14.0.0-1ubuntu1.1`.
-        let number = rest
-            .split(|c: char| !c.is_ascii_digit() && c != '.')
-            .next()
-            .unwrap_or("");
+        let number = rest.split(|c: char| !c.is_ascii_digit() && c != '.').next().unwrap_or("");
         return Some((CompilerFamily::Clang, full_version(number)));
     }
     // Not anchored on "Copyright (C)": translations may spell that part differently.
-    if out
-        .lines()
-        .any(|line| line.contains("Free Software Foundation"))
-    {
+    if out.lines().any(|line| line.contains("Free Software Foundation")) {
         let first = out.lines().next().unwrap_or("");
         return Some((CompilerFamily::Gcc, gcc_release(first)));
     }
@@ -99,17 +82,13 @@ fn gcc_release(first_line: &str) -> Option<Version> {
 /// `text` as a version only if it is a complete `x.y.z`: a vendor string such as MinGW's `10-win32` must not pass
 /// for release 10.
 fn full_version(text: &str) -> Option<Version> {
-    (text.split('.').count() == 3)
-        .then(|| text.parse().ok())
-        .flatten()
+    (text.split('.').count() == 3).then(|| text.parse().ok()).flatten()
 }
 
 /// Reads `gcc -dumpfullversion` (`12.2.0`). Plain `-dumpversion` is no substitute: Debian's and Ubuntu's GCC are
 /// built with `--with-gcc-major-version-only` and answer `12`. Clang does not know `-dumpfullversion`.
 pub fn parse_dumpfullversion(out: &str) -> Result<Version, ProbeError> {
-    out.trim()
-        .parse()
-        .map_err(|_| ProbeError::unexpected(&[DUMPFULLVERSION], "a release like 12.2.0", out))
+    out.trim().parse().map_err(|_| ProbeError::unexpected(&[DUMPFULLVERSION], "a release like 12.2.0", out))
 }
 
 /// Reads `-dumpmachine`: one target triple such as `aarch64-linux-gnu`, kept exactly as printed.
@@ -118,11 +97,7 @@ pub fn parse_dumpmachine(out: &str) -> Result<String, ProbeError> {
     if triple.contains('-') && !triple.contains(char::is_whitespace) {
         Ok(triple.to_string())
     } else {
-        Err(ProbeError::unexpected(
-            &[DUMPMACHINE],
-            "a target triple like x86_64-linux-gnu",
-            out,
-        ))
+        Err(ProbeError::unexpected(&[DUMPMACHINE], "a target triple like x86_64-linux-gnu", out))
     }
 }
 
@@ -140,17 +115,10 @@ pub fn parse_print_libgcc_file_name(out: &str) -> Result<PathBuf, ProbeError> {
 
 fn printed_path(out: &str, arg: &str, name: &str) -> Result<PathBuf, ProbeError> {
     let path = Path::new(out.trim());
-    if path.is_absolute()
-        && path.file_name().is_some_and(|found| found == name)
-        && !out.trim().contains('\n')
-    {
+    if path.is_absolute() && path.file_name().is_some_and(|found| found == name) && !out.trim().contains('\n') {
         Ok(path.to_path_buf())
     } else {
-        Err(ProbeError::unexpected(
-            &[arg],
-            "an absolute path to the file (the driver did not find it)",
-            out,
-        ))
+        Err(ProbeError::unexpected(&[arg], "an absolute path to the file (the driver did not find it)", out))
     }
 }
 
@@ -162,19 +130,12 @@ pub fn probe_compiler(cc: &Path) -> Result<CompilerInfo, ProbeError> {
         Ok(found) => found,
         Err(_) if read_banner(&banner).is_some_and(|(family, _)| family == CompilerFamily::Gcc) => {
             let out = run(cc, &[DUMPFULLVERSION])?;
-            (
-                CompilerFamily::Gcc,
-                parse_dumpfullversion(&out).map_err(|e| e.with_program(cc))?,
-            )
+            (CompilerFamily::Gcc, parse_dumpfullversion(&out).map_err(|e| e.with_program(cc))?)
         }
         Err(err) => return Err(err.with_program(cc)),
     };
     let target = parse_dumpmachine(&run(cc, &[DUMPMACHINE])?).map_err(|e| e.with_program(cc))?;
-    Ok(CompilerInfo {
-        family,
-        version,
-        target,
-    })
+    Ok(CompilerInfo { family, version, target })
 }
 
 /// The GCC installation directory the compiler uses (`/usr/lib/gcc/x86_64-linux-gnu/12`): the directory of its
@@ -184,8 +145,7 @@ pub fn probe_compiler(cc: &Path) -> Result<CompilerInfo, ProbeError> {
 ///
 /// The path is canonical: Clang prints `/usr/bin/../lib/gcc/...`, and a canonical path can be compared with another.
 pub fn gcc_install_dir(cc: &Path) -> Result<PathBuf, ProbeError> {
-    let libgcc =
-        parse_print_libgcc_file_name(&run(cc, &[PRINT_LIBGCC])?).map_err(|e| e.with_program(cc))?;
+    let libgcc = parse_print_libgcc_file_name(&run(cc, &[PRINT_LIBGCC])?).map_err(|e| e.with_program(cc))?;
     let dir = libgcc.parent().unwrap_or(Path::new("/"));
     fs::canonicalize(dir).map_err(|err| ProbeError::io(dir, err))
 }
@@ -208,8 +168,7 @@ pub fn libstdcxx_dir(cc: &Path) -> Result<PathBuf, ProbeError> {
 /// The canonical directory of the file `-print-file-name=<name>` finds, after following every symbolic link.
 fn resolved_dir_of(cc: &Path, name: &str) -> Result<PathBuf, ProbeError> {
     let arg = format!("-print-file-name={name}");
-    let printed =
-        parse_print_file_name(&run(cc, &[&arg])?, name).map_err(|e| e.with_program(cc))?;
+    let printed = parse_print_file_name(&run(cc, &[&arg])?, name).map_err(|e| e.with_program(cc))?;
     let file = fs::canonicalize(&printed).map_err(|err| ProbeError::io(&printed, err))?;
     Ok(file.parent().unwrap_or(Path::new("/")).to_path_buf())
 }
@@ -250,22 +209,16 @@ mod tests {
     #[test]
     fn parses_every_captured_compiler_output() {
         for &(stem, family, release, triple, gcc_dir) in CAPTURED {
-            let (found_family, found) = parse_version_output(&fixture(&format!("{stem}-version")))
-                .unwrap_or_else(|e| panic!("{stem}: {e}"));
-            assert_eq!(
-                (found_family, found.to_string()),
-                (family, release.to_string()),
-                "{stem}"
-            );
+            let (found_family, found) =
+                parse_version_output(&fixture(&format!("{stem}-version"))).unwrap_or_else(|e| panic!("{stem}: {e}"));
+            assert_eq!((found_family, found.to_string()), (family, release.to_string()), "{stem}");
             if family == Gcc {
-                let full =
-                    parse_dumpfullversion(&fixture(&format!("{stem}-dumpfullversion"))).unwrap();
+                let full = parse_dumpfullversion(&fixture(&format!("{stem}-dumpfullversion"))).unwrap();
                 assert_eq!(full.to_string(), release, "{stem}");
             }
             let machine = parse_dumpmachine(&fixture(&format!("{stem}-dumpmachine"))).unwrap();
             assert_eq!(machine, triple, "{stem}");
-            let libgcc =
-                parse_print_libgcc_file_name(&fixture(&format!("{stem}-print-libgcc"))).unwrap();
+            let libgcc = parse_print_libgcc_file_name(&fixture(&format!("{stem}-print-libgcc"))).unwrap();
             assert_eq!(libgcc, Path::new(gcc_dir).join("libgcc.a"), "{stem}");
             let printed = fixture(&format!("{stem}-print-libstdcxx"));
             let libstdcxx = parse_print_file_name(&printed, "libstdc++.so").unwrap();
@@ -278,9 +231,7 @@ mod tests {
         for entry in fs::read_dir(FIXTURES).unwrap() {
             let name = entry.unwrap().file_name().into_string().unwrap();
             if name.ends_with(".txt") && !name.starts_with("nvcc-") {
-                let known = CAPTURED
-                    .iter()
-                    .any(|row| name.starts_with(&format!("{}-", row.0)));
+                let known = CAPTURED.iter().any(|row| name.starts_with(&format!("{}-", row.0)));
                 assert!(known, "{name} is not in CAPTURED");
             }
         }
@@ -295,19 +246,32 @@ mod tests {
         let cases = [
             (format!("g++ (GCC) 13.2.0{FSF}"), Gcc, "13.2.0"),
             (format!("g++ (GCC) 11.4.1 20230605 (Red Hat 11.4.1-2){FSF}"), Gcc, "11.4.1"),
-            (format!("arm-none-eabi-gcc (Arm GNU Toolchain 12.2.Rel1 (Build arm-12.24)) 12.2.1 20221205{FSF}"), Gcc, "12.2.1"),
-            (format!("g++-14 (Debian 14-20240201-3) 14.0.1 20240201 (experimental) [master r14-8680]{FSF}"), Gcc, "14.0.1"),
-            ("Apple clang version 15.0.0 (clang-1500.3.9.4)\nTarget: arm64-apple-darwin23.4.0\n".into(), Clang, "15.0.0"),
+            (
+                format!("arm-none-eabi-gcc (Arm GNU Toolchain 12.2.Rel1 (Build arm-12.24)) 12.2.1 20221205{FSF}"),
+                Gcc,
+                "12.2.1",
+            ),
+            (
+                format!("g++-14 (Debian 14-20240201-3) 14.0.1 20240201 (experimental) [master r14-8680]{FSF}"),
+                Gcc,
+                "14.0.1",
+            ),
+            (
+                "Apple clang version 15.0.0 (clang-1500.3.9.4)\nTarget: arm64-apple-darwin23.4.0\n".into(),
+                Clang,
+                "15.0.0",
+            ),
             ("Ubuntu clang version 14.0.0-1ubuntu1.1\nTarget: x86_64-pc-linux-gnu\n".into(), Clang, "14.0.0"),
-            ("Android (11349228, +pgo, based on r487747e) clang version 17.0.2 (https://android.googlesource.com)\n".into(), Clang, "17.0.2"),
+            (
+                "Android (11349228, +pgo, based on r487747e) clang version 17.0.2 (https://android.googlesource.com)\n"
+                    .into(),
+                Clang,
+                "17.0.2",
+            ),
             ("clang version 19.1.7 (https://github.com/llvm/llvm-project cd708029e0b2)\n".into(), Clang, "19.1.7"),
         ];
         for (out, family, version) in cases {
-            assert_eq!(
-                parse_version_output(&out).unwrap(),
-                (family, version.parse().unwrap()),
-                "{out}"
-            );
+            assert_eq!(parse_version_output(&out).unwrap(), (family, version.parse().unwrap()), "{out}");
         }
     }
 
@@ -317,11 +281,7 @@ mod tests {
         let out = "x86_64-w64-mingw32-g++ (GCC) 10-win32 20220113\nCopyright (C) 2020 Free Software Foundation, Inc.\n";
         assert_eq!(read_banner(out), Some((Gcc, None)));
         let err = parse_version_output(out).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("got `x86_64-w64-mingw32-g++ (GCC) 10-win32 20220113`"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("got `x86_64-w64-mingw32-g++ (GCC) 10-win32 20220113`"), "{err}");
     }
 
     #[test]
@@ -333,15 +293,8 @@ mod tests {
         ];
         for out in outs {
             let err = parse_version_output(out).unwrap_err();
-            assert!(
-                matches!(err.kind, ProbeErrorKind::Unexpected { .. }),
-                "{out}"
-            );
-            assert!(
-                err.to_string()
-                    .contains("expected a GCC or Clang version banner"),
-                "{err}"
-            );
+            assert!(matches!(err.kind, ProbeErrorKind::Unexpected { .. }), "{out}");
+            assert!(err.to_string().contains("expected a GCC or Clang version banner"), "{err}");
         }
     }
 
@@ -385,11 +338,7 @@ mod tests {
         for (name, family, major, target) in cases {
             let cc = which::which(name).unwrap_or_else(|e| panic!("{name} is not installed: {e}"));
             let info = probe_compiler(&cc).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(
-                (info.family, info.version.major),
-                (family, major),
-                "{name}: {info:?}"
-            );
+            assert_eq!((info.family, info.version.major), (family, major), "{name}: {info:?}");
             assert!(info.target.starts_with(target), "{name}: {info:?}");
         }
     }
@@ -408,22 +357,14 @@ mod tests {
         // Clang reports the GCC installation it picked, as a canonical path too.
         let clang = which::which("clang++-16").unwrap();
         let clang_install = gcc_install_dir(&clang).unwrap();
-        assert!(
-            clang_install.join("crtbegin.o").is_file(),
-            "{clang_install:?}"
-        );
+        assert!(clang_install.join("crtbegin.o").is_file(), "{clang_install:?}");
         assert_eq!(clang_install, fs::canonicalize(&clang_install).unwrap());
 
         // A cross compiler's libstdc++ lives with the target's libraries, not the build machine's.
         let cross = which::which("aarch64-linux-gnu-g++").unwrap();
-        assert!(gcc_install_dir(&cross)
-            .unwrap()
-            .ends_with("aarch64-linux-gnu/12"));
+        assert!(gcc_install_dir(&cross).unwrap().ends_with("aarch64-linux-gnu/12"));
         let cross_lib = libstdcxx_dir(&cross).unwrap();
-        assert!(
-            cross_lib.join("libstdc++.so.6").exists() && cross_lib != lib,
-            "{cross_lib:?}"
-        );
+        assert!(cross_lib.join("libstdc++.so.6").exists() && cross_lib != lib, "{cross_lib:?}");
     }
 
     #[test]
@@ -432,18 +373,12 @@ mod tests {
         let clang = which::which("clang++-14").unwrap();
         let err = run(&clang, &[DUMPFULLVERSION]).unwrap_err();
         assert!(
-            err.to_string().ends_with(
-                "-dumpfullversion` failed (exit status: 1): clang: error: no input files"
-            ),
+            err.to_string().ends_with("-dumpfullversion` failed (exit status: 1): clang: error: no input files"),
             "{err}"
         );
 
         // GNU `true --version` prints an FSF banner with no x.y.z release, so it gets as far as -dumpfullversion.
         let err = probe_compiler(Path::new("/bin/true")).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("unexpected output from `/bin/true "),
-            "{err}"
-        );
+        assert!(err.to_string().starts_with("unexpected output from `/bin/true "), "{err}");
     }
 }

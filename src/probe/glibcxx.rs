@@ -23,10 +23,7 @@ pub fn glibcxx_versions(bytes: &[u8]) -> Vec<Version> {
     let mut rest = bytes;
     while let Some(at) = rest.windows(PREFIX.len()).position(|w| w == PREFIX) {
         let tail = &rest[at + PREFIX.len()..];
-        let len = tail
-            .iter()
-            .take_while(|b| b.is_ascii_digit() || **b == b'.')
-            .count();
+        let len = tail.iter().take_while(|b| b.is_ascii_digit() || **b == b'.').count();
         if tail.get(len) == Some(&0) {
             // Only ASCII digits and dots were taken, so this is valid UTF-8.
             if let Ok(version) = std::str::from_utf8(&tail[..len]).unwrap_or("").parse() {
@@ -52,15 +49,8 @@ pub fn read_glibcxx_versions(path: &Path) -> Result<Vec<Version>, ProbeError> {
     let bytes = fs::read(path).map_err(|err| ProbeError::io(path, err))?;
     if !bytes.starts_with(b"\x7fELF") {
         let found = String::from_utf8_lossy(&bytes[..bytes.len().min(64)]);
-        let kind = ProbeErrorKind::Unexpected {
-            expected: "an ELF file",
-            found: super::first_line(&found).to_string(),
-        };
-        return Err(ProbeError {
-            program: path.to_path_buf(),
-            args: Vec::new(),
-            kind,
-        });
+        let kind = ProbeErrorKind::Unexpected { expected: "an ELF file", found: super::first_line(&found).to_string() };
+        return Err(ProbeError { program: path.to_path_buf(), args: Vec::new(), kind });
     }
     Ok(glibcxx_versions(&bytes))
 }
@@ -87,17 +77,9 @@ mod tests {
     fn rejects_what_is_not_elf() {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("libstdc++.so");
-        fs::write(
-            &script,
-            "/* GNU ld script */\nINPUT(/usr/lib64/libstdc++.so.6 -lstdc++_nonshared)\n",
-        )
-        .unwrap();
+        fs::write(&script, "/* GNU ld script */\nINPUT(/usr/lib64/libstdc++.so.6 -lstdc++_nonshared)\n").unwrap();
         let err = read_glibcxx_versions(&script).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("expected an ELF file, got `/* GNU ld script */`"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("expected an ELF file, got `/* GNU ld script */`"), "{err}");
     }
 
     // The tests below read the libstdc++ and build programs with the real g++-12 and g++-11 (see compiler.rs).
@@ -108,10 +90,7 @@ mod tests {
         let dir = crate::probe::compiler::libstdcxx_dir(&gxx12).unwrap();
         let versions = read_glibcxx_versions(&dir.join("libstdc++.so.6")).unwrap();
         // GCC 12 introduced GLIBCXX_3.4.30; a newer libstdc++ (a distribution's shared one) lists more.
-        assert!(
-            versions.contains(&v("3.4")) && versions.contains(&v("3.4.30")),
-            "{versions:?}"
-        );
+        assert!(versions.contains(&v("3.4")) && versions.contains(&v("3.4.30")), "{versions:?}");
         assert!(versions.windows(2).all(|w| w[0] < w[1]));
     }
 
@@ -120,19 +99,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let source = dir.path().join("assert.cc");
         // Bounds-checked indexing calls std::__glibcxx_assert_fail, exported from GLIBCXX_3.4.30 (GCC 12) on.
-        fs::write(
-            &source,
-            "#include <vector>\nint main(int c, char**) { std::vector<int> v(1); return v[c]; }\n",
-        )
-        .unwrap();
+        fs::write(&source, "#include <vector>\nint main(int c, char**) { std::vector<int> v(1); return v[c]; }\n")
+            .unwrap();
         for (cc, needs) in [("g++-12", "3.4.30"), ("g++-11", "3.4.29")] {
             let program = dir.path().join(cc);
-            let status = Command::new(cc)
-                .arg("-D_GLIBCXX_ASSERTIONS")
-                .arg(&source)
-                .arg("-o")
-                .arg(&program)
-                .status();
+            let status = Command::new(cc).arg("-D_GLIBCXX_ASSERTIONS").arg(&source).arg("-o").arg(&program).status();
             assert!(status.unwrap().success(), "{cc} failed");
             let bytes = fs::read(&program).unwrap();
             assert_eq!(newest_glibcxx(&bytes), Some(v(needs)), "{cc}");

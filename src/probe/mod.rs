@@ -9,6 +9,7 @@
 pub mod compiler;
 pub mod glibcxx;
 pub mod nvcc;
+pub mod system;
 
 use std::fmt;
 use std::io;
@@ -30,34 +31,20 @@ pub enum ProbeErrorKind {
     /// The program could not be started, or the file could not be read or resolved.
     Io(io::Error),
     /// The program ran and failed. `first_line` is the first line it printed (stderr first).
-    Failed {
-        status: ExitStatus,
-        first_line: String,
-    },
+    Failed { status: ExitStatus, first_line: String },
     /// The output did not say what we looked for.
-    Unexpected {
-        expected: &'static str,
-        found: String,
-    },
+    Unexpected { expected: &'static str, found: String },
 }
 
 impl ProbeError {
     fn new(program: &Path, args: &[&str], kind: ProbeErrorKind) -> Self {
-        ProbeError {
-            program: program.to_path_buf(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            kind,
-        }
+        ProbeError { program: program.to_path_buf(), args: args.iter().map(|a| a.to_string()).collect(), kind }
     }
 
     /// An error from a pure parser: it knows which arguments produced `output` but not which program printed it.
     fn unexpected(args: &[&str], expected: &'static str, output: &str) -> Self {
         let found = first_line(output).to_string();
-        ProbeError::new(
-            Path::new(""),
-            args,
-            ProbeErrorKind::Unexpected { expected, found },
-        )
+        ProbeError::new(Path::new(""), args, ProbeErrorKind::Unexpected { expected, found })
     }
 
     fn io(path: &Path, err: io::Error) -> Self {
@@ -72,11 +59,8 @@ impl ProbeError {
 
     /// The command as a user could paste it into a shell, or the file's path.
     pub fn command(&self) -> String {
-        let program = self.program.to_string_lossy();
-        let words = std::iter::once(program.as_ref())
-            .filter(|p| !p.is_empty())
-            .chain(self.args.iter().map(String::as_str));
-        shlex::try_join(words).unwrap_or_else(|_| format!("{} {}", program, self.args.join(" ")))
+        let program = Some(self.program.as_os_str()).filter(|p| !p.is_empty());
+        crate::shell::display(program.into_iter().chain(self.args.iter().map(|a| std::ffi::OsStr::new(a.as_str()))))
     }
 }
 
@@ -94,15 +78,8 @@ impl fmt::Display for ProbeError {
                 Ok(())
             }
             ProbeErrorKind::Unexpected { expected, found } => {
-                let source = if self.args.is_empty() {
-                    "contents of"
-                } else {
-                    "output from"
-                };
-                write!(
-                    f,
-                    "unexpected {source} `{command}`: expected {expected}, got `{found}`"
-                )
+                let source = if self.args.is_empty() { "contents of" } else { "output from" };
+                write!(f, "unexpected {source} `{command}`: expected {expected}, got `{found}`")
             }
         }
     }
@@ -119,11 +96,7 @@ impl std::error::Error for ProbeError {
 
 /// The first non-blank line of `text`, trimmed and cut to a length fit for an error message.
 fn first_line(text: &str) -> &str {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     match line.char_indices().nth(160) {
         Some((cut, _)) => &line[..cut],
         None => line,
@@ -144,15 +117,8 @@ fn run(program: &Path, args: &[&str]) -> Result<String, ProbeError> {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let said = if first_line(&stderr).is_empty() {
-            first_line(&stdout)
-        } else {
-            first_line(&stderr)
-        };
-        let kind = ProbeErrorKind::Failed {
-            status: output.status,
-            first_line: said.to_string(),
-        };
+        let said = if first_line(&stderr).is_empty() { first_line(&stdout) } else { first_line(&stderr) };
+        let kind = ProbeErrorKind::Failed { status: output.status, first_line: said.to_string() };
         return Err(ProbeError::new(program, args, kind));
     }
     Ok(stdout)
@@ -164,12 +130,8 @@ mod tests {
 
     #[test]
     fn errors_name_the_command_and_what_it_said() {
-        let err = ProbeError::unexpected(
-            &["--version"],
-            "a GCC or Clang version banner",
-            "\n  icx (R) 2024.0\nmore\n",
-        )
-        .with_program(Path::new("/opt/intel/bin/icx"));
+        let err = ProbeError::unexpected(&["--version"], "a GCC or Clang version banner", "\n  icx (R) 2024.0\nmore\n")
+            .with_program(Path::new("/opt/intel/bin/icx"));
         assert_eq!(
             err.to_string(),
             "unexpected output from `/opt/intel/bin/icx --version`: expected a GCC or Clang version banner, \
@@ -177,47 +139,27 @@ mod tests {
         );
         // Before a runner names the program, the arguments alone still say which probe it was.
         let err = ProbeError::unexpected(&["-dumpmachine"], "a target triple", "");
-        assert_eq!(
-            err.to_string(),
-            "unexpected output from `-dumpmachine`: expected a target triple, got ``"
-        );
+        assert_eq!(err.to_string(), "unexpected output from `-dumpmachine`: expected a target triple, got ``");
     }
 
     #[test]
     fn commands_are_shell_quoted() {
-        let err = ProbeError::io(
-            Path::new("/opt/my cuda/version.json"),
-            io::ErrorKind::PermissionDenied.into(),
-        );
-        assert_eq!(
-            err.to_string(),
-            "'/opt/my cuda/version.json': permission denied"
-        );
+        let err = ProbeError::io(Path::new("/opt/my cuda/version.json"), io::ErrorKind::PermissionDenied.into());
+        assert_eq!(err.to_string(), "'/opt/my cuda/version.json': permission denied");
     }
 
     #[test]
     fn a_missing_program_is_reported_as_such() {
         let err = run(Path::new("/nonexistent/g++-99"), &["--version"]).unwrap_err();
         assert!(matches!(err.kind, ProbeErrorKind::Io(_)), "{err:?}");
-        assert!(
-            err.to_string()
-                .starts_with("could not run `/nonexistent/g++-99 --version`: "),
-            "{err}"
-        );
+        assert!(err.to_string().starts_with("could not run `/nonexistent/g++-99 --version`: "), "{err}");
     }
 
     #[test]
     fn a_failing_program_is_reported_with_its_first_line() {
-        let err = run(
-            Path::new("/bin/sh"),
-            &["-c", "echo; echo '  nope: no input files ' >&2; exit 3"],
-        )
-        .unwrap_err();
+        let err = run(Path::new("/bin/sh"), &["-c", "echo; echo '  nope: no input files ' >&2; exit 3"]).unwrap_err();
         let shown = err.to_string();
         assert!(shown.starts_with("`/bin/sh -c "), "{shown}");
-        assert!(
-            shown.ends_with("` failed (exit status: 3): nope: no input files"),
-            "{shown}"
-        );
+        assert!(shown.ends_with("` failed (exit status: 3): nope: no input files"), "{shown}");
     }
 }

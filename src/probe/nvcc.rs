@@ -25,17 +25,9 @@ pub struct NvccVersion {
 
 /// Reads `nvcc --version`. The line looked for has kept its form since CUDA 7 at least; CMake parses it too.
 pub fn parse_nvcc_version(out: &str) -> Result<NvccVersion, ProbeError> {
-    let unexpected = || {
-        ProbeError::unexpected(
-            &[VERSION],
-            "a line `Cuda compilation tools, release X.Y, VX.Y.Z`",
-            out,
-        )
-    };
-    let line = out
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Cuda compilation tools, release "))
-        .ok_or_else(unexpected)?;
+    let unexpected = || ProbeError::unexpected(&[VERSION], "a line `Cuda compilation tools, release X.Y, VX.Y.Z`", out);
+    let line =
+        out.lines().find_map(|l| l.trim().strip_prefix("Cuda compilation tools, release ")).ok_or_else(unexpected)?;
     let (release, full) = line.split_once(", V").ok_or_else(unexpected)?;
     let release: Version = release.parse().map_err(|_| unexpected())?;
     let full: Version = full.trim().parse().map_err(|_| unexpected())?;
@@ -85,17 +77,9 @@ pub fn parse_version_json(text: &str) -> Result<ToolkitVersions, ProbeError> {
     };
     let doc: Document = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
     let version = |c: Option<Component>| -> Result<Option<Version>, ProbeError> {
-        c.map(|c| {
-            c.version
-                .parse()
-                .map_err(|_| bad(format!("version \"{}\"", c.version)))
-        })
-        .transpose()
+        c.map(|c| c.version.parse().map_err(|_| bad(format!("version \"{}\"", c.version)))).transpose()
     };
-    let found = ToolkitVersions {
-        cuda: version(doc.cuda)?,
-        nvcc: version(doc.cuda_nvcc)?,
-    };
+    let found = ToolkitVersions { cuda: version(doc.cuda)?, nvcc: version(doc.cuda_nvcc)? };
     if found.cuda.is_none() && found.nvcc.is_none() {
         return Err(bad("neither".to_string()));
     }
@@ -128,10 +112,7 @@ pub fn toolkit_root_of(nvcc: &Path) -> Result<PathBuf, ProbeError> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         // A bare name is looked up on PATH, which is the caller's business (it holds the environment).
         _ => {
-            let err = io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a path to nvcc is needed, not a bare name",
-            );
+            let err = io::Error::new(io::ErrorKind::InvalidInput, "a path to nvcc is needed, not a bare name");
             return Err(ProbeError::io(nvcc, err));
         }
     };
@@ -154,8 +135,7 @@ mod tests {
             let Some(full) = name.strip_prefix("nvcc-").and_then(|n| n.split('-').next()) else {
                 continue;
             };
-            let v = parse_nvcc_version(&fs::read_to_string(&path).unwrap())
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let v = parse_nvcc_version(&fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(v.full.to_string(), full, "{name}");
             assert_eq!(v.release, v.full.release(), "{name}");
             seen += 1;
@@ -173,11 +153,7 @@ mod tests {
             "Cuda compilation tools, release 12.4, V12.5.40\n",
         ] {
             let err = parse_nvcc_version(out).unwrap_err();
-            assert!(
-                err.to_string()
-                    .starts_with("unexpected output from `--version`"),
-                "{err}"
-            );
+            assert!(err.to_string().starts_with("unexpected output from `--version`"), "{err}");
         }
     }
 
@@ -207,10 +183,7 @@ mod tests {
         let assembled = r#"{"cuda": {"name": "CUDA SDK", "version": "13.0.2"},
                             "cuda_nvcc": {"name": "CUDA NVCC", "version": "13.0.88"},
                             "nvcc_wrapper": {"packages": ["nvidia-cuda-nvcc==13.0.88"], "source": "pypi"}}"#;
-        assert_eq!(
-            parse_version_json(assembled).unwrap().nvcc,
-            Some(Version::new(13, 0, 88))
-        );
+        assert_eq!(parse_version_json(assembled).unwrap().nvcc, Some(Version::new(13, 0, 88)));
 
         let only_nvcc = r#"{"cuda_nvcc": {"name": "CUDA NVCC", "version": "13.0.88"}}"#;
         assert_eq!(parse_version_json(only_nvcc).unwrap().cuda, None);
@@ -220,14 +193,8 @@ mod tests {
     fn version_json_errors_say_what_was_wrong() {
         let cases = [
             ("{}", "got `neither`"),
-            (
-                r#"{"cuda": {"name": "CUDA SDK"}}"#,
-                "missing field `version`",
-            ),
-            (
-                r#"{"cuda_nvcc": {"version": "13.x"}}"#,
-                "got `version \"13.x\"`",
-            ),
+            (r#"{"cuda": {"name": "CUDA SDK"}}"#, "missing field `version`"),
+            (r#"{"cuda_nvcc": {"version": "13.x"}}"#, "got `version \"13.x\"`"),
             ("CUDA Version 10.2.89\n", "expected value"),
         ];
         for (text, says) in cases {
@@ -240,22 +207,11 @@ mod tests {
     fn reads_version_json_from_a_root() {
         let root = tempfile::tempdir().unwrap();
         assert_eq!(read_version_json(root.path()).unwrap(), None);
-        fs::write(
-            root.path().join("version.json"),
-            r#"{"cuda": {"version": "13.0.2"}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            read_version_json(root.path()).unwrap().unwrap().cuda,
-            Some(Version::new(13, 0, 2))
-        );
+        fs::write(root.path().join("version.json"), r#"{"cuda": {"version": "13.0.2"}}"#).unwrap();
+        assert_eq!(read_version_json(root.path()).unwrap().unwrap().cuda, Some(Version::new(13, 0, 2)));
         fs::write(root.path().join("version.json"), "{").unwrap();
         let err = read_version_json(root.path()).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains(&format!("{}", root.path().join("version.json").display())),
-            "{err}"
-        );
+        assert!(err.to_string().contains(&format!("{}", root.path().join("version.json").display())), "{err}");
     }
 
     #[cfg(unix)]
@@ -265,10 +221,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let nvcc = root.path().join("bin/nvcc");
         fs::create_dir(root.path().join("bin")).unwrap();
-        let fixture = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/probe/nvcc-13.5.37-pypi-version.txt"
-        );
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/probe/nvcc-13.5.37-pypi-version.txt");
         fs::write(&nvcc, format!("#!/bin/sh\ncat '{fixture}'\n")).unwrap();
         fs::set_permissions(&nvcc, fs::Permissions::from_mode(0o755)).unwrap();
 
@@ -295,19 +248,13 @@ mod tests {
 
         // /usr/local/cuda -> cuda-13.0: the root is the real directory.
         symlink(&real, tmp.path().join("cuda")).unwrap();
-        assert_eq!(
-            toolkit_root_of(&tmp.path().join("cuda/bin/nvcc")).unwrap(),
-            real
-        );
+        assert_eq!(toolkit_root_of(&tmp.path().join("cuda/bin/nvcc")).unwrap(), real);
 
         // A tree of links (Nix's symlinkJoin): nvcc still reads the profile next to the link, so the root is the tree.
         let tree = tmp.path().join("joined");
         fs::create_dir_all(tree.join("bin")).unwrap();
         symlink(real.join("bin/nvcc"), tree.join("bin/nvcc")).unwrap();
-        assert_eq!(
-            toolkit_root_of(&tree.join("bin/nvcc")).unwrap(),
-            fs::canonicalize(&tree).unwrap()
-        );
+        assert_eq!(toolkit_root_of(&tree.join("bin/nvcc")).unwrap(), fs::canonicalize(&tree).unwrap());
 
         for bad in [tmp.path().join("missing/bin/nvcc"), PathBuf::from("nvcc")] {
             let err = toolkit_root_of(&bad).unwrap_err();

@@ -8,28 +8,18 @@ fn config_named_by_env_chooses_the_nvcc() {
     // Move the fake off PATH: only the config can find it.
     std::fs::rename(&sb.cuda_bin, sb.dir.path().join("elsewhere")).unwrap();
     let config = sb.write("conf/wrapper.toml", "nvcc = \"../elsewhere/nvcc\"\n");
-    sb.nvcc()
-        .env("NVCC_WRAPPER_CONFIG", &config)
-        .arg("-c")
-        .assert()
-        .success();
+    sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).arg("-c").assert().success();
     assert!(sb.recorded().argv[0].ends_with(b"conf/../elsewhere/nvcc"));
 }
 
 #[test]
 fn config_next_to_the_installed_nvcc_is_found() {
     let sb = Sandbox::new();
-    sb.write(
-        "wrapper/share/nvcc-wrapper/config.toml",
-        "[gpu]\nbogus = 1\n",
-    );
-    let out = sb.nvcc().arg("-c").output().unwrap();
+    sb.write("wrapper/share/nvcc-wrapper/config.toml", "[gpu]\nbogus = 1\n");
+    let out = sb.nvcc().env_remove("NVCC_WRAPPER_CONFIG").arg("-c").output().unwrap();
     assert_eq!(out.status.code(), Some(78));
     let err = stderr(&out);
-    assert!(
-        err.contains("wrapper/bin/../share/nvcc-wrapper/config.toml:2:1"),
-        "{err}"
-    );
+    assert!(err.contains("wrapper/bin/../share/nvcc-wrapper/config.toml:2:1"), "{err}");
     assert!(err.contains("bogus"), "{err}");
 }
 
@@ -37,58 +27,30 @@ fn config_next_to_the_installed_nvcc_is_found() {
 fn bad_config_files_are_errors_with_exit_78() {
     let sb = Sandbox::new();
     let cases = [
-        (
-            "unknown.toml",
-            "nvcc = \"x\"\nhost-compilers = []\n",
-            "unknown.toml:2:1",
-        ),
+        ("unknown.toml", "nvcc = \"x\"\nhost-compilers = []\n", "unknown.toml:2:1"),
         ("syntax.toml", "[gpu\ncapabilities = 1\n", "syntax.toml:1:"),
-        (
-            "value.toml",
-            "[gpu]\nforward-compat = \"yes\"\n",
-            "value.toml:2:18",
-        ),
+        ("value.toml", "[gpu]\nforward-compat = \"yes\"\n", "value.toml:2:18"),
     ];
     for (name, text, position) in cases {
         let path = sb.write(name, text);
-        let out = sb
-            .nvcc()
-            .env("NVCC_WRAPPER_CONFIG", &path)
-            .arg("-c")
-            .output()
-            .unwrap();
+        let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &path).arg("-c").output().unwrap();
         assert_eq!(out.status.code(), Some(78), "{name}");
         assert!(stderr(&out).contains(position), "{name}: {}", stderr(&out));
         assert!(!sb.ran(), "{name}: nvcc must not run with a bad config");
     }
-    let out = sb
-        .nvcc()
-        .env("NVCC_WRAPPER_CONFIG", sb.dir.path().join("missing.toml"))
-        .arg("-c")
-        .output()
-        .unwrap();
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", sb.dir.path().join("missing.toml")).arg("-c").output().unwrap();
     assert_eq!(out.status.code(), Some(78));
-    assert!(
-        stderr(&out).contains("cannot read config file") && stderr(&out).contains("missing.toml")
-    );
+    assert!(stderr(&out).contains("cannot read config file") && stderr(&out).contains("missing.toml"));
 }
 
 #[test]
 fn options_file_problems_exit_66() {
     let sb = Sandbox::new();
-    let out = sb
-        .nvcc()
-        .args(["-optf", "nope.opt", "-c", "a.cu"])
-        .output()
-        .unwrap();
+    let out = sb.nvcc().args(["-optf", "nope.opt", "-c", "a.cu"]).output().unwrap();
     assert_eq!(out.status.code(), Some(66));
     assert!(stderr(&out).contains("nope.opt"));
     sb.write("self.opt", "-c\n-optf self.opt\n");
-    let out = sb
-        .nvcc()
-        .args(["--options-file=self.opt"])
-        .output()
-        .unwrap();
+    let out = sb.nvcc().args(["--options-file=self.opt"]).output().unwrap();
     assert_eq!(out.status.code(), Some(66));
     assert!(stderr(&out).contains("includes itself"));
     assert!(!sb.ran());
@@ -97,17 +59,9 @@ fn options_file_problems_exit_66() {
 #[test]
 fn dry_run_prints_the_command_and_runs_nothing() {
     let sb = Sandbox::new();
-    let out = sb
-        .nvcc()
-        .env("NVCC_WRAPPER_DRY_RUN", "1")
-        .args(["-c", "my file.cu"])
-        .output()
-        .unwrap();
+    let out = sb.nvcc().env("NVCC_WRAPPER_DRY_RUN", "1").args(["-c", "my file.cu"]).output().unwrap();
     assert!(out.status.success());
-    assert_eq!(
-        stdout(&out),
-        format!("{} -c 'my file.cu'\n", sb.cuda_bin.join("nvcc").display())
-    );
+    assert_eq!(stdout(&out), format!("{} {} -c 'my file.cu'\n", sb.cuda_bin.join("nvcc").display(), sb.ccbin()));
     assert!(!sb.ran());
 }
 
@@ -115,37 +69,23 @@ fn dry_run_prints_the_command_and_runs_nothing() {
 fn disable_execs_untouched_without_parsing() {
     let sb = Sandbox::new();
     // The options file does not exist: with the wrapper disabled nobody reads it but nvcc.
-    sb.nvcc()
-        .env("NVCC_WRAPPER_DISABLE", "1")
-        .args(["-optf", "nope.opt", "-c"])
-        .assert()
-        .success();
+    sb.nvcc().env("NVCC_WRAPPER_DISABLE", "1").args(["-optf", "nope.opt", "-c"]).assert().success();
     assert_eq!(sb.recorded().args(), ["-optf", "nope.opt", "-c"]);
 }
 
 #[test]
 fn debug_log_goes_to_stderr_and_shows_both_commands() {
     let sb = Sandbox::new();
-    let out = sb
-        .nvcc()
-        .env("NVCC_WRAPPER_LOG", "debug")
-        .args(["-c", "a b.cu"])
-        .output()
-        .unwrap();
+    let out = sb.nvcc().env("NVCC_WRAPPER_LOG", "debug").args(["-c", "a b.cu"]).output().unwrap();
     assert!(out.status.success());
     assert_eq!(stdout(&out), "");
     let err = stderr(&out);
+    assert!(err.contains("nvcc-wrapper[DEBUG]: original command: ") && err.contains("'a b.cu'"), "{err}");
     assert!(
-        err.contains("nvcc-wrapper[DEBUG]: original command: ") && err.contains("'a b.cu'"),
+        err.contains(&format!("final command: {} {} -c 'a b.cu'", sb.cuda_bin.join("nvcc").display(), sb.ccbin())),
         "{err}"
     );
-    assert!(
-        err.contains(&format!(
-            "final command: {} -c 'a b.cu'",
-            sb.cuda_bin.join("nvcc").display()
-        )),
-        "{err}"
-    );
+    assert!(err.contains(&format!("adding {}: the stdenv compiler", sb.ccbin())), "{err}");
 }
 
 #[test]
@@ -158,12 +98,7 @@ fn bad_switch_values_exit_64() {
         ("NVCC_WRAPPER_DEPTH", "x"),
     ] {
         let out = sb.nvcc().env(var, value).arg("-c").output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(64),
-            "{var}={value}: {}",
-            stderr(&out)
-        );
+        assert_eq!(out.status.code(), Some(64), "{var}={value}: {}", stderr(&out));
         assert!(stderr(&out).contains(var), "{var}");
     }
 }
@@ -173,27 +108,16 @@ fn explain_shows_what_would_run() {
     let sb = Sandbox::new();
     let out = sb
         .wrapper_cli()
+        .env("NVCC_WRAPPER_CONFIG", &sb.config)
         .args(["explain", "--", "-c", "a.cu", "--version"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("config file: none"), "{text}");
-    assert!(
-        text.contains(&format!(
-            "real nvcc:   {}",
-            sb.cuda_bin.join("nvcc").display()
-        )),
-        "{text}"
-    );
-    assert!(
-        text.contains("you ran:     nvcc -c a.cu --version"),
-        "{text}"
-    );
-    assert!(
-        text.contains("`--version` only asks nvcc for information"),
-        "{text}"
-    );
+    assert!(text.contains(&format!("config file: {}", sb.config.display())), "{text}");
+    assert!(text.contains(&format!("real nvcc:   {}", sb.cuda_bin.join("nvcc").display())), "{text}");
+    assert!(text.contains("you ran:     nvcc -c a.cu --version"), "{text}");
+    assert!(text.contains("`--version` only asks nvcc for information"), "{text}");
 }
 
 #[test]

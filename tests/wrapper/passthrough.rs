@@ -23,7 +23,8 @@ fn every_argument_reaches_nvcc_byte_exact_and_in_order() {
     ];
     sb.nvcc().args(&args).assert().success();
     let record = sb.recorded();
-    let want: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+    let mut want: Vec<Vec<u8>> = vec![sb.ccbin().into_bytes()];
+    want.extend(args.iter().map(|a| a.as_bytes().to_vec()));
     assert_eq!(record.argv[1..], want[..]);
 }
 
@@ -31,10 +32,7 @@ fn every_argument_reaches_nvcc_byte_exact_and_in_order() {
 fn argv0_is_the_real_nvcc_path_so_nvcc_finds_its_profile() {
     let sb = Sandbox::new();
     sb.nvcc().arg("-c").assert().success();
-    assert_eq!(
-        sb.recorded().argv[0],
-        sb.cuda_bin.join("nvcc").as_os_str().as_bytes()
-    );
+    assert_eq!(sb.recorded().argv[0], sb.cuda_bin.join("nvcc").as_os_str().as_bytes());
 }
 
 #[test]
@@ -76,16 +74,8 @@ fn stdin_reaches_nvcc() {
 #[test]
 fn quiet_on_success_and_depth_counter_raised() {
     let sb = Sandbox::new();
-    sb.nvcc()
-        .args(["-c", "a.cu"])
-        .assert()
-        .success()
-        .stdout("")
-        .stderr("");
-    assert_eq!(
-        sb.recorded().env("NVCC_WRAPPER_DEPTH").as_deref(),
-        Some("1")
-    );
+    sb.nvcc().args(["-c", "a.cu"]).assert().success().stdout("").stderr("");
+    assert_eq!(sb.recorded().env("NVCC_WRAPPER_DEPTH").as_deref(), Some("1"));
 }
 
 #[test]
@@ -96,25 +86,14 @@ fn no_real_nvcc_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(127));
     let err = stderr(&out);
     assert!(
-        err.starts_with(
-            "nvcc-wrapper: error: no real nvcc found: the only `nvcc` on PATH is this wrapper"
-        ),
+        err.starts_with("nvcc-wrapper: error: no real nvcc found: the only `nvcc` on PATH is this wrapper"),
         "{err}"
     );
     assert!(err.contains("\nhelp: "), "{err}");
 
-    let out = sb
-        .nvcc()
-        .env("PATH", "/nonexistent")
-        .arg("-c")
-        .output()
-        .unwrap();
+    let out = sb.nvcc().env("PATH", "/nonexistent").env_remove("NVCC_WRAPPER_CONFIG").arg("-c").output().unwrap();
     assert_eq!(out.status.code(), Some(127));
-    assert!(
-        stderr(&out).contains("there is no `nvcc` on PATH"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("there is no `nvcc` on PATH"), "{}", stderr(&out));
 }
 
 #[test]
@@ -127,26 +106,14 @@ fn copies_of_the_wrapper_cannot_loop() {
     // Copied by `cp`, not in this process: a write descriptor open here while another test thread forks would leak
     // into that child and make the copy briefly impossible to exec (ETXTBSY).
     for to in [sb.cuda_bin.join("nvcc"), first.join("nvcc")] {
-        assert!(std::process::Command::new("cp")
-            .arg(WRAPPER)
-            .arg(to)
-            .status()
-            .unwrap()
-            .success());
+        assert!(std::process::Command::new("cp").arg(WRAPPER).arg(to).status().unwrap().success());
     }
-    let path = std::env::join_paths([&first, &sb.cuda_bin]).unwrap();
-    let out = assert_cmd::Command::new(first.join("nvcc"))
-        .env_clear()
-        .env("PATH", path)
-        .arg("-c")
-        .output()
-        .unwrap();
+    let path =
+        std::env::join_paths([&first, &sb.cuda_bin, std::path::Path::new("/usr/bin"), std::path::Path::new("/bin")])
+            .unwrap();
+    let out = assert_cmd::Command::new(first.join("nvcc")).env_clear().env("PATH", path).arg("-c").output().unwrap();
     assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("started 8 times in a chain"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("started 8 times in a chain"), "{}", stderr(&out));
 }
 
 #[test]
@@ -155,16 +122,7 @@ fn a_real_nvcc_that_cannot_run_is_exit_126() {
     // Named by the config (PATH search would skip it): a file without the execute bit.
     sb.write("cuda-broken/bin/nvcc", "not a program");
     let config = sb.write("wrapper.toml", "nvcc = \"cuda-broken/bin/nvcc\"\n");
-    let out = sb
-        .nvcc()
-        .env("NVCC_WRAPPER_CONFIG", &config)
-        .arg("-c")
-        .output()
-        .unwrap();
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).arg("-c").output().unwrap();
     assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("cannot run the real nvcc"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("cannot run the real nvcc"), "{}", stderr(&out));
 }

@@ -13,28 +13,13 @@ fn version_output_is_byte_identical_to_the_real_nvcc() {
             continue;
         };
         let sb = RealSandbox::new(&root);
-        for query in [
-            &["--version"][..],
-            &["-V"],
-            &["--list-gpu-arch"],
-            &["--help"],
-        ] {
+        for query in [&["--version"][..], &["-V"], &["--list-gpu-arch"], &["--help"]] {
             let real = sb.real_nvcc().args(query).output().unwrap();
             let wrapped = sb.nvcc().args(query).output().unwrap();
             assert!(real.status.success(), "{release} {query:?}");
-            assert_eq!(
-                wrapped.status.code(),
-                real.status.code(),
-                "{release} {query:?}"
-            );
-            assert_eq!(
-                wrapped.stdout, real.stdout,
-                "{release} {query:?}: stdout differs"
-            );
-            assert_eq!(
-                wrapped.stderr, real.stderr,
-                "{release} {query:?}: stderr differs"
-            );
+            assert_eq!(wrapped.status.code(), real.status.code(), "{release} {query:?}");
+            assert_eq!(wrapped.stdout, real.stdout, "{release} {query:?}: stdout differs");
+            assert_eq!(wrapped.stderr, real.stderr, "{release} {query:?}: stderr differs");
         }
         let version = stdout(&sb.nvcc().arg("--version").output().unwrap());
         assert!(version.contains(&format!("release {release}")), "{version}");
@@ -50,19 +35,10 @@ fn compiles_links_and_runs_a_cuda_program() {
         let sb = RealSandbox::new(&root);
         sb.write("smoke.cu", SMOKE_CU);
         // One step, and compile then link, as build systems do.
-        sb.nvcc()
-            .args(["-cudart", "static", "smoke.cu", "-o", "smoke"])
-            .assert()
-            .success();
+        sb.nvcc().args(["-cudart", "static", "smoke.cu", "-o", "smoke"]).assert().success();
         run_smoke(&sb.file("smoke"));
-        sb.nvcc()
-            .args(["-c", "smoke.cu", "-o", "smoke.o"])
-            .assert()
-            .success();
-        sb.nvcc()
-            .args(["smoke.o", "-o", "smoke2"])
-            .assert()
-            .success();
+        sb.nvcc().args(["-c", "smoke.cu", "-o", "smoke.o"]).assert().success();
+        sb.nvcc().args(["smoke.o", "-o", "smoke2"]).assert().success();
         run_smoke(&sb.file("smoke2"));
     }
 }
@@ -75,26 +51,14 @@ fn nvcc_errors_and_exit_codes_come_through() {
         };
         let sb = RealSandbox::new(&root);
         sb.write("broken.cu", "__global__ void k() { this is not C++ }\n");
-        let real = sb
-            .real_nvcc()
-            .args(["-c", "broken.cu", "-o", "b.o"])
-            .output()
-            .unwrap();
-        let wrapped = sb
-            .nvcc()
-            .args(["-c", "broken.cu", "-o", "b.o"])
-            .output()
-            .unwrap();
+        let real = sb.real_nvcc().args(["-c", "broken.cu", "-o", "b.o"]).output().unwrap();
+        let wrapped = sb.nvcc().args(["-c", "broken.cu", "-o", "b.o"]).output().unwrap();
         assert_ne!(real.status.code(), Some(0));
         assert_eq!(wrapped.status.code(), real.status.code());
         assert_eq!(wrapped.stderr, real.stderr);
         let unknown = sb.nvcc().arg("--no-such-option").output().unwrap();
         assert_eq!(unknown.status.code(), Some(1));
-        assert!(
-            stderr(&unknown).contains("Unknown option '--no-such-option'"),
-            "{}",
-            stderr(&unknown)
-        );
+        assert!(stderr(&unknown).contains("Unknown option '--no-such-option'"), "{}", stderr(&unknown));
     }
 }
 
@@ -112,9 +76,6 @@ fn options_files_and_env_channels_reach_the_real_nvcc() {
             .args(["-optf", "my opts.txt", "defs.cu", "-o", "defs"])
             .assert()
             .success();
-        assert!(std::process::Command::new(sb.file("defs"))
-            .status()
-            .unwrap()
-            .success());
+        assert!(std::process::Command::new(sb.file("defs")).status().unwrap().success());
     }
 }

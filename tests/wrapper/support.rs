@@ -31,6 +31,10 @@ pub struct Sandbox {
     /// Holds `nvcc` -> the fake (a toolkit's TOP/bin).
     pub cuda_bin: PathBuf,
     pub record: PathBuf,
+    /// The sandbox's config file, named by `NVCC_WRAPPER_CONFIG` in `nvcc()`.
+    pub config: PathBuf,
+    /// The stdenv compiler the config records (an empty executable: recorded facts are never probed).
+    pub cc: PathBuf,
 }
 
 /// What the fake nvcc was started with.
@@ -42,16 +46,11 @@ pub struct Record {
 
 impl Record {
     pub fn args(&self) -> Vec<String> {
-        self.argv[1..]
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect()
+        self.argv[1..].iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect()
     }
 
     pub fn env(&self, name: &str) -> Option<String> {
-        self.env
-            .get(name)
-            .map(|v| String::from_utf8_lossy(v).into_owned())
+        self.env.get(name).map(|v| String::from_utf8_lossy(v).into_owned())
     }
 }
 
@@ -65,22 +64,32 @@ impl Sandbox {
         std::os::unix::fs::symlink(WRAPPER, wrapper_bin.join("nvcc")).unwrap();
         std::os::unix::fs::symlink(fake_nvcc(), cuda_bin.join("nvcc")).unwrap();
         let record = dir.path().join("record.json");
-        Sandbox {
-            dir,
-            wrapper_bin,
-            cuda_bin,
-            record,
-        }
+        // A toolkit says its release in version.json, as NVIDIA's do: the wrapper reads it instead of running nvcc.
+        std::fs::write(
+            dir.path().join("cuda/version.json"),
+            r#"{"cuda_nvcc": {"name": "CUDA NVCC", "version": "13.0.88"}}"#,
+        )
+        .unwrap();
+        let cc = dir.path().join("cc/bin/g++");
+        std::fs::create_dir_all(cc.parent().unwrap()).unwrap();
+        std::fs::write(&cc, "").unwrap();
+        std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let config = dir.path().join("config.toml");
+        let text = format!(
+            "[host-compiler]\nstdenv = {{ path = \"{}\", family = \"gcc\", version = \"12.2.0\" }}\n",
+            cc.display()
+        );
+        std::fs::write(&config, text).unwrap();
+        Sandbox { dir, wrapper_bin, cuda_bin, record, config, cc }
+    }
+
+    /// The one addition the default sandbox gets: its stdenv compiler, which nvcc 13.0 accepts.
+    pub fn ccbin(&self) -> String {
+        format!("-ccbin={}", self.cc.display())
     }
 
     pub fn path(&self) -> OsString {
-        std::env::join_paths([
-            &self.wrapper_bin,
-            &self.cuda_bin,
-            Path::new("/usr/bin"),
-            Path::new("/bin"),
-        ])
-        .unwrap()
+        std::env::join_paths([&self.wrapper_bin, &self.cuda_bin, Path::new("/usr/bin"), Path::new("/bin")]).unwrap()
     }
 
     /// `nvcc` (the wrapper) with a clean environment: PATH, and the fake's record file.
@@ -89,6 +98,7 @@ impl Sandbox {
         cmd.env_clear()
             .env("PATH", self.path())
             .env("FAKE_NVCC_RECORD", &self.record)
+            .env("NVCC_WRAPPER_CONFIG", &self.config)
             .current_dir(self.dir.path());
         cmd
     }
@@ -96,15 +106,12 @@ impl Sandbox {
     /// `nvcc-wrapper` (the wrapper's own command line) with the same environment.
     pub fn wrapper_cli(&self) -> Command {
         let mut cmd = Command::new(WRAPPER);
-        cmd.env_clear()
-            .env("PATH", self.path())
-            .current_dir(self.dir.path());
+        cmd.env_clear().env("PATH", self.path()).current_dir(self.dir.path());
         cmd
     }
 
     pub fn recorded(&self) -> Record {
-        let bytes = std::fs::read(&self.record)
-            .unwrap_or_else(|e| panic!("the fake nvcc did not run ({e})"));
+        let bytes = std::fs::read(&self.record).unwrap_or_else(|e| panic!("the fake nvcc did not run ({e})"));
         serde_json::from_slice(&bytes).unwrap()
     }
 
@@ -132,8 +139,7 @@ pub fn stdout(out: &std::process::Output) -> String {
 pub fn cache_dir() -> PathBuf {
     match std::env::var_os("NVCC_WRAPPER_CACHE") {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => PathBuf::from(std::env::var_os("HOME").expect("HOME is not set"))
-            .join(".cache/nvcc-wrapper"),
+        _ => PathBuf::from(std::env::var_os("HOME").expect("HOME is not set")).join(".cache/nvcc-wrapper"),
     }
 }
 
@@ -150,14 +156,8 @@ pub fn real_toolkit(release: &str) -> Option<PathBuf> {
         return Some(root);
     }
     let fetch = format!("scripts/fetch-toolkits.sh {release}");
-    assert!(
-        !require_real(),
-        "real NVCC {release} is required but {} is missing: run {fetch}",
-        root.display()
-    );
-    eprintln!(
-        "note: skipped, real NVCC {release} is not fetched (run {fetch}, or scripts/test.sh)"
-    );
+    assert!(!require_real(), "real NVCC {release} is required but {} is missing: run {fetch}", root.display());
+    eprintln!("note: skipped, real NVCC {release} is not fetched (run {fetch}, or scripts/test.sh)");
     None
 }
 
@@ -166,10 +166,7 @@ pub fn real_program(name: &str) -> Option<PathBuf> {
     match which::which(name) {
         Ok(path) => Some(path),
         Err(_) => {
-            assert!(
-                !require_real(),
-                "{name} is required but not installed: run scripts/install-deps.sh"
-            );
+            assert!(!require_real(), "{name} is required but not installed: run scripts/install-deps.sh");
             eprintln!("note: skipped, {name} is not installed (run scripts/install-deps.sh)");
             None
         }
@@ -189,11 +186,7 @@ impl RealSandbox {
         let wrapper_bin = dir.path().join("wrapper/bin");
         std::fs::create_dir_all(&wrapper_bin).unwrap();
         std::os::unix::fs::symlink(WRAPPER, wrapper_bin.join("nvcc")).unwrap();
-        RealSandbox {
-            dir,
-            wrapper_bin,
-            root: root.to_path_buf(),
-        }
+        RealSandbox { dir, wrapper_bin, root: root.to_path_buf() }
     }
 
     pub fn path(&self) -> OsString {
@@ -278,16 +271,7 @@ int main() {
 pub fn run_smoke(program: &Path) -> String {
     let out = std::process::Command::new(program).output().unwrap();
     let text = stdout(&out);
-    assert!(
-        out.status.success(),
-        "{} failed: {text}{}",
-        program.display(),
-        stderr(&out)
-    );
-    assert!(
-        text.starts_with("smoke: ran"),
-        "{} printed: {text}",
-        program.display()
-    );
+    assert!(out.status.success(), "{} failed: {text}{}", program.display(), stderr(&out));
+    assert!(text.starts_with("smoke: ran"), "{} printed: {text}", program.display());
     text
 }

@@ -15,18 +15,13 @@ use std::os::unix::ffi::OsStrExt;
 
 fn main() {
     let argv: Vec<Vec<u8>> = std::env::args_os().map(|a| a.as_bytes().to_vec()).collect();
-    let env: BTreeMap<String, Vec<u8>> = std::env::vars_os()
-        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
-        .collect();
-    let get = |name: &str| {
-        env.get(name)
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-    };
+    let env: BTreeMap<String, Vec<u8>> =
+        std::env::vars_os().map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec())).collect();
+    let get = |name: &str| env.get(name).map(|v| String::from_utf8_lossy(v).into_owned());
 
     if let Some(file) = get("FAKE_NVCC_RECORD") {
         let record = serde_json::json!({ "argv": argv, "env": env });
-        std::fs::write(&file, serde_json::to_vec(&record).unwrap())
-            .expect("cannot write FAKE_NVCC_RECORD");
+        std::fs::write(&file, serde_json::to_vec(&record).unwrap()).expect("cannot write FAKE_NVCC_RECORD");
     }
     if get("FAKE_NVCC_ECHO_STDIN").as_deref() == Some("1") {
         let mut input = Vec::new();
@@ -48,7 +43,5 @@ fn main() {
         assert!(status.success());
         std::thread::sleep(std::time::Duration::from_secs(5));
     }
-    std::process::exit(
-        get("FAKE_NVCC_EXIT").map_or(0, |c| c.parse().expect("FAKE_NVCC_EXIT must be a number")),
-    );
+    std::process::exit(get("FAKE_NVCC_EXIT").map_or(0, |c| c.parse().expect("FAKE_NVCC_EXIT must be a number")));
 }
