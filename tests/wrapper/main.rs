@@ -7,4 +7,5 @@ mod support;
 
 mod config_and_env;
 mod passthrough;
+mod real_host_compiler;
 mod real_nvcc;
