@@ -30,6 +30,21 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<OsString>,
     },
+    /// Check the configuration, the real nvcc and its release, the compilers, the choice and its libstdc++.
+    Doctor,
+    /// The compatibility tables.
+    #[command(subcommand)]
+    Compat(CompatCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum CompatCommand {
+    /// Read a toolkit's include/crt/host_config.h and print the host-compiler row it implies; fail (exit 3) when the
+    /// built-in or configured table disagrees.
+    Scan {
+        /// A CUDA toolkit root (holding bin/ and include/), or a header set.
+        root: std::path::PathBuf,
+    },
 }
 
 pub fn run(ctx: &Context) -> Result<i32> {
@@ -44,6 +59,8 @@ pub fn run(ctx: &Context) -> Result<i32> {
     };
     match cli.command {
         Command::Explain { args } => explain(ctx, args),
+        Command::Doctor => crate::doctor::main(ctx),
+        Command::Compat(CompatCommand::Scan { root }) => compat_scan(ctx, &ctx.absolute(&root)),
     }
 }
 
@@ -85,5 +102,15 @@ fn explain(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
     std::io::stdout()
         .write_all(out.as_bytes())
         .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot write to stdout: {e}")))?;
+    Ok(0)
+}
+
+fn compat_scan(ctx: &Context, root: &std::path::Path) -> Result<i32> {
+    let scan = crate::compat::toolkit::scan(root)?;
+    print!("{}", scan.row());
+    let config = crate::config::load(ctx)?;
+    let compat = crate::compat::Compat::load(&config)?;
+    scan.check(&compat.host_compilers)?;
+    println!("# agrees with the compatibility table");
     Ok(0)
 }

@@ -8,6 +8,8 @@ use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
+    /// A check the user asked for (`compat scan`, `doctor`) found a problem.
+    CheckFailed,
     /// The wrapper's own command line (`nvcc-wrapper ...`) is wrong.
     Usage,
     /// An `NVCC_WRAPPER_*` environment variable has a value the wrapper cannot use.
@@ -34,6 +36,7 @@ impl ErrorKind {
     pub const fn exit_code(self) -> i32 {
         match self {
             ErrorKind::Usage => 2,
+            ErrorKind::CheckFailed => 3,
             ErrorKind::Environment => 64,
             ErrorKind::Request => 65,
             ErrorKind::OptionsFile => 66,
@@ -91,6 +94,7 @@ mod tests {
     #[test]
     fn exit_codes_are_distinct_and_avoid_success() {
         let kinds = [
+            ErrorKind::CheckFailed,
             ErrorKind::Usage,
             ErrorKind::Environment,
             ErrorKind::Request,

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod compat;
 pub mod config;
 pub mod context;
+pub mod doctor;
 pub mod error;
 pub mod exec;
 pub mod locate;

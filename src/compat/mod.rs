@@ -9,6 +9,7 @@ mod capability;
 mod host_compilers;
 pub mod host_config;
 mod platforms;
+pub mod toolkit;
 
 pub use capabilities::{CapabilityInfo, CapabilityTable, DefaultArch, Kind};
 pub use capability::{Capability, ParseCapabilityError, Suffix};

@@ -90,7 +90,15 @@ pub fn choose(
     }
     match stdenv {
         Some(s) if allow_unsupported => Ok(Choice::Unsupported(s.clone())),
-        _ => Err(NoneAccepted { considered: stdenv.into_iter().chain(candidates).cloned().collect() }),
+        _ => {
+            let mut considered: Vec<Known> = Vec::new();
+            for k in stdenv.into_iter().chain(candidates) {
+                if !considered.iter().any(|c| c.path == k.path) {
+                    considered.push(k.clone());
+                }
+            }
+            Err(NoneAccepted { considered })
+        }
     }
 }
 
@@ -136,6 +144,14 @@ pub fn is_host_compiled(input: &std::ffi::OsStr) -> bool {
         && !input.to_string_lossy().contains(".so.")
 }
 
+/// The compiler the wrapper told nvcc to use, and whose libstdc++ the programs it links will load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub compiler: PathBuf,
+    /// Set when the wrapper pointed the link at the stdenv's libstdc++ (this directory, by rpath).
+    pub libstdcxx_dir: Option<PathBuf>,
+}
+
 /// What the planner knows about this call, for the host-compiler step.
 pub struct Step<'a> {
     pub invocation: &'a Invocation,
@@ -165,9 +181,9 @@ impl Step<'_> {
         let link_only =
             inv.phase() == Phase::Link && !inv.inputs.is_empty() && !inv.inputs.iter().any(|i| is_host_compiled(i));
         if let (true, Some(s)) = (link_only, &stdenv) {
-            plan.before.push(ccbin(&s.path, format!(
+            ccbin(plan, &s.path, format!(
                 "this call only links objects, which nvcc does without checking the host compiler, so the stdenv compiler {s} links them with its own libstdc++"
-            )));
+            ));
             return Ok(());
         }
 
@@ -175,25 +191,26 @@ impl Step<'_> {
         let in_range = stdenv.as_ref().is_some_and(|s| accepts.accepts(s.family, s.version));
         let candidates = if in_range { Vec::new() } else { self.candidates(plan) };
         match choose(accepts, stdenv.as_ref(), &candidates, settings.prefer, allow) {
-            Ok(Choice::Stdenv(s)) => plan.before.push(ccbin(
+            Ok(Choice::Stdenv(s)) => ccbin(
+                plan,
                 &s.path,
                 format!("the stdenv compiler {s} is one nvcc {release} accepts ({})", accepts.describe()),
-            )),
+            ),
             Ok(Choice::Other { chosen, stdenv }) => {
                 let why = match &stdenv {
                     Some(s) => format!("nvcc {release} accepts {}, not the stdenv compiler {s}", accepts.describe()),
                     None => format!("nvcc {release} accepts {}, and no stdenv compiler is known", accepts.describe()),
                 };
-                plan.before.push(ccbin(&chosen.path, format!("{why}: {chosen} is the newest accepted")));
+                ccbin(plan, &chosen.path, format!("{why}: {chosen} is the newest accepted"));
                 if let Some(s) = stdenv {
                     self.share_libstdcxx(&chosen, &s, plan);
                 }
             }
             Ok(Choice::Unsupported(s)) => {
-                plan.before.push(ccbin(&s.path, format!(
+                ccbin(plan, &s.path, format!(
                     "no compiler nvcc {release} accepts ({}) was found; allow-unsupported keeps the stdenv compiler {s}",
                     accepts.describe()
-                )));
+                ));
                 if !inv.allows_unsupported_compiler() {
                     plan.before.push(Addition {
                         args: vec!["-allow-unsupported-compiler".into()],
@@ -323,6 +340,9 @@ impl Step<'_> {
         };
         let links = matches!(self.invocation.phase(), Phase::Link | Phase::Run);
         let flags = libstdcxx_flags(chosen, &dirs, links);
+        if let Some(decision) = plan.host.as_mut() {
+            decision.libstdcxx_dir = Some(dirs.runtime_dir.clone());
+        }
         if !flags.is_empty() {
             plan.before.push(Addition {
                 args: flags.into_iter().map(Into::into).collect(),
@@ -332,7 +352,12 @@ impl Step<'_> {
     }
 }
 
-fn ccbin(path: &Path, reason: String) -> Addition {
+fn ccbin(plan: &mut Plan, path: &Path, reason: String) {
+    plan.host = Some(Decision { compiler: path.to_path_buf(), libstdcxx_dir: None });
+    plan.before.push(ccbin_addition(path, reason));
+}
+
+fn ccbin_addition(path: &Path, reason: String) -> Addition {
     let mut arg = std::ffi::OsString::from("-ccbin=");
     arg.push(path);
     Addition { args: vec![arg], reason }
@@ -441,7 +466,10 @@ mod tests {
         let cands = [k("clang++-19", Clang, "19.1.7")];
         let err = choose(NVCC_11_8, Some(&stdenv), &cands, None, false).unwrap_err();
         assert_eq!(err.considered, [stdenv.clone(), cands[0].clone()]);
-        assert_eq!(choose(NVCC_11_8, Some(&stdenv), &cands, None, true), Ok(Choice::Unsupported(stdenv)));
+        assert_eq!(choose(NVCC_11_8, Some(&stdenv), &cands, None, true), Ok(Choice::Unsupported(stdenv.clone())));
         assert!(choose(NVCC_11_8, None, &[], None, true).is_err());
+        // The stdenv compiler listed again as a candidate is considered once.
+        let err = choose(NVCC_11_8, Some(&stdenv), std::slice::from_ref(&stdenv), None, false).unwrap_err();
+        assert_eq!(err.considered, [stdenv]);
     }
 }

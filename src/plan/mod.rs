@@ -37,6 +37,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// Problems the user should hear about even though the call goes ahead (printed on stderr).
     pub warnings: Vec<String>,
+    /// The host compiler the wrapper chose, when it chose one (for `doctor` and tests).
+    pub host: Option<host_compiler::Decision>,
 }
 
 impl Plan {
@@ -50,6 +52,7 @@ impl Plan {
             env: vec![(vars::DEPTH, (depth + 1).to_string().into())],
             notes: Vec::new(),
             warnings: Vec::new(),
+            host: None,
         }
     }
 

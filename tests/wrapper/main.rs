@@ -7,5 +7,6 @@ mod support;
 
 mod config_and_env;
 mod passthrough;
+mod real_compat;
 mod real_host_compiler;
 mod real_nvcc;

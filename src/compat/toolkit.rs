@@ -1,0 +1,142 @@
+//! `nvcc-wrapper compat scan ROOT`: the host-compiler row a real toolkit's own header implies, checked against the
+//! table. This is how compat-data/host-compilers.toml is verified against NVIDIA's releases rather than trusted.
+
+use std::path::{Path, PathBuf};
+
+use super::host_config::{self, ScannedLimits};
+use super::HostCompilerTable;
+use crate::error::{Error, ErrorKind, Result};
+use crate::probe;
+use crate::version::Version;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolkitScan {
+    pub header: PathBuf,
+    /// nvcc's own version, from the toolkit's `version.json` or `bin/nvcc --version`.
+    pub nvcc: Version,
+    pub limits: ScannedLimits,
+}
+
+impl ToolkitScan {
+    /// The row as it would be written in host-compilers.toml.
+    pub fn row(&self) -> String {
+        format!(
+            "[[release]]\nnvcc = \"{}\"\nnewest-gcc = {}\nnewest-clang = {}\nsource = \"measured: {}\"\n",
+            self.nvcc,
+            self.limits.newest_gcc,
+            self.limits.newest_clang,
+            self.header.display()
+        )
+    }
+
+    /// Whether the table says the same for this nvcc; an error naming both when not.
+    pub fn check(&self, table: &HostCompilerTable) -> Result<()> {
+        let help = "correct compat-data/host-compilers.toml from the header (the scan's row above), with its source";
+        let Some(row) = table.limits_for(self.nvcc) else {
+            return Err(Error::new(
+                ErrorKind::CheckFailed,
+                format!(
+                    "nvcc {} is not in the compatibility table; its header says GCC up to {} and Clang up to {}",
+                    self.nvcc, self.limits.newest_gcc, self.limits.newest_clang
+                ),
+            )
+            .with_help(help));
+        };
+        if (row.newest_gcc, row.newest_clang) != (self.limits.newest_gcc, self.limits.newest_clang) {
+            return Err(Error::new(
+                ErrorKind::CheckFailed,
+                format!(
+                    "nvcc {}: {} says GCC up to {} and Clang up to {}, but the table's row {} says GCC up to {} and Clang up to {}",
+                    self.nvcc, self.header.display(), self.limits.newest_gcc, self.limits.newest_clang, row.nvcc, row.newest_gcc, row.newest_clang
+                ),
+            )
+            .with_help(help));
+        }
+        Ok(())
+    }
+}
+
+/// Read `ROOT/include/crt/host_config.h` (or the x86_64 target's) and the toolkit's version.
+pub fn scan(root: &Path) -> Result<ToolkitScan> {
+    let header = ["include/crt/host_config.h", "targets/x86_64-linux/include/crt/host_config.h"]
+        .iter()
+        .map(|rel| root.join(rel))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            Error::new(ErrorKind::Request, format!("{} has no include/crt/host_config.h", root.display()))
+                .with_help("give the root of a CUDA toolkit (the directory holding bin/ and include/), or a header set from scripts/fetch-toolkits.sh headers-X.Y")
+        })?;
+    let text = std::fs::read_to_string(&header)
+        .map_err(|e| Error::new(ErrorKind::Request, format!("cannot read {}: {e}", header.display())))?;
+    let limits = host_config::scan(&text).map_err(|e| {
+        Error::new(ErrorKind::Request, format!("cannot read the host-compiler check in {}: {e}", header.display()))
+            .with_help(
+                "this header's layout is new to the scanner: compare it with the shapes in src/compat/host_config.rs",
+            )
+    })?;
+    let nvcc = version_of(root)?;
+    Ok(ToolkitScan { header, nvcc, limits })
+}
+
+fn version_of(root: &Path) -> Result<Version> {
+    let json = probe::nvcc::read_version_json(root).map_err(|e| Error::new(ErrorKind::Request, e.to_string()))?;
+    if let Some(v) = json.and_then(|v| v.nvcc.or(v.cuda)) {
+        return Ok(v);
+    }
+    let nvcc = root.join("bin/nvcc");
+    probe::nvcc::probe_nvcc(&nvcc).map(|v| v.full).map_err(|e| {
+        Error::new(ErrorKind::Request, format!("cannot tell the release of {}: {e}", root.display()))
+            .with_help("a toolkit root needs version.json or a runnable bin/nvcc")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toolkit(header: &str, json: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("include/crt")).unwrap();
+        std::fs::write(dir.path().join("include/crt/host_config.h"), header).unwrap();
+        std::fs::write(dir.path().join("version.json"), json).unwrap();
+        dir
+    }
+
+    const HEADER_11_8: &str = "#if !__NV_NO_HOST_COMPILER_CHECK\n#if defined(__GNUC__)\n#if __GNUC__ > 11\n#error -- unsupported GNU version! gcc versions later than 11 are not supported!\n#endif\n#endif\n#if defined(__clang__)\n#if (__clang_major__ >= 15) || (__clang_major__ < 3) || ((__clang_major__ == 3) &&  (__clang_minor__ < 3))\n#error -- unsupported clang version!\n#endif\n#endif\n#endif\n";
+
+    #[test]
+    fn scans_and_checks_against_the_table() {
+        let dir = toolkit(HEADER_11_8, r#"{"cuda_nvcc": {"version": "11.8.89"}}"#);
+        let scan = scan(dir.path()).unwrap();
+        assert_eq!(scan.nvcc.to_string(), "11.8.89");
+        assert_eq!((scan.limits.newest_gcc, scan.limits.newest_clang), (11, 14));
+        assert!(scan.row().contains("nvcc = \"11.8.89\"\nnewest-gcc = 11\nnewest-clang = 14\n"));
+        scan.check(HostCompilerTable::built_in()).unwrap();
+    }
+
+    #[test]
+    fn a_disagreement_names_both() {
+        let dir = toolkit(HEADER_11_8, r#"{"cuda_nvcc": {"version": "12.4.131"}}"#);
+        let err = scan(dir.path()).unwrap().check(HostCompilerTable::built_in()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::CheckFailed);
+        assert!(
+            err.message.contains("GCC up to 11 and Clang up to 14")
+                && err.message.contains("GCC up to 13 and Clang up to 17"),
+            "{err}"
+        );
+        let dir = toolkit(HEADER_11_8, r#"{"cuda_nvcc": {"version": "10.2.89"}}"#);
+        assert!(scan(dir.path())
+            .unwrap()
+            .check(HostCompilerTable::built_in())
+            .unwrap_err()
+            .message
+            .contains("not in the compatibility table"));
+    }
+
+    #[test]
+    fn a_directory_without_the_header_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = scan(dir.path()).unwrap_err();
+        assert!(err.message.contains("no include/crt/host_config.h"), "{err}");
+    }
+}
