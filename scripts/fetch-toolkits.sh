@@ -695,7 +695,7 @@ all_fresh() {
 }
 
 main() {
-  local smoke=0 print_root= args=()
+  local smoke=0 print_root='' args=()
   while (($#)); do
     case $1 in
       -h|--help) usage; exit 0 ;;
