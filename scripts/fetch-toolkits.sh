@@ -603,7 +603,9 @@ do_toolkit() {
     is_fresh "$dest" "$(stamp_text "$line")" && { ready "$rel" "$dest" " (cached)"; return; }
     toolkit_debian "$rel" "$line"
   else
-    die "no pinned toolkit for release '$rel' (known: $(known_toolkits))"
+    local hint=
+    pin_line HEADER_SETS "$rel" >/dev/null && hint="; no nvcc driver of $rel is reachable, but headers-$rel gives its headers"
+    die "no pinned toolkit for release '$rel' (known: $(known_toolkits))$hint"
   fi
   ready "$rel" "$dest"
 }
@@ -647,8 +649,8 @@ do_cuobjdump() {
   ready cuobjdump "$dest/cuobjdump"
 }
 
-known_toolkits() { local l; for l in "${PYPI_TOOLKITS[@]}" "${DEBIAN_TOOLKITS[@]}"; do printf '%s ' "${l%% *}"; done; }
-known_headers() { local l; for l in "${HEADER_SETS[@]}"; do printf '%s ' "${l%% *}"; done; }
+known_toolkits() { local l; for l in "${PYPI_TOOLKITS[@]}" "${DEBIAN_TOOLKITS[@]}"; do printf "%s " "${l%% *}"; done | sed "s/ $//"; }
+known_headers() { local l; for l in "${HEADER_SETS[@]}"; do printf "%s " "${l%% *}"; done | sed "s/ $//"; }
 
 list_pins() {
   local l
