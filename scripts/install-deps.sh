@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# install-deps.sh: install the Debian packages nvcc-wrapper's tests need
+# (host compilers the real nvcc releases accept or reject, cross compilers,
+# qemu-user to run cross-built binaries, build tools, Nix for the Nix tests,
+# pip for scripts/fetch-toolkits.sh).
+#
+# Usage: scripts/install-deps.sh [--dry-run]
+#
+# Idempotent: when every package is already installed it only runs one
+# dpkg-query and exits. Otherwise it installs the missing ones with apt-get
+# (as root, or through sudo), running `apt-get update` only when a missing
+# package has no install candidate (fresh machine, empty lists) or when the
+# install fails on stale lists. A package name the archive does not know is
+# dropped with a warning instead of failing the whole install. Targets
+# Debian 12 (bookworm).
+
+set -euo pipefail
+
+PACKAGES=(
+  g++-11 g++-12                   # nvcc 11.8 accepts GCC <= 11 only; 12 is the system GCC
+  clang-14 clang-16 clang-19      # 11.8 accepts Clang <= 14, 12.4/12.5 reject 19
+  cmake ninja-build               # CMake's CUDA language support probes nvcc
+  qemu-user                       # runs the aarch64 / ppc64le binaries
+  g++-aarch64-linux-gnu g++-11-aarch64-linux-gnu binutils-aarch64-linux-gnu
+  g++-powerpc64le-linux-gnu g++-11-powerpc64le-linux-gnu
+  nix-bin                         # nix-instantiate --parse/--eval, offline
+  file                            # identifies the ELF machine of build outputs
+  python3-pip                     # fetch-toolkits.sh downloads wheels with pip
+)
+
+DRY_RUN=0
+[[ ${1:-} == --dry-run ]] && DRY_RUN=1
+
+log() { printf 'install-deps: %s\n' "$*" >&2; }
+die() { printf 'install-deps: error: %s\n' "$*" >&2; exit 1; }
+
+# Packages not in state "installed" (absent, half-installed, config-files).
+not_installed() {
+  local p status
+  for p in "$@"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) || status=
+    [[ $status == installed ]] || echo "$p"
+  done
+}
+
+has_candidate() {
+  local c
+  c=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+  [[ -n $c && $c != "(none)" ]]
+}
+
+mapfile -t missing < <(not_installed "${PACKAGES[@]}")
+if ((${#missing[@]} == 0)); then
+  log "all ${#PACKAGES[@]} packages are installed"
+  exit 0
+fi
+log "missing: ${missing[*]}"
+
+if ((EUID == 0)); then
+  SUDO=()
+elif command -v sudo >/dev/null; then
+  SUDO=(sudo)
+else
+  die "not root and no sudo: cannot install ${missing[*]}"
+fi
+APT=("${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y
+     -o DPkg::Lock::Timeout=600)   # wait for another apt/dpkg instead of failing
+
+updated=0
+apt_update() {
+  ((updated)) && return 0
+  log "apt-get update"
+  ((DRY_RUN)) || "${APT[@]}" update
+  updated=1
+}
+
+# A missing package without a candidate means the lists are empty or stale:
+# update once, then drop (and name) whatever is still unknown.
+for p in "${missing[@]}"; do
+  has_candidate "$p" || { apt_update; break; }
+done
+install=()
+for p in "${missing[@]}"; do
+  if has_candidate "$p"; then install+=("$p")
+  else log "warning: no package '$p' in this system's archive: skipped"; fi
+done
+((${#install[@]})) || die "none of the missing packages can be installed"
+
+log "installing: ${install[*]}"
+((DRY_RUN)) && exit 0
+if ! "${APT[@]}" install --no-install-recommends "${install[@]}"; then
+  # Typically a 404: the lists name versions the mirror no longer has.
+  ((updated)) && die "apt-get install failed"
+  apt_update
+  "${APT[@]}" install --no-install-recommends "${install[@]}" || die "apt-get install failed"
+fi
+
+mapfile -t still < <(not_installed "${install[@]}")
+((${#still[@]} == 0)) || die "still not installed: ${still[*]}"
+log "done"
