@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
-scripts/fetch-toolkits.sh 13.0
+# The default set: real 13.0, 13.5, 12.4, 11.8 toolkits, the host_config.h of every release, and cuobjdump.
+scripts/fetch-toolkits.sh
 
 NVCC_WRAPPER_REQUIRE_REAL=1 cargo test --workspace --locked "$@"
