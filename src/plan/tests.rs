@@ -80,9 +80,13 @@ fn config(text: &str) -> Loaded {
     }
 }
 
+fn plan_for(i: &Invocation, config: &Loaded, probes: &FakeProbes, depth: u32) -> Result<Plan> {
+    plan(Inputs { invocation: i, config, compat: &Compat::built_in(), probes, nvcc: nvcc(), depth })
+}
+
 fn plan_with(args: &[&str], env: &[(&str, &str)], cfg: &str, probes: &FakeProbes) -> Result<Plan> {
     let i = inv(args, env);
-    plan(Inputs { invocation: &i, config: &config(cfg), compat: &Compat::built_in(), probes, nvcc: nvcc(), depth: 0 })
+    plan_for(&i, &config(cfg), probes, 0)
 }
 
 fn added(p: &Plan) -> Vec<String> {
@@ -93,15 +97,7 @@ fn added(p: &Plan) -> Vec<String> {
 fn user_arguments_come_through_exactly_and_depth_rises() {
     let i = inv(&["-c", "a b.cu", "", "-o", "x.o"], &[]);
     let probes = FakeProbes::debian("13.0.88");
-    let p = plan(Inputs {
-        invocation: &i,
-        config: &Loaded::default(),
-        compat: &Compat::built_in(),
-        probes: &probes,
-        nvcc: nvcc(),
-        depth: 2,
-    })
-    .unwrap();
+    let p = plan_for(&i, &Loaded::default(), &probes, 2).unwrap();
     assert_eq!(p.command(&i)[1..], i.argv[..]);
     assert_eq!(p.env, vec![(vars::DEPTH, OsString::from("3"))]);
 }
@@ -110,15 +106,7 @@ fn user_arguments_come_through_exactly_and_depth_rises() {
 fn additions_go_before_the_user_arguments() {
     let probes = FakeProbes::debian("11.8.89");
     let i = inv(&["-c", "a.cu"], &[]);
-    let p = plan(Inputs {
-        invocation: &i,
-        config: &Loaded::default(),
-        compat: &Compat::built_in(),
-        probes: &probes,
-        nvcc: nvcc(),
-        depth: 0,
-    })
-    .unwrap();
+    let p = plan_for(&i, &Loaded::default(), &probes, 0).unwrap();
     assert_eq!(p.command(&i), ["-ccbin=/usr/bin/g++-11", "-c", "a.cu"]);
 }
 

@@ -24,7 +24,7 @@ int main() {
     std::vector<int> v{1, 2, 3};
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
-    std::printf("smoke: ran, sum %d, cuda error %d\n", sum_first(v, 3), (int)err);
+    std::printf("hello: built and started, sum %d, cuda error %d\n", sum_first(v, 3), (int)err);
     return sum_first(v, 3) == 6 ? 0 : 1;
 }
 "#;
