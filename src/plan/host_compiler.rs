@@ -144,6 +144,10 @@ pub fn is_host_compiled(input: &std::ffi::OsStr) -> bool {
         && !input.to_string_lossy().contains(".so.")
 }
 
+/// nvcc reads `NVCC_CCBIN` from this release on. Measured with `NVCC_CCBIN=g++-11 nvcc -dryrun`: 11.8.89 and 12.4.131
+/// run `gcc`, 12.5.40 and 13.0.88 run `g++-11`.
+pub const FIRST_HONOURING_NVCC_CCBIN: Version = Version::major_minor(12, 5);
+
 /// The compiler the wrapper told nvcc to use, and whose libstdc++ the programs it links will load.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
@@ -278,8 +282,22 @@ impl Step<'_> {
             ),
             HostCompilerGiven::Env(v) => (v.to_os_string(), "$NVCC_CCBIN".to_string()),
         };
-        plan.notes.push(format!("the host compiler is given by {how} ({}): nothing is added", value.to_string_lossy()));
-        let Some((release, accepts)) = limits else { return };
+        let Some((release, accepts)) = limits else {
+            plan.notes
+                .push(format!("the host compiler is given by {how} ({}): nothing is added", value.to_string_lossy()));
+            return;
+        };
+        if matches!(given, HostCompilerGiven::Env(_)) && release < FIRST_HONOURING_NVCC_CCBIN {
+            let mut arg = std::ffi::OsString::from("-ccbin=");
+            arg.push(&value);
+            plan.before.push(Addition {
+                args: vec![arg],
+                reason: format!("nvcc {release} ignores $NVCC_CCBIN (honoured from {FIRST_HONOURING_NVCC_CCBIN}), so the wrapper passes it on"),
+            });
+        } else {
+            plan.notes
+                .push(format!("the host compiler is given by {how} ({}): nothing is added", value.to_string_lossy()));
+        }
         // `-ccbin` may name a directory holding gcc/g++; then nvcc picks the program and there is nothing to check.
         let Some(path) = self.probes.resolve(Path::new(&value)).filter(|p| p.is_file()) else { return };
         if let Ok(k) = self.probes.compiler(&path) {

@@ -179,13 +179,23 @@ fn recorded_compilers_are_not_probed() {
 }
 
 #[test]
+fn nvcc_ccbin_is_passed_on_to_releases_that_ignore_it() {
+    for (release, want) in
+        [("11.8.89", &["-ccbin=g++-11"][..]), ("12.4.131", &["-ccbin=g++-11"]), ("12.5.40", &[]), ("13.0.88", &[])]
+    {
+        let p = plan_with(&["-c", "a.cu"], &[("NVCC_CCBIN", "g++-11")], "", &FakeProbes::debian(release)).unwrap();
+        assert_eq!(added(&p), want, "{release}");
+    }
+}
+
+#[test]
 fn env_channels_count_as_given() {
     for env in [
         ("NVCC_CCBIN", "g++-11"),
         ("NVCC_PREPEND_FLAGS", "-ccbin=g++-11"),
         ("NVCC_APPEND_FLAGS", "--compiler-bindir g++-11"),
     ] {
-        let probes = FakeProbes::debian("11.8.89");
+        let probes = FakeProbes::debian("13.0.88");
         let p = plan_with(&["-c", "a.cu"], &[env], "", &probes).unwrap();
         assert_eq!(added(&p), Vec::<String>::new(), "{env:?}");
         assert!(p.warnings.is_empty(), "{env:?}: {:?}", p.warnings);

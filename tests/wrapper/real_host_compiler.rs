@@ -201,6 +201,22 @@ fn a_users_host_compiler_is_respected_in_every_spelling_and_channel() {
 }
 
 #[test]
+fn nvcc_ccbin_reaches_releases_that_ignore_it() {
+    // nvcc 12.4 ignores NVCC_CCBIN (it runs `gcc`); through the wrapper, the user's choice is honoured.
+    let Some(root) = real_toolkit("12.4") else { return };
+    if !needs(&["g++-11"]) {
+        return;
+    }
+    let sb = RealSandbox::new(&root);
+    sb.write("kernel.cu", KERNEL_CU);
+    let bare = sb.real_nvcc().env("NVCC_CCBIN", "g++-11").args(["--dryrun", "-c", "kernel.cu"]).output().unwrap();
+    assert!(!stderr(&bare).contains("g++-11"), "12.4 was expected to ignore NVCC_CCBIN:\n{}", stderr(&bare));
+    let out = sb.nvcc().env("NVCC_CCBIN", "g++-11").args(["--dryrun", "-c", "kernel.cu"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("#$ g++-11 "), "{}", stderr(&out));
+}
+
+#[test]
 fn no_compiler_in_range_is_a_clear_error() {
     let Some(root) = real_toolkit("11.8") else { return };
     if !needs(&["g++-12", "clang++-19"]) {
