@@ -46,7 +46,8 @@ fn nvcc_env(ctx: &Context, plan: &Plan) -> Env {
 /// Parse, configure, locate and plan, for `args` in place of argv.
 pub fn prepare(ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
     let depth = locate::depth(ctx)?;
-    let config = config::load(ctx)?;
+    let mut config = config::load(ctx)?;
+    config::apply_env(&mut config, &ctx.env)?;
     let invocation = Invocation::parse_args(ctx, args)?;
     let nvcc = locate::find(ctx, &config)?;
     let compat = Compat::load(&config)?;
@@ -107,13 +108,5 @@ fn log_plan(prepared: &Prepared) {
 
 /// A boolean switch from the environment: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`; unset or empty is off.
 pub fn flag(ctx: &Context, name: &str) -> Result<bool> {
-    let Some(value) = ctx.env.non_empty(name) else {
-        return Ok(false);
-    };
-    match value.to_str().map(str::to_ascii_lowercase).as_deref() {
-        Some("1" | "true" | "yes" | "on") => Ok(true),
-        Some("0" | "false" | "no" | "off") => Ok(false),
-        _ => Err(Error::new(ErrorKind::Environment, format!("{name}={} is not a switch", value.to_string_lossy()))
-            .with_help(format!("set {name}=1 to turn it on, or unset it"))),
-    }
+    Ok(ctx.env.switch(name)?.unwrap_or(false))
 }

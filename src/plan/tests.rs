@@ -77,6 +77,7 @@ fn config(text: &str) -> Loaded {
     Loaded {
         config: crate::config::parse(text, Path::new("/etc/nvcc.toml")).unwrap(),
         path: Some("/etc/nvcc.toml".into()),
+        overrides: Vec::new(),
     }
 }
 
