@@ -6,7 +6,7 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
-use crate::context::Context;
+use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pipeline;
 use crate::shell;
@@ -56,6 +56,9 @@ fn explain(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
         None => "none".to_string(),
     };
     out += &format!("config file: {config}\n");
+    for o in &prepared.config.overrides {
+        out += &format!("  override: {o}\n");
+    }
     out += &format!("real nvcc:   {} (found by {})\n", plan.nvcc.path.display(), plan.nvcc.found_by);
     let mut user = vec![OsString::from("nvcc")];
     user.extend(prepared.invocation.argv.iter().cloned());
@@ -64,6 +67,17 @@ fn explain(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
         out += "changes:     none\n";
     } else {
         out += "changes:\n";
+        for r in &plan.removed {
+            out += &format!(
+                "  - {} (from {}): {}\n",
+                shell::display(r.tokens.iter().map(OsString::as_os_str)),
+                r.found.at.channel.describe(&prepared.invocation),
+                r.reason
+            );
+        }
+        for (name, value) in plan.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
+            out += &format!("  = {name}={} (for nvcc)\n", shell::display([value.as_os_str()]));
+        }
         for (place, additions) in [("before", &plan.before), ("after", &plan.after)] {
             for a in additions.iter() {
                 out += &format!(

@@ -82,7 +82,15 @@ pub fn run(ctx: &Context) -> Result<i32> {
     let command = prepared.final_command();
     debug!("final command: {}", shell::display(command.iter().map(OsString::as_os_str)));
     if flag(ctx, vars::DRY_RUN)? {
-        let mut line = shell::join(command.iter().map(OsString::as_os_str));
+        // Variables the plan changes for nvcc (a rewritten NVCC_APPEND_FLAGS, say) lead the line, as a shell would
+        // take them; the loop counter is left out, since it is bookkeeping, not part of the command.
+        let mut line = Vec::new();
+        for (name, value) in prepared.plan.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
+            line.extend(format!("{name}=").as_bytes());
+            line.extend(shell::join([value.as_os_str()]));
+            line.push(b' ');
+        }
+        line.extend(shell::join(command.iter().map(OsString::as_os_str)));
         line.push(b'\n');
         std::io::stdout()
             .write_all(&line)
@@ -97,9 +105,23 @@ fn log_plan(prepared: &Prepared) {
         Some(path) => debug!("config file: {}", path.display()),
         None => debug!("config file: none"),
     }
+    for o in &prepared.config.overrides {
+        debug!("{o}");
+    }
     debug!("real nvcc: {} (found by {})", prepared.plan.nvcc.path.display(), prepared.plan.nvcc.found_by);
     for note in &prepared.plan.notes {
         debug!("{note}");
+    }
+    for r in &prepared.plan.removed {
+        debug!(
+            "removing {} from {}: {}",
+            shell::display(r.tokens.iter().map(OsString::as_os_str)),
+            r.found.at.channel.describe(&prepared.invocation),
+            r.reason
+        );
+    }
+    for (name, value) in prepared.plan.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
+        debug!("setting {name}={} for nvcc", shell::display([value.as_os_str()]));
     }
     for addition in prepared.plan.before.iter().chain(&prepared.plan.after) {
         debug!("adding {}: {}", shell::display(addition.args.iter().map(OsString::as_os_str)), addition.reason);
