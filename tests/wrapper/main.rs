@@ -6,6 +6,7 @@
 mod support;
 
 mod config_and_env;
+mod gpu;
 mod passthrough;
 mod real_host_compiler;
 mod real_nvcc;
