@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::context::{vars, Context};
+use crate::compat::Capability;
+use crate::context::{vars, Context, Env};
 use crate::error::{Error, ErrorKind, Result};
 use crate::version::Version;
 
@@ -82,9 +83,9 @@ pub struct CompilerEntry {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct GpuConfig {
-    /// Capabilities to build for, as in Nixpkgs' `cudaCapabilities` (`["8.6", "9.0a"]`).
+    /// Capabilities to build for, as in Nixpkgs' `cudaCapabilities` (`["8.6", "9.0a"]`; `"86"` and `"sm_86"` too).
     #[serde(default)]
-    pub capabilities: Vec<String>,
+    pub capabilities: Vec<Capability>,
     /// Also embed PTX of the newest baseline capability, for GPUs newer than the list.
     #[serde(default)]
     pub forward_compat: bool,
@@ -174,6 +175,8 @@ pub struct Loaded {
     pub config: Config,
     /// `None` when no file was found.
     pub path: Option<PathBuf>,
+    /// Settings the environment overrode (`apply_env`), said in words for the debug log and `explain`.
+    pub overrides: Vec<String>,
 }
 
 impl Loaded {
@@ -196,7 +199,35 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
             .with_help(format!("fix the file, or unset ${} / remove the file to run without one", vars::CONFIG))
     })?;
     let config = parse(&text, &path)?;
-    Ok(Loaded { config, path: Some(path) })
+    Ok(Loaded { config, path: Some(path), overrides: Vec::new() })
+}
+
+/// Apply the environment's overrides of the file's settings: `NVCC_WRAPPER_CAPABILITIES` replaces `[gpu]
+/// capabilities`, `NVCC_WRAPPER_FORWARD_COMPAT` replaces `[gpu] forward-compat`. Unset or empty leaves the file's
+/// value. A value the wrapper cannot read is an error naming the variable, never ignored: a packager who set it
+/// means it for every nvcc call.
+pub fn apply_env(loaded: &mut Loaded, env: &Env) -> Result<()> {
+    if let Some(value) = env.non_empty(vars::CAPABILITIES) {
+        let shown = value.to_string_lossy();
+        let bad = |why: String| {
+            Error::new(ErrorKind::Environment, format!("{}={shown}: {why}", vars::CAPABILITIES)).with_help(format!(
+                "list capabilities like `8.6;9.0a` (also `86,90a` or `sm_86 sm_90a`), or unset {} to use the config's",
+                vars::CAPABILITIES
+            ))
+        };
+        let text = value.to_str().ok_or_else(|| bad("not UTF-8".into()))?;
+        let capabilities = Capability::parse_list(text).map_err(|e| bad(e.to_string()))?;
+        if capabilities.is_empty() {
+            return Err(bad("names no capability".into()));
+        }
+        loaded.overrides.push(format!("`[gpu] capabilities` is {text:?}, from ${}", vars::CAPABILITIES));
+        loaded.config.gpu.capabilities = capabilities;
+    }
+    if let Some(on) = env.switch(vars::FORWARD_COMPAT)? {
+        loaded.overrides.push(format!("`[gpu] forward-compat` is {on}, from ${}", vars::FORWARD_COMPAT));
+        loaded.config.gpu.forward_compat = on;
+    }
+    Ok(())
 }
 
 /// Parse a configuration file's text; `path` only names it in errors.
@@ -293,7 +324,8 @@ cuda-root = "/nix/store/x-cuda"
         assert_eq!(c.host_compiler.candidates[1].family, Some(CompilerFamily::Clang));
         assert_eq!(c.host_compiler.prefer, Some(CompilerFamily::Clang));
         assert!(c.host_compiler.allow_unsupported);
-        assert_eq!(c.gpu.capabilities, ["8.6", "9.0a"]);
+        let caps: Vec<String> = c.gpu.capabilities.iter().map(|c| c.to_string()).collect();
+        assert_eq!(caps, ["8.6", "9.0a"]);
         assert_eq!(c.gpu.arch_flags, ArchFlags::Replace);
         assert_eq!(c.target.platform, Some(TargetPlatform::Jetson));
     }
@@ -325,5 +357,41 @@ cuda-root = "/nix/store/x-cuda"
         assert!(m.contains("/cfg.toml:1:"), "{m}");
         let m = parse_err("[host-compiler]\nprefer = \"icc\"\n");
         assert!(m.contains("icc"), "{m}");
+        let m = parse_err("[gpu]\ncapabilities = [\"8.6\", \"9.x\"]\n");
+        assert!(m.contains(":2:16") && m.contains("9.x"), "{m}");
+    }
+
+    #[test]
+    fn the_environment_overrides_gpu_settings() {
+        let env = |pairs: &[(&str, &str)]| pairs.iter().copied().collect::<Env>();
+        let file = || Loaded {
+            config: parse_ok("[gpu]\ncapabilities = [\"7.5\"]\nforward-compat = true\n"),
+            ..Loaded::default()
+        };
+        let shown = |l: &Loaded| l.config.gpu.capabilities.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+
+        let mut l = file();
+        apply_env(&mut l, &env(&[])).unwrap();
+        assert_eq!((shown(&l), l.config.gpu.forward_compat), (vec!["7.5".to_string()], true));
+        assert!(l.overrides.is_empty());
+        apply_env(&mut l, &env(&[(vars::CAPABILITIES, ""), (vars::FORWARD_COMPAT, "")])).unwrap();
+        assert!(l.overrides.is_empty(), "empty is unset");
+
+        for text in ["8.6;9.0a", "86,90a", "sm_86 sm_90a", " 8.6 ;\t9.0a,"] {
+            let mut l = file();
+            apply_env(&mut l, &env(&[(vars::CAPABILITIES, text), (vars::FORWARD_COMPAT, "0")])).unwrap();
+            assert_eq!(shown(&l), ["8.6", "9.0a"], "{text:?}");
+            assert!(!l.config.gpu.forward_compat);
+            assert_eq!(l.overrides.len(), 2);
+        }
+
+        for (name, value) in
+            [(vars::CAPABILITIES, "8.6;nine"), (vars::CAPABILITIES, " ; "), (vars::FORWARD_COMPAT, "maybe")]
+        {
+            let err = apply_env(&mut file(), &env(&[(name, value)])).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Environment);
+            assert!(err.message.contains(name) && err.message.contains(value), "{err}");
+            assert!(err.help.is_some());
+        }
     }
 }

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use crate::error::{Error, ErrorKind, Result};
+
 /// Environment variables the wrapper reads or sets. The README's table lists the same names.
 pub mod vars {
     pub const CONFIG: &str = "NVCC_WRAPPER_CONFIG";
@@ -14,6 +16,10 @@ pub mod vars {
     pub const DRY_RUN: &str = "NVCC_WRAPPER_DRY_RUN";
     pub const DISABLE: &str = "NVCC_WRAPPER_DISABLE";
     pub const DEPTH: &str = "NVCC_WRAPPER_DEPTH";
+    /// Override `[gpu] capabilities` (`8.6;9.0a`, `86,90a`, `sm_86 sm_90a`).
+    pub const CAPABILITIES: &str = "NVCC_WRAPPER_CAPABILITIES";
+    /// Override `[gpu] forward-compat` (a switch).
+    pub const FORWARD_COMPAT: &str = "NVCC_WRAPPER_FORWARD_COMPAT";
     /// nvcc's own channels, read so that flags given through them count as given.
     pub const NVCC_PREPEND_FLAGS: &str = "NVCC_PREPEND_FLAGS";
     pub const NVCC_APPEND_FLAGS: &str = "NVCC_APPEND_FLAGS";
@@ -75,6 +81,20 @@ impl Env {
     /// The value, or `None` when unset or empty: nvcc and most tools treat an empty variable as unset.
     pub fn non_empty(&self, name: &str) -> Option<&OsStr> {
         self.get(name).filter(|v| !v.is_empty())
+    }
+
+    /// A switch: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`; `None` when unset or empty. Anything else is an
+    /// error naming the variable, since a typo must not silently turn a setting off.
+    pub fn switch(&self, name: &str) -> Result<Option<bool>> {
+        let Some(value) = self.non_empty(name) else {
+            return Ok(None);
+        };
+        match value.to_str().map(str::to_ascii_lowercase).as_deref() {
+            Some("1" | "true" | "yes" | "on") => Ok(Some(true)),
+            Some("0" | "false" | "no" | "off") => Ok(Some(false)),
+            _ => Err(Error::new(ErrorKind::Environment, format!("{name}={} is not a switch", value.to_string_lossy()))
+                .with_help(format!("set {name}=1 to turn it on, {name}=0 to turn it off, or unset it"))),
+        }
     }
 
     pub fn set(&mut self, name: impl Into<OsString>, value: impl Into<OsString>) {

@@ -46,7 +46,8 @@ fn nvcc_env(ctx: &Context, plan: &Plan) -> Env {
 /// Parse, configure, locate and plan, for `args` in place of argv.
 pub fn prepare(ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
     let depth = locate::depth(ctx)?;
-    let config = config::load(ctx)?;
+    let mut config = config::load(ctx)?;
+    config::apply_env(&mut config, &ctx.env)?;
     let invocation = Invocation::parse_args(ctx, args)?;
     let nvcc = locate::find(ctx, &config)?;
     let compat = Compat::load(&config)?;
@@ -81,7 +82,15 @@ pub fn run(ctx: &Context) -> Result<i32> {
     let command = prepared.final_command();
     debug!("final command: {}", shell::display(command.iter().map(OsString::as_os_str)));
     if flag(ctx, vars::DRY_RUN)? {
-        let mut line = shell::join(command.iter().map(OsString::as_os_str));
+        // Variables the plan changes for nvcc (a rewritten NVCC_APPEND_FLAGS, say) lead the line, as a shell would
+        // take them; the loop counter is left out, since it is bookkeeping, not part of the command.
+        let mut line = Vec::new();
+        for (name, value) in prepared.plan.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
+            line.extend(format!("{name}=").as_bytes());
+            line.extend(shell::join([value.as_os_str()]));
+            line.push(b' ');
+        }
+        line.extend(shell::join(command.iter().map(OsString::as_os_str)));
         line.push(b'\n');
         std::io::stdout()
             .write_all(&line)
@@ -96,9 +105,23 @@ fn log_plan(prepared: &Prepared) {
         Some(path) => debug!("config file: {}", path.display()),
         None => debug!("config file: none"),
     }
+    for o in &prepared.config.overrides {
+        debug!("{o}");
+    }
     debug!("real nvcc: {} (found by {})", prepared.plan.nvcc.path.display(), prepared.plan.nvcc.found_by);
     for note in &prepared.plan.notes {
         debug!("{note}");
+    }
+    for r in &prepared.plan.removed {
+        debug!(
+            "removing {} from {}: {}",
+            shell::display(r.tokens.iter().map(OsString::as_os_str)),
+            r.found.at.channel.describe(&prepared.invocation),
+            r.reason
+        );
+    }
+    for (name, value) in prepared.plan.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
+        debug!("setting {name}={} for nvcc", shell::display([value.as_os_str()]));
     }
     for addition in prepared.plan.before.iter().chain(&prepared.plan.after) {
         debug!("adding {}: {}", shell::display(addition.args.iter().map(OsString::as_os_str)), addition.reason);
@@ -107,13 +130,5 @@ fn log_plan(prepared: &Prepared) {
 
 /// A boolean switch from the environment: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`; unset or empty is off.
 pub fn flag(ctx: &Context, name: &str) -> Result<bool> {
-    let Some(value) = ctx.env.non_empty(name) else {
-        return Ok(false);
-    };
-    match value.to_str().map(str::to_ascii_lowercase).as_deref() {
-        Some("1" | "true" | "yes" | "on") => Ok(true),
-        Some("0" | "false" | "no" | "off") => Ok(false),
-        _ => Err(Error::new(ErrorKind::Environment, format!("{name}={} is not a switch", value.to_string_lossy()))
-            .with_help(format!("set {name}=1 to turn it on, or unset it"))),
-    }
+    Ok(ctx.env.switch(name)?.unwrap_or(false))
 }

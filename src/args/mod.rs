@@ -17,7 +17,7 @@ use crate::error::{Error, ErrorKind, Result};
 pub use table::{GpuFlag, OptionSpec, Phase, Role};
 
 /// Where a token came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Channel {
     /// `NVCC_PREPEND_FLAGS`.
     Prepend,
@@ -68,6 +68,8 @@ pub struct OptionsFile {
     /// Resolved against the working directory.
     pub path: PathBuf,
     pub tokens: Vec<OsString>,
+    /// Where the `-optf` option that named it is (a file named inside another file: that file's channel).
+    pub named_by: Location,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -174,6 +176,34 @@ impl Invocation {
             .unwrap_or(Phase::Link)
     }
 
+    /// The last phase option (`-c`, `-ptx`, `-dlink` ...), if any: `phase()` says what it means, the spec which one.
+    pub fn phase_option(&self) -> Option<&Found> {
+        self.found.iter().rfind(|f| matches!(f.spec.role, Role::Phase(_)))
+    }
+
+    /// Every token position an occurrence spans. Usually `at.tokens` tokens from `at.index` in its channel; but a
+    /// value may follow its option across a channel boundary (`NVCC_PREPEND_FLAGS=-arch` then `sm_80` in argv),
+    /// and then the value is the first token of the next non-empty channel in nvcc's reading order.
+    pub fn positions(&self, found: &Found) -> Vec<(Channel, usize)> {
+        let at = found.at;
+        let mut positions: Vec<(Channel, usize)> = (at.index..at.index + at.tokens).map(|i| (at.channel, i)).collect();
+        // The scanner takes the next token as the value exactly when the whole token, with no `=`, is an option.
+        let token = self.tokens(at.channel)[at.index].as_bytes();
+        let separate_value =
+            found.value.is_some() && at.tokens == 1 && !token.contains(&b'=') && table::lookup(token).is_some();
+        if separate_value {
+            const ORDER: [Channel; 3] = [Channel::Prepend, Channel::Argv, Channel::Append];
+            let next = ORDER
+                .iter()
+                .skip_while(|c| **c != at.channel)
+                .skip(1)
+                .find(|c| !self.tokens(**c).is_empty())
+                .map(|c| (*c, 0));
+            positions.extend(next);
+        }
+        positions
+    }
+
     /// The tokens of one channel.
     pub fn tokens(&self, channel: Channel) -> &[OsString] {
         match channel {
@@ -269,7 +299,7 @@ impl Scanner<'_> {
             }
             let tokens: Vec<OsString> = split::options_file(&text).into_iter().map(OsString::from_vec).collect();
             let file_index = inv.options_files.len();
-            inv.options_files.push(OptionsFile { named, path, tokens: tokens.clone() });
+            inv.options_files.push(OptionsFile { named, path, tokens: tokens.clone(), named_by: optf.at });
             let channel = Channel::OptionsFile(file_index);
             self.open.push(identity);
             self.scan(inv, tokens.into_iter().enumerate().map(|(i, t)| (channel, i, t)).collect())?;

@@ -59,6 +59,8 @@ pub enum Role {
     DryRun,
     Verbose,
     AllowUnsupportedCompiler,
+    /// `-dlto`, `-lto`: device link-time optimisation, which nvcc refuses together with `-gencode` (13.0).
+    DeviceLto,
     Machine,
     Phase(Phase),
     /// `-Xcompiler`: options for every host-compiler call, the link included.
@@ -129,7 +131,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     opt("diag-warn", Some("diag-warn"), Value, Other),
     opt("disable-warnings", Some("w"), Flag, Other),
     opt("display-error-number", Some("err-no"), Flag, Other),
-    opt("dlink-time-opt", Some("dlto"), Flag, Other),
+    opt("dlink-time-opt", Some("dlto"), Flag, DeviceLto),
     opt("dont-use-profile", Some("noprof"), Flag, Other),
     opt("dopt", Some("dopt"), Value, Other),
     opt("drive-prefix", Some("dp"), Value, Other),
@@ -179,7 +181,7 @@ pub static OPTIONS: &[OptionSpec] = &[
     opt("linker-options", Some("Xlinker"), Value, LinkerOptions),
     opt("list-gpu-arch", Some("arch-ls"), Flag, Query),
     opt("list-gpu-code", Some("code-ls"), Flag, Query),
-    opt("lto", Some("lto"), Flag, Other),
+    opt("lto", Some("lto"), Flag, DeviceLto),
     opt("ltoir", Some("ltoir"), Flag, Phase(Phase::DeviceOnly)),
     opt("m64", Some("m64"), Flag, Machine),
     opt("machine", Some("m"), Value, Machine),
@@ -330,6 +332,9 @@ mod tests {
             ("-Xcompiler", CompilerOptions),
             ("-allow-unsupported-compiler", AllowUnsupportedCompiler),
             ("-c", Phase(super::Phase::Compile)),
+            ("-dlto", DeviceLto),
+            ("--dlink-time-opt", DeviceLto),
+            ("-lto", DeviceLto),
             ("-E", Phase(super::Phase::Preprocess)),
         ];
         for (token, role) in cases {

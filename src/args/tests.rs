@@ -92,6 +92,23 @@ fn a_value_may_follow_its_option_across_channels() {
 }
 
 #[test]
+fn positions_cover_the_option_and_its_value_even_across_channels() {
+    let pos = |inv: &Invocation, i: usize| inv.positions(&inv.found[i]);
+    let inv = parse(&["-arch", "sm_80", "-gencode=arch=compute_86,code=sm_86", "a.cu"], &[]);
+    assert_eq!(pos(&inv, 0), [(Channel::Argv, 0), (Channel::Argv, 1)]);
+    assert_eq!(pos(&inv, 1), [(Channel::Argv, 2)]);
+    let inv = parse(&["sm_80", "a.cu"], &[("NVCC_PREPEND_FLAGS", "-c -arch")]);
+    assert_eq!(pos(&inv, 1), [(Channel::Prepend, 1), (Channel::Argv, 0)]);
+    // An empty argv: the value is in the next channel that has tokens.
+    let inv = parse(&[], &[("NVCC_PREPEND_FLAGS", "-code"), ("NVCC_APPEND_FLAGS", "sm_80")]);
+    assert_eq!(pos(&inv, 0), [(Channel::Prepend, 0), (Channel::Append, 0)]);
+    // Glued values are one token.
+    let inv = parse(&["-I/x", "-Ofc", "1"], &[]);
+    assert_eq!(pos(&inv, 0), [(Channel::Argv, 0)]);
+    assert_eq!(pos(&inv, 1), [(Channel::Argv, 1), (Channel::Argv, 2)]);
+}
+
+#[test]
 fn query_modes_and_phases() {
     for q in ["--version", "-V", "--help", "-h", "--list-gpu-arch", "-arch-ls", "--list-gpu-code", "-code-ls"] {
         assert!(parse(&[q], &[]).query_only().is_some(), "{q}");
@@ -154,6 +171,15 @@ mod options_files {
         assert_eq!(inv.options_files.len(), 3);
         assert_eq!(inv.found[1].at.channel, Channel::OptionsFile(0));
         assert_eq!(inv.found[3].at.channel, Channel::OptionsFile(1));
+        let named_by: Vec<Location> = inv.options_files.iter().map(|f| f.named_by).collect();
+        assert_eq!(
+            named_by,
+            [
+                Location { channel: Channel::Argv, index: 0, tokens: 2 },
+                Location { channel: Channel::OptionsFile(0), index: 2, tokens: 2 },
+                Location { channel: Channel::Argv, index: 0, tokens: 2 },
+            ]
+        );
         assert_eq!(inv.argv, ["-optf", "a.opt,c.opt", "x.cu"]);
     }
 

@@ -33,6 +33,15 @@ impl Capability {
         Capability { suffix: None, ..self }
     }
 
+    /// A list as packagers write it: `8.6;9.0a` (CMake, `TORCH_CUDA_ARCH_LIST`), `86,90a` or `sm_86 sm_90a`, the
+    /// separators mixed freely; empty items are skipped. The first item that is not a capability is the error.
+    pub fn parse_list(text: &str) -> Result<Vec<Capability>, ParseCapabilityError> {
+        text.split(|c: char| c == ';' || c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(str::parse)
+            .collect()
+    }
+
     /// Real-architecture name for `code=`: `sm_90a`.
     pub fn sm_name(self) -> String {
         format!("sm_{}", self.compact())
@@ -153,6 +162,16 @@ mod tests {
         {
             assert!(bad.parse::<Capability>().is_err(), "{bad:?} should not parse");
         }
+    }
+
+    #[test]
+    fn parses_lists_with_any_separator() {
+        let shown =
+            |text: &str| Capability::parse_list(text).unwrap().iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        assert_eq!(shown("8.6;9.0a"), ["8.6", "9.0a"]);
+        assert_eq!(shown("86,90a sm_100f\t8.7 ; ,"), ["8.6", "9.0a", "10.0f", "8.7"]);
+        assert!(shown("  ").is_empty());
+        assert_eq!(Capability::parse_list("8.6;9.x").unwrap_err(), ParseCapabilityError("9.x".into()));
     }
 
     #[test]

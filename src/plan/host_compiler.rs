@@ -162,7 +162,8 @@ pub struct Step<'a> {
     pub config: &'a Loaded,
     pub table: &'a HostCompilerTable,
     pub probes: &'a dyn Probes,
-    pub nvcc: &'a Path,
+    /// The NVCC release, or why it is unknown.
+    pub release: std::result::Result<Version, String>,
 }
 
 impl Step<'_> {
@@ -244,15 +245,14 @@ impl Step<'_> {
     /// The NVCC release and what it accepts, or `None` (with a note) when the release cannot be told or the table
     /// does not cover it.
     fn limits(&self, plan: &mut Plan) -> Option<(Version, Accepts)> {
-        let version = match self.config.config.cuda_version {
-            Some(v) => v,
-            None => match self.probes.nvcc_version(self.nvcc) {
-                Ok(v) => v,
-                Err(e) => {
-                    plan.notes.push(format!("the NVCC release is unknown ({e}); set `cuda-version` in the config: no host compiler is chosen"));
-                    return None;
-                }
-            },
+        let version = match &self.release {
+            Ok(v) => *v,
+            Err(e) => {
+                plan.notes.push(format!(
+                    "the NVCC release is unknown ({e}); set `cuda-version` in the config: no host compiler is chosen"
+                ));
+                return None;
+            }
         };
         let row = match self.table.limits_for(version) {
             Some(row) => row,

@@ -3,19 +3,36 @@
 //!
 //! A plan adds arguments before the user's (so the user's own flags still win, nvcc using the last value of a
 //! repeated option) or after them, sets environment variables for nvcc, and gives a human reason for every change.
-//! It never edits the user's tokens.
+//! It edits none of the user's tokens, except that a policy the configuration states explicitly (`[gpu]
+//! arch-flags = "replace"`) may remove some: `edit` owns how, and every removal carries its reason.
 
+mod edit;
+pub mod gpu;
 pub mod host_compiler;
+pub mod target;
 
 use std::ffi::OsString;
+use std::path::Path;
 
-use crate::args::Invocation;
+use crate::args::{Channel, Found, Invocation};
 use crate::compat::Compat;
 use crate::config::Loaded;
 use crate::context::vars;
 use crate::error::Result;
 use crate::locate::RealNvcc;
 use crate::probe::system::Probes;
+use crate::version::Version;
+
+/// Tokens of the user's that the wrapper removes (only under an explicit policy), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    pub found: Found,
+    /// Every token it spans (the option, and its value when separate).
+    pub positions: Vec<(Channel, usize)>,
+    /// Those tokens, as given.
+    pub tokens: Vec<OsString>,
+    pub reason: String,
+}
 
 /// Arguments the wrapper adds, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +48,8 @@ pub struct Plan {
     pub before: Vec<Addition>,
     /// Added after the user's arguments.
     pub after: Vec<Addition>,
+    /// The user's options taken out (`[gpu] arch-flags = "replace"` only).
+    pub removed: Vec<Removal>,
     /// Environment variables set for nvcc.
     pub env: Vec<(&'static str, OsString)>,
     /// Decisions that changed nothing, with why (shown by `explain` and the debug log).
@@ -48,6 +67,7 @@ impl Plan {
             nvcc,
             before: Vec::new(),
             after: Vec::new(),
+            removed: Vec::new(),
             // Raised on every exec, so that a chain leading back to a wrapper stops (see `locate`).
             env: vec![(vars::DEPTH, (depth + 1).to_string().into())],
             notes: Vec::new(),
@@ -56,17 +76,22 @@ impl Plan {
         }
     }
 
-    /// The arguments nvcc receives after argv[0]: ours before, the user's exactly as given, ours after.
+    /// The arguments nvcc receives after argv[0]: ours before, the user's exactly as given (less any removals),
+    /// ours after.
     pub fn command(&self, inv: &Invocation) -> Vec<OsString> {
         let ours = |adds: &[Addition]| adds.iter().flat_map(|a| a.args.clone()).collect::<Vec<_>>();
         let mut args = ours(&self.before);
-        args.extend(inv.argv.iter().cloned());
+        if self.removed.is_empty() {
+            args.extend(inv.argv.iter().cloned());
+        } else {
+            args.extend(edit::argv(inv, &self.removed));
+        }
         args.extend(ours(&self.after));
         args
     }
 
     pub fn changes_nothing(&self) -> bool {
-        self.before.is_empty() && self.after.is_empty()
+        self.before.is_empty() && self.after.is_empty() && self.removed.is_empty()
     }
 }
 
@@ -95,15 +120,26 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         ));
         return Ok(plan);
     }
+    let release = nvcc_release(inputs.config, inputs.probes, &inputs.nvcc.path);
     host_compiler::Step {
         invocation: inv,
         config: inputs.config,
         table: &inputs.compat.host_compilers,
         probes: inputs.probes,
-        nvcc: &inputs.nvcc.path,
+        release: release.clone(),
     }
     .decide(&mut plan)?;
+    gpu::Step { invocation: inv, config: inputs.config, compat: inputs.compat, release }.decide(&mut plan)?;
     Ok(plan)
+}
+
+/// The NVCC release in use: the config's `cuda-version`, else what the real nvcc says (its toolkit's version.json,
+/// else `nvcc --version`). Every step that depends on the release asks this once, through `plan`.
+fn nvcc_release(config: &Loaded, probes: &dyn Probes, nvcc: &Path) -> std::result::Result<Version, String> {
+    match config.config.cuda_version {
+        Some(v) => Ok(v),
+        None => probes.nvcc_version(nvcc),
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@
 mod support;
 
 mod config_and_env;
+mod gpu;
 mod passthrough;
 mod real_compat;
+mod real_gpu;
 mod real_host_compiler;
 mod real_nvcc;

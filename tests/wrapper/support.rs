@@ -161,6 +161,22 @@ pub fn real_toolkit(release: &str) -> Option<PathBuf> {
     None
 }
 
+/// A tool the project's scripts cache under `<cache>/tools/` (cuobjdump, which no toolkit in the cache carries), or
+/// `None` after a note.
+pub fn real_tool(name: &str) -> Option<PathBuf> {
+    let path = cache_dir().join("tools").join(name);
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        !require_real(),
+        "{name} is required but {} is missing: run scripts/fetch-toolkits.sh {name}",
+        path.display()
+    );
+    eprintln!("note: skipped, {} is not fetched (run scripts/fetch-toolkits.sh {name})", path.display());
+    None
+}
+
 /// A real program that must exist (installed by scripts/install-deps.sh), or `None` after a note.
 pub fn real_program(name: &str) -> Option<PathBuf> {
     match which::which(name) {

@@ -1,0 +1,120 @@
+//! Taking the user's options out, which happens only under an explicit policy (`[gpu] arch-flags = "replace"`),
+//! and the command nvcc then sees. Every token that is not removed reaches nvcc exactly as before, in its place.
+//!
+//! - argv: the removed tokens are dropped by position.
+//! - `NVCC_PREPEND_FLAGS` / `NVCC_APPEND_FLAGS`: the variable is set, for nvcc only, to its remaining tokens joined
+//!   by single spaces. nvcc splits these variables at whitespace and keeps quotes inside the token, and the parser
+//!   kept each token with its quotes, so splitting the new value gives back exactly the remaining tokens.
+//! - An options file named in argv, holding a removed token at any depth: its `-optf FILE` tokens in argv are
+//!   replaced by the file's remaining tokens, recursively. Options-file tokens are already unquoted, which is what
+//!   argv holds, so nothing needs quoting. Files the wrapper does not need to touch stay named as they were.
+//! - An options file named in an environment channel cannot be inlined there (those channels cannot carry a space
+//!   inside a token), so a removal inside one is an error rather than a flag silently kept.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+
+use super::{Plan, Removal};
+use crate::args::{Channel, Found, Invocation, Role};
+use crate::context::vars;
+use crate::error::{Error, ErrorKind, Result};
+
+type Positions = HashSet<(Channel, usize)>;
+
+/// Remove these occurrences, for `reason`. Sets the environment channels nvcc will read when one of them changes.
+pub fn remove(plan: &mut Plan, inv: &Invocation, found: &[&Found], reason: &str) -> Result<()> {
+    for f in found {
+        let positions = inv.positions(f);
+        let text: Vec<OsString> = positions.iter().map(|&(c, i)| inv.tokens(c)[i].clone()).collect();
+        plan.removed.push(Removal { found: (*f).clone(), positions, tokens: text, reason: reason.to_string() });
+    }
+    let removed = positions(&plan.removed);
+    for (channel, name) in [(Channel::Prepend, vars::NVCC_PREPEND_FLAGS), (Channel::Append, vars::NVCC_APPEND_FLAGS)] {
+        for optf in inv.with_role(Role::OptionsFile).filter(|f| f.at.channel == channel) {
+            if let Some(file) = files_named_by(inv, optf).into_iter().find(|&i| dirty(inv, &removed, i)) {
+                return Err(Error::new(
+                    ErrorKind::Request,
+                    format!(
+                        "cannot remove GPU target options from options file {}: it is named in ${name}, where the wrapper cannot put its contents",
+                        inv.options_files[file].path.display()
+                    ),
+                )
+                .with_help(format!(
+                    "name the options file on the command line instead of in ${name}, or set `[gpu] arch-flags = \"respect\"` or \"append\""
+                )));
+            }
+        }
+        if removed.iter().any(|&(c, _)| c == channel) {
+            let kept: Vec<&[u8]> = kept(inv, channel, &removed).map(|t| t.as_bytes()).collect();
+            let value = OsString::from_vec(kept.join(&b' '));
+            plan.env.retain(|(n, _)| *n != name);
+            plan.env.push((name, value));
+        }
+    }
+    // An `-optf` in argv whose file name came from another channel spans two channels: it cannot be inlined.
+    for optf in inv.with_role(Role::OptionsFile).filter(|f| f.at.channel == Channel::Argv) {
+        let spans = inv.positions(optf).iter().any(|&(c, _)| c != Channel::Argv);
+        if spans && files_named_by(inv, optf).into_iter().any(|i| dirty(inv, &removed, i)) {
+            return Err(Error::new(
+                ErrorKind::Request,
+                "cannot remove GPU target options from an options file whose name is split across channels",
+            )
+            .with_help("give `-optf FILE` in one place, or set `[gpu] arch-flags = \"respect\"` or \"append\""));
+        }
+    }
+    Ok(())
+}
+
+/// argv as nvcc will see it after the removals.
+pub fn argv(inv: &Invocation, removals: &[Removal]) -> Vec<OsString> {
+    expand(inv, Channel::Argv, &positions(removals))
+}
+
+fn positions(removals: &[Removal]) -> Positions {
+    removals.iter().flat_map(|r| r.positions.iter().copied()).collect()
+}
+
+fn kept<'a>(inv: &'a Invocation, channel: Channel, removed: &'a Positions) -> impl Iterator<Item = &'a OsString> {
+    inv.tokens(channel).iter().enumerate().filter(move |(i, _)| !removed.contains(&(channel, *i))).map(|(_, t)| t)
+}
+
+/// The options files an `-optf` occurrence names, in the order nvcc reads them.
+fn files_named_by(inv: &Invocation, optf: &Found) -> Vec<usize> {
+    (0..inv.options_files.len()).filter(|&i| inv.options_files[i].named_by == optf.at).collect()
+}
+
+/// Whether options file `file`, or one it names, loses a token.
+fn dirty(inv: &Invocation, removed: &Positions, file: usize) -> bool {
+    let channel = Channel::OptionsFile(file);
+    removed.iter().any(|&(c, _)| c == channel)
+        || (0..inv.options_files.len())
+            .any(|i| inv.options_files[i].named_by.channel == channel && dirty(inv, removed, i))
+}
+
+/// A channel's tokens with removals dropped and the options files that lose tokens inlined.
+fn expand(inv: &Invocation, channel: Channel, removed: &Positions) -> Vec<OsString> {
+    let tokens = inv.tokens(channel);
+    let optfs: Vec<&Found> = inv.with_role(Role::OptionsFile).filter(|f| f.at.channel == channel).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if removed.contains(&(channel, i)) {
+            i += 1;
+            continue;
+        }
+        if let Some(optf) = optfs.iter().find(|f| f.at.index == i) {
+            let files = files_named_by(inv, optf);
+            if files.iter().any(|&f| dirty(inv, removed, f)) {
+                for f in files {
+                    out.extend(expand(inv, Channel::OptionsFile(f), removed));
+                }
+                i += optf.at.tokens;
+                continue;
+            }
+        }
+        out.push(tokens[i].clone());
+        i += 1;
+    }
+    out
+}

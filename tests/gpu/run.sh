@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# GPU validation of the capability rules, on a Hopper machine (H100/H200) with NVIDIA's nvcc, through the wrapper.
+#
+#   tests/gpu/run.sh WRAPPER [NVCC] [OUT_DIR]
+#
+# WRAPPER is an x86-64 build of nvcc-wrapper (cargo build --release); NVCC defaults to /usr/local/cuda/bin/nvcc.
+# It installs WRAPPER as `nvcc`, then builds tests/gpu/probe.cu for several capability sets and runs each:
+#   1. 9.0a: the sm_90a-only branch (setmaxnreg, wgmma.fence) runs and gives the right answer; the same source
+#      without its guard does not build for plain 9.0 (so the branch really needs sm_90a).
+#   2. 8.0 with forward compat: no sm_90 code inside, so it runs through the driver's JIT of compute_80 PTX
+#      (and fails with the JIT disabled, which proves it).
+#   3. 8.0 without forward compat: fails with "no kernel image is available".
+# cuobjdump lists what each binary embeds. Exit status: the number of failed checks.
+set -u
+WRAPPER=$(realpath "${1:?usage: run.sh WRAPPER [NVCC] [OUT_DIR]}")
+NVCC=${2:-/usr/local/cuda/bin/nvcc}
+OUT_DIR=${3:-$(mktemp -d)}
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=$(mktemp -d)
+CUOBJDUMP=${CUOBJDUMP:-$(dirname "$NVCC")/cuobjdump}
+failures=0
+
+mkdir -p "$WORK/bin" "$OUT_DIR"
+ln -s "$WRAPPER" "$WORK/bin/nvcc"
+printf 'nvcc = "%s"\n' "$NVCC" > "$WORK/config.toml"
+export PATH="$WORK/bin:$PATH" NVCC_WRAPPER_CONFIG="$WORK/config.toml"
+cp "$HERE/probe.cu" "$WORK/"
+cd "$WORK" || exit 99
+
+# What a binary embeds, as a set: "cubin sm_90a ptx sm_90". cuobjdump names PTX after the real architecture of its
+# virtual one (compute_90 PTX is `X.1.sm_90.ptx`), and an executable holds a second, empty cubin per architecture
+# from the device link, so only the distinct architectures count.
+embedded() { # FILE
+    "$CUOBJDUMP" --list-elf --list-ptx "$1" 2>/dev/null |
+        sed -nE 's/^(ELF|PTX) file +[0-9]+: .*\.(sm_[0-9]+[af]?)\.(cubin|ptx)$/\3 \2/p' | sort -u | paste -sd' '
+}
+
+export -f embedded
+export CUOBJDUMP
+
+check() { # NAME EXPECTED-STATUS PATTERN COMMAND...: run, show, and check the status and the output
+    # EXPECTED-STATUS "fail" accepts any failure (nvcc exits 255 when ptxas fails, 1 for its own errors).
+    local name=$1 want=$2 pattern=$3; shift 3
+    echo "\$ $*"
+    local text status
+    text=$("$@" 2>&1); status=$?
+    echo "$text"
+    if [[ ($status == "$want" || ($want == fail && $status != 0)) && $text =~ $pattern ]]; then
+        echo "PASS: $name"
+    else
+        echo "FAIL: $name (status $status, wanted $want and /$pattern/)"
+        failures=$((failures + 1))
+    fi
+    echo
+}
+
+echo "== machine"
+nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader
+"$NVCC" --version | tail -2
+echo
+
+echo "== 1. capability 9.0a: Hopper-only instructions"
+check "gencode 9.0a against 13.0" 0 'compute_90a,code=sm_90a' "$WRAPPER" gencode --cuda-version 13.0 9.0a
+check "build 9.0a" 0 '' env NVCC_WRAPPER_CAPABILITIES=9.0a NVCC_WRAPPER_LOG=debug nvcc -o p90a probe.cu
+check "embeds sm_90a code only" 0 '^cubin sm_90a$' embedded p90a
+check "9.0a runs the sm_90a branch" 0 'answer is right; branch 9001 ran' ./p90a
+check "without the guard, plain 9.0 cannot assemble it" fail 'setmaxnreg|wgmma' \
+    env NVCC_WRAPPER_CAPABILITIES=9.0 nvcc -DNO_GUARD -o p90 probe.cu
+check "the model: nvcc's own -arch=sm_90a embeds sm_90a code, compute_90 and compute_90a PTX" 0 \
+    '^cubin sm_90a ptx sm_90 ptx sm_90a$' bash -c "nvcc -arch=sm_90a -c probe.cu -o native.o && embedded native.o"
+check "build 9.0a with forward compat" 0 '' env NVCC_WRAPPER_CAPABILITIES=9.0a NVCC_WRAPPER_FORWARD_COMPAT=1 nvcc -o p90a-fc probe.cu
+check "9.0a + forward compat embeds sm_90a code and compute_90 PTX, no compute_90a PTX" 0 '^cubin sm_90a ptx sm_90$' \
+    embedded p90a-fc
+check "9.0a + forward compat still runs the sm_90a code" 0 'branch 9001 ran' ./p90a-fc
+
+echo "== 2. capability 8.0 with forward compat: PTX JIT on sm_90"
+check "build 8.0 + forward compat" 0 '' env NVCC_WRAPPER_CAPABILITIES=8.0 NVCC_WRAPPER_FORWARD_COMPAT=1 nvcc -o p80-fc probe.cu
+check "embeds sm_80 code and compute_80 PTX" 0 '^cubin sm_80 ptx sm_80$' embedded p80-fc
+check "8.0 + forward compat runs on sm_90 via PTX" 0 'answer is right; branch 800 ran' ./p80-fc
+# The driver keeps JIT results in its compute cache, and uses them even with the JIT off: turn the cache off too.
+check "and only via the PTX JIT" 2 'launch failed' env CUDA_CACHE_DISABLE=1 CUDA_DISABLE_PTX_JIT=1 ./p80-fc
+
+echo "== 3. capability 8.0 without forward compat"
+check "build 8.0" 0 '' env NVCC_WRAPPER_CAPABILITIES=8.0 nvcc -o p80 probe.cu
+check "embeds sm_80 code only" 0 '^cubin sm_80$' embedded p80
+check "8.0 alone has no image for sm_90" 2 'no kernel image is available' ./p80
+
+echo "== 4. a release that cannot build the request"
+check "10.1 on nvcc 13.0 is refused before nvcc runs" 65 '10.1 was last accepted by nvcc 12.9' \
+    env NVCC_WRAPPER_CAPABILITIES=10.1 nvcc -o never probe.cu
+
+echo "failed checks: $failures"
+exit "$failures"

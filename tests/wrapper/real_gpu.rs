@@ -1,0 +1,266 @@
+//! GPU capabilities against real NVCC releases: what the wrapper adds is exactly what ends up in the object, checked
+//! with cuobjdump (machine code and PTX, nothing more); `replace` really takes a hard-coded target list out; and a
+//! capability a release cannot build is refused by the wrapper where the real nvcc would refuse it too.
+//! (Running the code on a GPU is tests/gpu/run.sh; see docs/gpu-validation.md.)
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::support::*;
+
+const KERNEL_CU: &str = "__global__ void k(int *x) { x[threadIdx.x] += 1; }\n";
+
+/// The host compiler every release here accepts, so the host-compiler step never gets in the way.
+const HOST: &str = "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n";
+
+/// What a file embeds: `sm_86` for machine code, `ptx sm_90` for PTX (cuobjdump names PTX after its real
+/// architecture: compute_90 PTX is `arch = sm_90`). Plain `cuobjdump FILE` prints each entry's `arch = `, with the
+/// `f` of family code that `--list-elf` leaves out; an executable's empty device-link cubins repeat an
+/// architecture, so this is a set.
+fn embedded(cuobjdump: &Path, file: &Path) -> BTreeSet<String> {
+    let out = std::process::Command::new(cuobjdump).arg(file).output().unwrap();
+    let text = stdout(&out);
+    let mut found = BTreeSet::new();
+    let mut kind = "";
+    for line in text.lines() {
+        if line.starts_with("Fatbin elf code:") {
+            kind = "";
+        } else if line.starts_with("Fatbin ptx code:") {
+            kind = "ptx ";
+        } else if let Some(arch) = line.strip_prefix("arch = ") {
+            found.insert(format!("{kind}{arch}"));
+        }
+    }
+    assert!(!found.is_empty(), "cuobjdump found nothing in {}:\n{text}{}", file.display(), stderr(&out));
+    found
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+struct Real {
+    sb: RealSandbox,
+    cuobjdump: std::path::PathBuf,
+    release: &'static str,
+}
+
+fn real(release: &'static str) -> Option<Real> {
+    let root = real_toolkit(release)?;
+    let cuobjdump = real_tool("cuobjdump")?;
+    real_program("g++-12")?;
+    let sb = RealSandbox::new(&root);
+    sb.write("k.cu", KERNEL_CU);
+    sb.write("wrapper.toml", HOST);
+    Some(Real { sb, cuobjdump, release })
+}
+
+impl Real {
+    fn config(&self, gpu: &str) -> std::path::PathBuf {
+        self.sb.write("wrapper.toml", &format!("{HOST}[gpu]\n{gpu}"))
+    }
+
+    /// `nvcc -c k.cu` through the wrapper with these capabilities; what the object embeds.
+    fn compile(&self, caps: &str, forward_compat: bool, extra: &[&str]) -> BTreeSet<String> {
+        let object = self.sb.file("k.o");
+        let _ = std::fs::remove_file(&object);
+        let out = self
+            .sb
+            .nvcc()
+            .env("NVCC_WRAPPER_CONFIG", self.sb.file("wrapper.toml"))
+            .env("NVCC_WRAPPER_CAPABILITIES", caps)
+            .env("NVCC_WRAPPER_FORWARD_COMPAT", if forward_compat { "1" } else { "0" })
+            .args(extra)
+            .args(["-c", "k.cu", "-o", "k.o"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "nvcc {} {caps} fc={forward_compat} {extra:?}: {}", self.release, stderr(&out));
+        embedded(&self.cuobjdump, &object)
+    }
+}
+
+#[test]
+fn exactly_the_configured_code_and_ptx_are_embedded() {
+    // (releases, capabilities, forward compat, what the object holds)
+    type Row<'a> = (&'a [&'static str], &'a str, bool, &'a [&'a str]);
+    let rows: &[Row] = &[
+        (&["12.4", "13.0", "13.5"], "8.6", false, &["sm_86"]),
+        (&["12.4", "13.0", "13.5"], "8.6", true, &["sm_86", "ptx sm_86"]),
+        (&["12.4", "13.0", "13.5"], "9.0;sm_86;86", true, &["sm_86", "sm_90", "ptx sm_90"]),
+        // An `a` target: its machine code, and forward-compatible PTX from its baseline only.
+        (&["12.4", "13.0", "13.5"], "8.6;9.0a", false, &["sm_86", "sm_90a"]),
+        (&["12.4", "13.0", "13.5"], "8.6;9.0a", true, &["sm_86", "sm_90a", "ptx sm_90"]),
+        // `f` targets (12.9+): family code, PTX from the highest capability's baseline.
+        (&["13.0", "13.5"], "9.0;10.0f", true, &["sm_90", "sm_100f", "ptx sm_100"]),
+        (&["13.0", "13.5"], "10.0a;12.0a;12.0f", true, &["sm_100a", "sm_120a", "sm_120f", "ptx sm_120"]),
+        (&["13.5"], "10.3f;10.7f;12.1a", false, &["sm_103f", "sm_107f", "sm_121a"]),
+    ];
+    for release in ["12.4", "13.0", "13.5"] {
+        let Some(r) = real(release) else { continue };
+        for (_, caps, fc, want) in rows.iter().filter(|row| row.0.contains(&release)) {
+            assert_eq!(r.compile(caps, *fc, &[]), set(want), "nvcc {release} capabilities {caps} fc={fc}");
+        }
+    }
+}
+
+#[test]
+fn a_linked_program_embeds_the_same_and_runs() {
+    let Some(r) = real("13.0") else { return };
+    r.sb.write("smoke.cu", SMOKE_CU);
+    r.sb.nvcc()
+        .env("NVCC_WRAPPER_CONFIG", r.sb.file("wrapper.toml"))
+        .env("NVCC_WRAPPER_CAPABILITIES", "8.6;9.0a")
+        .env("NVCC_WRAPPER_FORWARD_COMPAT", "1")
+        .args(["smoke.cu", "-o", "smoke"])
+        .assert()
+        .success();
+    assert_eq!(embedded(&r.cuobjdump, &r.sb.file("smoke")), set(&["sm_86", "sm_90a", "ptx sm_90"]));
+    run_smoke(&r.sb.file("smoke"));
+    // Separate compilation: -dc, then -dlink and the final link, every step getting the same targets.
+    for args in
+        [&["-dc", "smoke.cu", "-o", "s.o"][..], &["-dlink", "s.o", "-o", "dl.o"], &["s.o", "dl.o", "-o", "smoke2"]]
+    {
+        r.sb.nvcc()
+            .env("NVCC_WRAPPER_CONFIG", r.sb.file("wrapper.toml"))
+            .env("NVCC_WRAPPER_CAPABILITIES", "8.6;9.0a")
+            .args(args)
+            .assert()
+            .success();
+    }
+    assert_eq!(embedded(&r.cuobjdump, &r.sb.file("dl.o")), set(&["sm_86", "sm_90a"]));
+    run_smoke(&r.sb.file("smoke2"));
+}
+
+/// Four targets a package hard-codes, in four spellings.
+const HARD_CODED: &[&str] = &[
+    "-gencode",
+    "arch=compute_75,code=sm_75",
+    "-gencode=arch=compute_80,code=sm_80",
+    "--generate-code=arch=compute_86,code=[sm_86,compute_86]",
+    "--generate-code",
+    "arch=compute_89,code=sm_89",
+];
+
+#[test]
+fn replace_takes_out_a_hard_coded_list_respect_keeps_it() {
+    for release in ["12.4", "13.0", "13.5"] {
+        let Some(r) = real(release) else { continue };
+        // The real nvcc builds all four.
+        r.sb.real_nvcc()
+            .args(["-ccbin", "g++-12"])
+            .args(HARD_CODED)
+            .args(["-c", "k.cu", "-o", "k.o"])
+            .assert()
+            .success();
+        let four = set(&["sm_75", "sm_80", "sm_86", "ptx sm_86", "sm_89"]);
+        assert_eq!(embedded(&r.cuobjdump, &r.sb.file("k.o")), four, "{release}");
+
+        r.config("arch-flags = \"replace\"\n");
+        assert_eq!(r.compile("9.0", false, HARD_CODED), set(&["sm_90"]), "{release} replace");
+        r.config("arch-flags = \"respect\"\n");
+        assert_eq!(r.compile("9.0", false, HARD_CODED), four, "{release} respect");
+        r.config("arch-flags = \"append\"\n");
+        let mut all = four.clone();
+        all.insert("sm_90".into());
+        assert_eq!(r.compile("9.0", false, HARD_CODED), all, "{release} append");
+    }
+}
+
+#[test]
+fn replace_reaches_into_options_files_and_env_channels() {
+    let Some(r) = real("13.0") else { return };
+    let cfg = r.config("arch-flags = \"replace\"\n");
+    r.sb.write("targets.opt", "-gencode arch=compute_75,code=sm_75 -DFROM_FILE=1\n");
+    r.sb.write(
+        "k2.cu",
+        "#ifndef FROM_FILE\n#error the options file lost more than its target\n#endif\n__global__ void k() {}\n",
+    );
+    r.sb.nvcc()
+        .env("NVCC_WRAPPER_CONFIG", &cfg)
+        .env("NVCC_WRAPPER_CAPABILITIES", "8.6")
+        .env("NVCC_PREPEND_FLAGS", "-arch=sm_80 -DFROM_ENV=1")
+        .env("NVCC_APPEND_FLAGS", "--gpu-architecture sm_89")
+        .args(["-optf", "targets.opt", "-c", "k2.cu", "-o", "k2.o"])
+        .assert()
+        .success();
+    assert_eq!(embedded(&r.cuobjdump, &r.sb.file("k2.o")), set(&["sm_86"]));
+}
+
+#[test]
+fn each_release_refuses_what_it_cannot_build_before_nvcc_runs() {
+    // (release, capabilities, what the wrapper says)
+    let rows = [
+        ("11.8", "8.6;9.0a", "9.0a needs nvcc 12.0 or later"),
+        ("12.4", "10.0f", "10.0f needs nvcc 12.9 or later"),
+        ("13.0", "10.1", "10.1 was last accepted by nvcc 12.9"),
+        ("13.5", "10.1", "10.1 was last accepted by nvcc 12.9"),
+        ("13.0", "7.0;8.6", "7.0 was last accepted by nvcc 12.9"),
+        ("13.5", "7.0", "7.0 was last accepted by nvcc 12.9"),
+    ];
+    for (release, caps, says) in rows {
+        let Some(r) = real(release) else { continue };
+        let out =
+            r.sb.nvcc()
+                .env("NVCC_WRAPPER_CONFIG", r.sb.file("wrapper.toml"))
+                .env("NVCC_WRAPPER_CAPABILITIES", caps)
+                .args(["-c", "k.cu", "-o", "refused.o"])
+                .output()
+                .unwrap();
+        assert_eq!(out.status.code(), Some(65), "{release} {caps}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(&format!("nvcc {release} cannot build")) && err.contains(says), "{err}");
+        assert!(err.contains(&format!("help: nvcc {release} accepts, for x86_64-linux: ")), "{err}");
+        assert!(!r.sb.file("refused.o").exists());
+        // The real nvcc refuses the same capability: the table says what the release does.
+        let bad = caps.split(';').find(|c| says.starts_with(c)).unwrap();
+        let flag = format!("-gencode=arch=compute_{0},code=sm_{0}", bad.replace('.', ""));
+        let direct =
+            r.sb.real_nvcc().args(["-ccbin", "g++-12", &flag, "-c", "k.cu", "-o", "direct.o"]).output().unwrap();
+        assert!(!direct.status.success(), "nvcc {release} accepted {flag}");
+    }
+}
+
+#[test]
+fn jetson_orin_is_refused_for_x86_and_expands_for_jetson() {
+    for release in ["12.4", "13.0"] {
+        let Some(r) = real(release) else { continue };
+        let out =
+            r.sb.nvcc()
+                .env("NVCC_WRAPPER_CONFIG", r.sb.file("wrapper.toml"))
+                .env("NVCC_WRAPPER_CAPABILITIES", "8.7")
+                .args(["-c", "k.cu", "-o", "orin.o"])
+                .output()
+                .unwrap();
+        assert_eq!(out.status.code(), Some(65), "{release}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("8.7 is Jetson Orin, which the target x86_64-linux is not"), "{err}");
+        if release == "12.4" {
+            assert!(err.contains("set `[target] system = \"aarch64-linux\"` and `platform = \"jetson\"`"), "{err}");
+        } else {
+            // 13.0 ships no Jetson target, and its Arm-server target serves Orin only from 13.2.
+            assert!(err.contains("no target platform of nvcc 13.0 serves Jetson Orin"), "{err}");
+        }
+    }
+    // For a Jetson target the expansion is plain sm_87; nvcc compiles it (a native object: the device code is the
+    // same whatever the host CPU), and it embeds exactly that.
+    let Some(r) = real("12.4") else { return };
+    let out = assert_cmd::Command::new(WRAPPER)
+        .args([
+            "gencode",
+            "--cuda-version",
+            "12.4",
+            "--system",
+            "aarch64-linux",
+            "--platform",
+            "jetson",
+            "--forward-compat",
+            "8.7",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let flags: Vec<String> = stdout(&out).lines().map(String::from).collect();
+    assert_eq!(flags, ["-gencode=arch=compute_87,code=sm_87", "-gencode=arch=compute_87,code=compute_87"]);
+    r.sb.real_nvcc().args(["-ccbin", "g++-12"]).args(&flags).args(["-c", "k.cu", "-o", "orin.o"]).assert().success();
+    assert_eq!(embedded(&r.cuobjdump, &r.sb.file("orin.o")), set(&["sm_87", "ptx sm_87"]));
+}
