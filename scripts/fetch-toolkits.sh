@@ -932,6 +932,8 @@ main() {
     shift
   done
   ((${#args[@]})) || args=(default)
+  [[ -z $print_target_root ]] || pin_line CROSS_TARGETS "$print_target_root" >/dev/null ||
+    die "--print-target-root: '$print_target_root' is not a cross target (known: $(known_cross))"
   local targets
   mapfile -t targets < <(expand_targets "${args[@]}")
 
@@ -948,7 +950,8 @@ main() {
       headers-*) do_headers "${t#headers-}" ;;
       [0-9]*.[0-9]*) do_toolkit "$t" ;;
       *)
-        pin_line CROSS_TARGETS "$t" >/dev/null || die "unknown target '$t' (see --help)"
+        pin_line CROSS_TARGETS "$t" >/dev/null ||
+          die "unknown target '$t' (toolkits: $(known_toolkits); cross targets: $(known_cross); see --help)"
         do_cross "$t" ;;
     esac
   done
@@ -972,10 +975,7 @@ main() {
     if pl=$(pin_line CROSS_TARGETS "$print_root"); then read -r _ print_root _ <<<"$pl"; fi
     echo "$CACHE/toolkits/$print_root"
   fi
-  if [[ -n $print_target_root ]]; then
-    pin_line CROSS_TARGETS "$print_target_root" >/dev/null || die "--print-target-root: '$print_target_root' is not a cross target (known: $(known_cross))"
-    echo "$CACHE/target-roots/$print_target_root"
-  fi
+  [[ -z $print_target_root ]] || echo "$CACHE/target-roots/$print_target_root"
 }
 
 main "$@"

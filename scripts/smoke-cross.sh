@@ -63,7 +63,10 @@ NVCC=$ROOT/bin/nvcc
 target_args=(--target-directory "$TDIR")
 expect_include=$ROOT/bin/../targets/$TDIR/include
 mode="--target-directory $TDIR"
-if [[ -n $TROOT ]]; then
+if [[ -z $TROOT ]]; then
+  [[ -d $ROOT/targets/$TDIR ]] ||
+    die "$ROOT has no targets/$TDIR (scripts/fetch-toolkits.sh --list names the cross targets that install it)"
+else
   [[ -f $TROOT/include/cuda_runtime.h && -f $TROOT/lib/libcudart_static.a ]] ||
     die "$TROOT does not look like a target root (include/cuda_runtime.h, lib/libcudart_static.a)"
   # argv[0] decides where nvcc looks for nvcc.profile and TOP: a bin/ of
