@@ -15,11 +15,25 @@
 #   headers-all  every pinned headers-X.Y
 #   cuobjdump    a cuobjdump usable on any toolkit -> $CACHE/tools/cuobjdump
 #   default      13.0 13.5 12.4 11.8 headers-all cuobjdump (also: no TARGET)
+#   sbsa-X.Y     cross target files (aarch64 servers, 13.0 13.5 12.4 11.8)
+#   ppc64le-X.Y  cross target files (ppc64le, 12.4 11.8)
+#   jetson-12.4  the sbsa files of 12.4 laid out as Jetson's aarch64-linux:
+#                NOT real Jetson (L4T) files, see JETSON-SHAPED-FROM-SBSA.txt
+#                Each cross target (assembling its X.Y toolkit too) ->
+#                  $CACHE/toolkits/X.Y/targets/<dir>/{include,lib}
+#                  $CACHE/target-roots/<name>/{include,lib} (the same files)
+#                with <dir> sbsa-linux, ppc64le-linux or aarch64-linux
+#   cross        every cross target above (not part of default)
 #
 # Options
 #   --print-root X.Y  assemble X.Y if needed, then print its root on stdout
+#                     (a cross target name: its toolkit's root)
+#   --print-target-root NAME  assemble cross target NAME if needed, then
+#                     print $CACHE/target-roots/NAME on stdout
 #   --smoke           after assembling, run scripts/smoke-toolkit.sh on each
-#                     toolkit named on the command line
+#                     toolkit named on the command line, and
+#                     scripts/smoke-cross.sh on each cross target (both ways:
+#                     --target-directory and the standalone target root)
 #   --list            print the pinned package versions and exit
 #   -h, --help        this text
 #
@@ -97,6 +111,39 @@ HEADER_SETS=(
   "13.5 13.5.0 nvidia-cuda-crt 13.5.37"
 )
 
+# Cross target files: targets/<dir>/{include,lib} for another CPU, for nvcc's
+# --target-directory. Each is installed into the x86_64 toolkit root of its
+# release ($CACHE/toolkits/X.Y/targets/<dir>) and, as the same files, into a
+# standalone $CACHE/target-roots/<name>/{include,lib} (target files outside
+# the toolkit, as on Nix). include/ starts as a copy of the release's x86_64
+# include/ (NVIDIA's headers are the same for every CPU; the aarch64 wheels'
+# headers were checked byte-identical, and they lack crt/ and CCCL) with the
+# target wheel's headers laid over it. lib/ is the target CPU's libcudart.so.N,
+# libcudart_static.a, libcudadevrt.a, libculibos.a and, from Debian,
+# stubs/libcuda.so, plus CCCL's CMake files copied from x86_64.
+#   - aarch64, 13.x: everything from PyPI's manylinux2014_aarch64 wheels.
+#   - aarch64, 11.8/12.4: libcudart.so.N from the aarch64 runtime wheel; the
+#     static libs (which those wheels lack) from Debian's nvidia-cuda-dev:arm64.
+#   - ppc64le: no wheels exist; libcudart.so.N from Debian's libcudart*:ppc64el,
+#     the static libs from nvidia-cuda-dev:ppc64el. NVIDIA's last ppc64le
+#     release is 12.4.
+#   - jetson-X.Y: NO JETSON (L4T) FILES ARE REACHABLE. It is the sbsa files of
+#     the release laid out as targets/aarch64-linux (the Jetson directory
+#     name), marked by a JETSON-SHAPED-FROM-SBSA.txt file, for tests of the
+#     directory logic. It is not NVIDIA's L4T cudart.
+# Columns: name release target-dir debian-arch smoke-cxx smoke-sm
+#          runtime-wheel culibos-wheel (aarch64, - for none)
+#          nvidia-cuda-dev (static libs) libcudart-deb (Debian, - for none)
+CROSS_TARGETS=(
+  "sbsa-13.0    13.0 sbsa-linux    arm64   aarch64-linux-gnu-g++        sm_90a nvidia-cuda-runtime==13.0.96       nvidia-cuda-culibos==13.0.85 -                        -"
+  "sbsa-13.5    13.5 sbsa-linux    arm64   aarch64-linux-gnu-g++        sm_90a nvidia-cuda-runtime==13.5.37       nvidia-cuda-culibos==13.5.25 -                        -"
+  "sbsa-12.4    12.4 sbsa-linux    arm64   aarch64-linux-gnu-g++        sm_90a nvidia-cuda-runtime-cu12==12.4.127 -                            12.4.127~12.4.1-8.2+b1   -"
+  "sbsa-11.8    11.8 sbsa-linux    arm64   aarch64-linux-gnu-g++-11     sm_87  nvidia-cuda-runtime-cu11==11.8.89  -                            11.8.89~11.8.0-5~deb12u1 -"
+  "jetson-12.4  12.4 aarch64-linux arm64   aarch64-linux-gnu-g++        sm_87  nvidia-cuda-runtime-cu12==12.4.127 -                            12.4.127~12.4.1-8.2+b1   -"
+  "ppc64le-12.4 12.4 ppc64le-linux ppc64el powerpc64le-linux-gnu-g++    sm_70  -                                  -                            12.4.127~12.4.1-8.2+b1   libcudart12=12.4.127~12.4.1-8.2+b1"
+  "ppc64le-11.8 11.8 ppc64le-linux ppc64el powerpc64le-linux-gnu-g++-11 sm_70  -                                  -                            11.8.89~11.8.0-5~deb12u1 libcudart11.0=11.8.89~11.8.0-5~deb12u1"
+)
+
 # cuobjdump works on the fatbinaries of every release; the newest is used.
 CUOBJDUMP_PIN="nvidia-cuda-cuobjdump 13.5.37"
 
@@ -163,33 +210,46 @@ finish_stage() { # finish_stage STAGE DIR STAMP_TEXT
 # Downloads
 # ---------------------------------------------------------------------------
 
-# Wheel file names use the normalised distribution name (PEP 427).
-wheel_glob() { # wheel_glob NAME VERSION
-  local n=${1//-/_}
-  echo "$DOWNLOADS/pypi/${n}-${2}-*.whl"
+# Wheel file names use the normalised distribution name (PEP 427). x86_64
+# wheels live in downloads/pypi, those of another CPU in downloads/pypi-CPU:
+# the glob must never hand an aarch64 wheel to an x86_64 assembly (an older
+# copy of this script globs downloads/pypi by name and version only).
+wheel_dir() { # wheel_dir [CPU]
+  if [[ ${1:-x86_64} == x86_64 ]]; then echo "$DOWNLOADS/pypi"; else echo "$DOWNLOADS/pypi-$1"; fi
+}
+wheel_glob() { # wheel_glob NAME VERSION [CPU]
+  local n=${1//-/_} cpu=${3:-x86_64}
+  echo "$(wheel_dir "$cpu")/${n}-${2}-*${cpu}.whl"
 }
 
-# fetch_wheels "NAME VERSION"...: download every missing wheel in parallel
-# (pip start-up dominates for the small ones). Already cached wheels are
-# found by name without asking the index, so a rebuild works offline.
-fetch_wheels() {
-  local spec name ver tmp pids=() specs=() i rc failed=0
+# fetch_wheels "NAME VERSION"...: download every missing x86_64 wheel in
+# parallel (pip start-up dominates for the small ones). Already cached
+# wheels are found by name without asking the index, so a rebuild works
+# offline. fetch_wheels_for CPU "NAME VERSION"...: the same for another CPU
+# (aarch64: manylinux2014_aarch64).
+fetch_wheels() { fetch_wheels_for x86_64 "$@"; }
+fetch_wheels_for() {
+  local cpu=$1; shift
+  local spec name ver tmp pids=() specs=() i rc failed=0 dir platform
+  dir=$(wheel_dir "$cpu")
+  platform=("${WHEEL_PLATFORM[@]}")
+  [[ $cpu == x86_64 ]] || platform=(--platform "manylinux2014_$cpu" --python-version 3.11 --implementation cp)
   command -v python3 >/dev/null || die "python3 is needed to fetch wheels (scripts/install-deps.sh installs it)"
-  mkdir -p "$DOWNLOADS/pypi"
+  mkdir -p "$dir"
   for spec in "$@"; do
     read -r name ver <<<"$spec"
     # shellcheck disable=SC2046
-    if compgen -G "$(wheel_glob "$name" "$ver")" >/dev/null; then continue; fi
+    if compgen -G "$(wheel_glob "$name" "$ver" "$cpu")" >/dev/null; then continue; fi
     python3 -m pip --version >/dev/null 2>&1 ||
       die "pip is needed to fetch $name==$ver (install python3-pip: scripts/install-deps.sh)"
-    tmp=$(mktemp -d "$DOWNLOADS/pypi/.tmp.XXXXXX")
-    log "downloading $name==$ver from PyPI"
+    tmp=$(mktemp -d "$dir/.tmp.XXXXXX")
+    log "downloading $name==$ver ($cpu) from PyPI"
     # --no-deps: the pins above are the whole closure. pip downloads into a
     # temporary directory first so that a killed download leaves nothing
     # that would later pass for a complete wheel.
-    ( python3 -m pip download --quiet --no-deps --only-binary=:all: "${WHEEL_PLATFORM[@]}" \
+    ( python3 -m pip download --quiet --no-deps --only-binary=:all: "${platform[@]}" \
         --dest "$tmp" "$name==$ver" >"$tmp/log" 2>&1 &&
-      mv "$tmp"/*.whl "$DOWNLOADS/pypi/" && rm -rf "$tmp" ) &
+      mv "$tmp"/*.whl "$dir/" && rm -rf "$tmp" ) &
     pids+=($!) specs+=("$name==$ver:$tmp")
   done
   for i in "${!pids[@]}"; do
@@ -205,10 +265,10 @@ fetch_wheels() {
   ((failed == 0)) || die "could not download the wheels above from PyPI"
 }
 
-wheel_path() { # wheel_path NAME VERSION -> the cached wheel file
+wheel_path() { # wheel_path NAME VERSION [CPU] -> the cached wheel file
   local f
-  for f in $(wheel_glob "$1" "$2"); do [[ -f $f ]] && { echo "$f"; return 0; }; done
-  die "wheel $1==$2 is not in $DOWNLOADS/pypi"
+  for f in $(wheel_glob "$1" "$2" "${3:-x86_64}"); do [[ -f $f ]] && { echo "$f"; return 0; }; done
+  die "wheel $1==$2 (${3:-x86_64}) is not in $(wheel_dir "${3:-x86_64}")"
 }
 
 # A private apt configuration: own sources list (with the non-free component
@@ -238,7 +298,8 @@ Dir::State::status "$APT_DIR/status";
 Dir::Cache "$APT_DIR";
 Dir::Cache::Archives "$APT_DIR/archives";
 APT::Architecture "amd64";
-APT::Architectures { "amd64"; };
+// arm64 and ppc64el: the cross target files (nvidia-cuda-dev:arm64, ...).
+APT::Architectures { "amd64"; "arm64"; "ppc64el"; };
 APT::Sandbox::User "$(id -un)";
 Acquire::Languages "none";
 // The Debian mirror these machines reach serves a frozen snapshot, so the
@@ -264,15 +325,18 @@ apt_update() {
   touch "$APT_DIR/lists/.updated"
 }
 
-# fetch_debs "NAME VERSION"...: apt-get download each missing .deb into
-# $DOWNLOADS/debian. The lists are fetched once, and again only when a
-# pinned version is not found in them (a suite moved on since).
+# fetch_debs "NAME VERSION [ARCH]"...: apt-get download each missing .deb
+# into $DOWNLOADS/debian (ARCH defaults to amd64; arm64 and ppc64el are the
+# cross targets'). The lists are fetched once, and again only when a pinned
+# version is not found in them (a suite moved on since).
 fetch_debs() {
-  local spec name ver missing=()
+  local spec name ver arch missing=()
   mkdir -p "$DOWNLOADS/debian"
   for spec in "$@"; do
-    read -r name ver <<<"$spec"
-    [[ -f $(deb_path "$name" "$ver") ]] || missing+=("$name=$ver")
+    read -r name ver arch <<<"$spec"
+    arch=${arch:-amd64}
+    [[ -f $(deb_path "$name" "$ver" "$arch") ]] && continue
+    if [[ $arch == amd64 ]]; then missing+=("$name=$ver"); else missing+=("$name:$arch=$ver"); fi
   done
   ((${#missing[@]})) || return 0
   command -v apt-get >/dev/null || die "apt-get is needed to fetch ${missing[*]}"
@@ -297,13 +361,23 @@ fetch_debs() {
 }
 
 # apt-get download names files NAME_VERSION_ARCH.deb with ':' as %3a.
-deb_path() { echo "$DOWNLOADS/debian/${1}_${2//:/%3a}_amd64.deb"; }
+deb_path() { echo "$DOWNLOADS/debian/${1}_${2//:/%3a}_${3:-amd64}.deb"; } # NAME VERSION [ARCH]
+
+# Debian architecture -> GNU triple (the directory under /usr/lib).
+deb_triple() {
+  case $1 in
+    amd64) echo x86_64-linux-gnu ;;
+    arm64) echo aarch64-linux-gnu ;;
+    ppc64el) echo powerpc64le-linux-gnu ;;
+    *) die "internal: unknown Debian architecture $1" ;;
+  esac
+}
 
 # ---------------------------------------------------------------------------
 # Unpacking
 # ---------------------------------------------------------------------------
 
-# unpack_wheel WHEEL DEST [MODE]: unpack one NVIDIA wheel into a toolkit root
+# unpack_wheel WHEEL DEST [MODE] [TDIR]: unpack one NVIDIA wheel into a toolkit root
 # laid out like NVIDIA's installer does. Wheels put everything under
 # nvidia/<dir>/ (cu13, or cuda_nvcc/cuda_runtime/cuda_cccl for cu11/cu12);
 # that prefix maps onto the root:
@@ -315,8 +389,10 @@ deb_path() { echo "$DOWNLOADS/debian/${1}_${2//:/%3a}_amd64.deb"; }
 # MODE "include-only" keeps only include/ (headers of a wheel whose binaries
 # come from elsewhere). Zip files carry no symlinks; file modes are restored
 # from the zip's external attributes (ptxas, nvcc, cicc must stay executable).
+# TDIR replaces targets/x86_64-linux ("." unpacks include/ and lib/ straight
+# into DEST: the cross target files).
 unpack_wheel() {
-  python3 - "$1" "$2" "${3:-all}" "$TARGET_DIR" <<'PY'
+  python3 - "$1" "$2" "${3:-all}" "${4:-$TARGET_DIR}" <<'PY'
 import os, sys, zipfile
 whl, dest, mode, tdir = sys.argv[1:5]
 n = 0
@@ -512,29 +588,35 @@ toolkit_pypi() { # 13.x: everything from PyPI wheels
 }
 
 # The static libraries of a Debian release, cached as extracted files: the
-# nvidia-cuda-dev .deb they live in is 0.8-0.9 GB and is deleted afterwards.
-debian_static_libs() { # debian_static_libs VERSION -> prints the directory
-  local ver=$1 dir=$DOWNLOADS/debian/nvidia-cuda-dev_${1}_static
+# nvidia-cuda-dev .deb they live in is 0.7-0.9 GB and is deleted afterwards.
+# ARCH (default amd64) picks nvidia-cuda-dev:ARCH; amd64's directory keeps
+# its original name (nvidia-cuda-dev_VERSION_static), the others are
+# nvidia-cuda-dev_VERSION_ARCH_static.
+debian_static_libs() { # debian_static_libs VERSION [ARCH] -> prints the directory
+  local ver=$1 arch=${2:-amd64} dir triple
+  dir=$DOWNLOADS/debian/nvidia-cuda-dev_${ver}_static
+  [[ $arch == amd64 ]] || dir=$DOWNLOADS/debian/nvidia-cuda-dev_${ver}_${arch}_static
+  triple=$(deb_triple "$arch")
   if [[ ! -f $dir/.complete ]]; then
-    fetch_debs "nvidia-cuda-dev $ver" >&2
+    fetch_debs "nvidia-cuda-dev $ver $arch" >&2
     local deb tmp
-    deb=$(deb_path nvidia-cuda-dev "$ver")
+    deb=$(deb_path nvidia-cuda-dev "$ver" "$arch")
     tmp=$(mktemp -d "$DOWNLOADS/debian/.tmp.XXXXXX")
     log "extracting the static libraries from ${deb##*/}"
     # tar reads through the whole data archive; only these members are kept.
     dpkg-deb --fsys-tarfile "$deb" |
       tar -x -C "$tmp" --wildcards --no-wildcards-match-slash \
-        './usr/lib/x86_64-linux-gnu/libcudart_static.a' \
-        './usr/lib/x86_64-linux-gnu/libcudadevrt.a' \
-        './usr/lib/x86_64-linux-gnu/libculibos.a' \
-        './usr/lib/x86_64-linux-gnu/stubs/libcuda.so' ||
+        "./usr/lib/$triple/libcudart_static.a" \
+        "./usr/lib/$triple/libcudadevrt.a" \
+        "./usr/lib/$triple/libculibos.a" \
+        "./usr/lib/$triple/stubs/libcuda.so" ||
       die "extracting the static libraries from $deb failed"
     rm -rf "$dir"
-    mv "$tmp/usr/lib/x86_64-linux-gnu" "$dir"
+    mv "$tmp/usr/lib/$triple" "$dir"
     rm -rf "$tmp"
     local a
     for a in libcudart_static.a libcudadevrt.a libculibos.a; do
-      [[ -f $dir/$a ]] || die "nvidia-cuda-dev $ver has no $a"
+      [[ -f $dir/$a ]] || die "nvidia-cuda-dev:$arch $ver has no $a"
     done
     touch "$dir/.complete"
     rm -f "$deb"
@@ -649,6 +731,136 @@ do_cuobjdump() {
   ready cuobjdump "$dest/cuobjdump"
 }
 
+# ---------------------------------------------------------------------------
+# Cross target files
+# ---------------------------------------------------------------------------
+
+# The stamp of a cross target covers its own pin line and its toolkit's
+# (its include/ is a copy of that toolkit's).
+cross_stamp() { # cross_stamp CROSS_LINE
+  local _n rel tkline
+  read -r _n rel _ <<<"$1"
+  tkline=$(pin_line PYPI_TOOLKITS "$rel") || tkline=$(pin_line DEBIAN_TOOLKITS "$rel") ||
+    die "internal: cross target '$_n' names release $rel, which has no toolkit pin"
+  stamp_text "$1" "| toolkit $tkline"
+}
+
+cross_fresh() { # cross_fresh CROSS_LINE: both copies stamped and current
+  local name rel dir stamp
+  read -r name rel dir _ <<<"$1"
+  stamp=$(cross_stamp "$1")
+  is_fresh "$CACHE/toolkits/$rel/targets/$dir" "$stamp" && is_fresh "$CACHE/target-roots/$name" "$stamp"
+}
+
+# check_elf_machine ARCH FILE...: every FILE (an ELF file, or an ar archive
+# of them: its first member is read) is code for Debian architecture ARCH.
+check_elf_machine() {
+  local arch=$1; shift
+  python3 - "$arch" "$@" <<'PY'
+import struct, sys
+want = {"amd64": 62, "arm64": 183, "ppc64el": 21}[sys.argv[1]]
+for f in sys.argv[2:]:
+    data = open(f, "rb").read(1 << 20)
+    at = data.find(b"\x7fELF")
+    if at < 0:
+        sys.exit(f"{f}: no ELF object found")
+    endian = "<" if data[at + 5] == 1 else ">"
+    machine = struct.unpack(endian + "H", data[at + 18:at + 20])[0]
+    if machine != want:
+        sys.exit(f"{f}: ELF machine {machine}, expected {want} ({sys.argv[1]})")
+PY
+}
+
+# do_cross NAME: the target files of one CROSS_TARGETS line, into
+# $CACHE/toolkits/X.Y/targets/<dir> and $CACHE/target-roots/NAME.
+do_cross() {
+  local name=$1 line
+  line=$(pin_line CROSS_TARGETS "$name") || die "no pinned cross target '$name' (known: $(known_cross))"
+  local _n rel dir darch _cxx _sm rtw culw devver cudartdeb
+  read -r _n rel dir darch _cxx _sm rtw culw devver cudartdeb <<<"$line"
+  do_toolkit "$rel"
+  local root=$CACHE/toolkits/$rel
+  local tdest=$root/targets/$dir sdest=$CACHE/target-roots/$name stamp
+  stamp=$(cross_stamp "$line")
+  if is_fresh "$tdest" "$stamp" && is_fresh "$sdest" "$stamp"; then
+    ready "$name" "$tdest" " and $sdest (cached)"; return
+  fi
+
+  local cpu triple wheels=() static=''
+  triple=$(deb_triple "$darch")
+  case $darch in arm64) cpu=aarch64 ;; ppc64el) cpu=ppc64le ;; *) die "internal: no cross CPU for $darch" ;; esac
+  [[ $rtw == - ]] || wheels+=("${rtw/==/ }")
+  [[ $culw == - ]] || wheels+=("${culw/==/ }")
+  ((${#wheels[@]} == 0)) || fetch_wheels_for "$cpu" "${wheels[@]}"
+  [[ $cudartdeb == - ]] || fetch_debs "${cudartdeb%%=*} ${cudartdeb#*=} $darch"
+  [[ $devver == - ]] || static=$(debian_static_libs "$devver" "$darch")
+
+  # The standalone copy is assembled first, then hard-linked (copied where
+  # links fail) into the toolkit root.
+  local stage spec n v packages=()
+  stage=$(begin_stage "$sdest")
+  mkdir -p "$stage/include" "$stage/lib"
+  cp -a "$root/$TARGET_DIR/include/." "$stage/include/"
+  [[ -d $root/$TARGET_DIR/lib/cmake ]] && cp -a "$root/$TARGET_DIR/lib/cmake" "$stage/lib/"
+  for spec in "${wheels[@]}"; do
+    read -r n v <<<"$spec"
+    unpack_wheel "$(wheel_path "$n" "$v" "$cpu")" "$stage" all . || die "unpacking $n==$v ($cpu) failed"
+    packages+=("$n==$v($cpu)")
+  done
+  if [[ $cudartdeb != - ]]; then
+    n=${cudartdeb%%=*} v=${cudartdeb#*=}
+    dpkg-deb -x "$(deb_path "$n" "$v" "$darch")" "$stage/.deb" || die "unpacking $n:$darch $v failed"
+    cp -a "$stage/.deb/usr/lib/$triple"/libcudart.so.* "$stage/lib/"
+    rm -rf "$stage/.deb"
+    packages+=("$n:$darch=$v")
+  fi
+  if [[ -n $static ]]; then
+    cp "$static"/lib*.a "$stage/lib/"
+    [[ -f $static/stubs/libcuda.so ]] && { mkdir -p "$stage/lib/stubs"; cp "$static/stubs/libcuda.so" "$stage/lib/stubs/"; }
+    packages+=("nvidia-cuda-dev:$darch=$devver(static-libs)")
+  fi
+  add_dev_links "$stage/lib"
+  local f
+  for f in include/crt/host_config.h include/cuda_runtime.h lib/libcudart.so lib/libcudart_static.a lib/libcudadevrt.a lib/libculibos.a; do
+    [[ -e $stage/$f ]] || die "$name: the packages gave no $f"
+  done
+  check_elf_machine "$darch" "$stage/lib/libcudart.so" "$stage/lib/libcudart_static.a" "$stage/lib/libcudadevrt.a" ||
+    die "$name: a library is not $darch code"
+  local jetson=false
+  if [[ $name == jetson-* ]]; then
+    jetson=true
+    cat >"$stage/JETSON-SHAPED-FROM-SBSA.txt" <<EOF
+NOT NVIDIA's Jetson (L4T) target files.
+
+No Jetson (aarch64-linux, L4T) CUDA files are reachable from the machines
+nvcc-wrapper is developed on. This directory holds the sbsa-linux (Arm server)
+files of CUDA $rel, laid out under the Jetson directory name (aarch64-linux)
+by nvcc-wrapper's scripts/fetch-toolkits.sh (target $name), so that tests can
+exercise --target-directory aarch64-linux and Jetson-shaped layouts. Binaries
+built against it are aarch64 Linux binaries with real device code; they have
+not been run on a Jetson, and NVIDIA's L4T cudart may differ.
+Packages: ${packages[*]}
+EOF
+  fi
+  python3 - "$stage/nvcc-wrapper-target.json" "$name" "$rel" "$dir" "$cpu" "$jetson" "${packages[@]}" <<'PY'
+import json, sys
+path, name, rel, tdir, cpu, jetson, *packages = sys.argv[1:]
+doc = {"name": name, "release": rel, "target_directory": tdir, "cpu": cpu,
+       "jetson_shaped_from_sbsa": jetson == "true", "packages": packages}
+with open(path, "w") as f:
+    json.dump(doc, f, indent=3)
+    f.write("\n")
+PY
+  local tstage
+  tstage=$(begin_stage "$tdest")
+  cp -al "$stage/." "$tstage/" 2>/dev/null || { rm -rf "$tstage"; mkdir -p "$tstage"; cp -a "$stage/." "$tstage/"; }
+  finish_stage "$tstage" "$tdest" "$stamp"
+  finish_stage "$stage" "$sdest" "$stamp"
+  ready "$name" "$tdest" " and $sdest"
+}
+
+known_cross() { local l; for l in "${CROSS_TARGETS[@]}"; do printf "%s " "${l%% *}"; done | sed "s/ $//"; }
+
 known_toolkits() { local l; for l in "${PYPI_TOOLKITS[@]}" "${DEBIAN_TOOLKITS[@]}"; do printf "%s " "${l%% *}"; done | sed "s/ $//"; }
 known_headers() { local l; for l in "${HEADER_SETS[@]}"; do printf "%s " "${l%% *}"; done | sed "s/ $//"; }
 
@@ -661,6 +873,8 @@ list_pins() {
   echo "headers (release cuda package version):"
   for l in "${HEADER_SETS[@]}"; do echo "  $l"; done
   echo "cuobjdump: $CUOBJDUMP_PIN"
+  echo "cross target files (name release dir debian-arch smoke-cxx smoke-sm runtime-wheel culibos-wheel nvidia-cuda-dev libcudart-deb):"
+  for l in "${CROSS_TARGETS[@]}"; do printf '  %s\n' "$(tr -s ' ' <<<"$l")"; done
 }
 
 # ---------------------------------------------------------------------------
@@ -674,6 +888,7 @@ expand_targets() {
     case $t in
       default) expand_targets "${DEFAULT_TARGETS[@]}" ;;
       headers-all) for l in "${HEADER_SETS[@]}"; do echo "headers-${l%% *}"; done ;;
+      cross) for l in "${CROSS_TARGETS[@]}"; do echo "${l%% *}"; done ;;
       *) echo "$t" ;;
     esac
   done
@@ -689,15 +904,19 @@ all_fresh() {
       headers-*)
         line=$(pin_line HEADER_SETS "${t#headers-}") || return 1
         is_fresh "$CACHE/headers/${t#headers-}" "$(stamp_text "$line")" || return 1 ;;
-      *)
+      [0-9]*.[0-9]*)
         line=$(pin_line PYPI_TOOLKITS "$t") || line=$(pin_line DEBIAN_TOOLKITS "$t") || return 1
         is_fresh "$CACHE/toolkits/$t" "$(stamp_text "$line")" || return 1 ;;
+      *)
+        line=$(pin_line CROSS_TARGETS "$t") || return 1
+        local rel; read -r _ rel _ <<<"$line"
+        all_fresh "$rel" && cross_fresh "$line" || return 1 ;;
     esac
   done
 }
 
 main() {
-  local smoke=0 print_root='' args=()
+  local smoke=0 print_root='' print_target_root='' args=()
   while (($#)); do
     case $1 in
       -h|--help) usage; exit 0 ;;
@@ -705,12 +924,16 @@ main() {
       --smoke) smoke=1 ;;
       --print-root) [[ $# -ge 2 ]] || die "--print-root needs a release"; print_root=$2; args+=("$2"); shift ;;
       --print-root=*) print_root=${1#*=}; args+=("$print_root") ;;
+      --print-target-root) [[ $# -ge 2 ]] || die "--print-target-root needs a cross target"; print_target_root=$2; args+=("$2"); shift ;;
+      --print-target-root=*) print_target_root=${1#*=}; args+=("$print_target_root") ;;
       -*) die "unknown option $1 (see --help)" ;;
       *) args+=("$1") ;;
     esac
     shift
   done
   ((${#args[@]})) || args=(default)
+  [[ -z $print_target_root ]] || pin_line CROSS_TARGETS "$print_target_root" >/dev/null ||
+    die "--print-target-root: '$print_target_root' is not a cross target (known: $(known_cross))"
   local targets
   mapfile -t targets < <(expand_targets "${args[@]}")
 
@@ -726,17 +949,33 @@ main() {
       cuobjdump) do_cuobjdump ;;
       headers-*) do_headers "${t#headers-}" ;;
       [0-9]*.[0-9]*) do_toolkit "$t" ;;
-      *) die "unknown target '$t' (see --help)" ;;
+      *)
+        pin_line CROSS_TARGETS "$t" >/dev/null ||
+          die "unknown target '$t' (toolkits: $(known_toolkits); cross targets: $(known_cross); see --help)"
+        do_cross "$t" ;;
     esac
   done
 
   if ((smoke)); then
+    local line name rel dir cxx sm
     for t in "${targets[@]}"; do
-      [[ $t == [0-9]*.[0-9]* ]] || continue
-      "$SCRIPT_DIR/smoke-toolkit.sh" "$CACHE/toolkits/$t" || die "$t: smoke test failed"
+      if [[ $t == [0-9]*.[0-9]* ]]; then
+        "$SCRIPT_DIR/smoke-toolkit.sh" "$CACHE/toolkits/$t" || die "$t: smoke test failed"
+      elif line=$(pin_line CROSS_TARGETS "$t"); then
+        read -r name rel dir _ cxx sm _ <<<"$line"
+        "$SCRIPT_DIR/smoke-cross.sh" "$CACHE/toolkits/$rel" "$dir" "$cxx" "$sm" || die "$t: cross smoke test failed"
+        "$SCRIPT_DIR/smoke-cross.sh" --target-root "$CACHE/target-roots/$name" "$CACHE/toolkits/$rel" "$dir" "$cxx" "$sm" ||
+          die "$t: cross smoke test (standalone target root) failed"
+      fi
     done
   fi
-  [[ -z $print_root ]] || echo "$CACHE/toolkits/$print_root"
+  if [[ -n $print_root ]]; then
+    # A cross target's root is the toolkit root its files were installed in.
+    local pl
+    if pl=$(pin_line CROSS_TARGETS "$print_root"); then read -r _ print_root _ <<<"$pl"; fi
+    echo "$CACHE/toolkits/$print_root"
+  fi
+  [[ -z $print_target_root ]] || echo "$CACHE/target-roots/$print_target_root"
 }
 
 main "$@"
