@@ -86,32 +86,8 @@ fi
 version_out=$("$NVCC" --version) || die "$NVCC --version failed"
 nvcc_ver=$(sed -n 's/.*, V\([0-9.]*\).*/\1/p' <<<"$version_out")
 
-cat >"$work/smoke.cu" <<'EOF'
-#include <cstdio>
-#include <cuda_runtime.h>
-
-__global__ void add_one(int *v, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) v[i] += 1;
-}
-
-int main() {
-  int count = -1;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    std::printf("smoke: cudaGetDeviceCount -> error %d (%s)\n", (int)e, cudaGetErrorName(e));
-    return 0;
-  }
-  std::printf("smoke: cudaGetDeviceCount -> %d device(s)\n", count);
-  int *dev = nullptr;
-  if (cudaMalloc(&dev, 256 * sizeof(int)) != cudaSuccess) return 1;
-  add_one<<<2, 128>>>(dev, 256);
-  e = cudaDeviceSynchronize();
-  cudaFree(dev);
-  std::printf("smoke: kernel -> %s\n", cudaGetErrorName(e));
-  return e == cudaSuccess ? 0 : 1;
-}
-EOF
+# The README's example program: a kernel and host code that reports the CUDA error it gets without a GPU.
+cp "$(dirname "${BASH_SOURCE[0]}")/../examples/hello.cu" "$work/smoke.cu"
 
 cmd=("$NVCC" -ccbin "$CXX" "${target_args[@]}" -gencode "arch=compute_$SM,code=sm_$SM" -cudart static "$@")
 
@@ -135,8 +111,8 @@ file_out=$(file -b "$work/smoke")
 # 4. It runs under qemu and reaches the driver probe.
 out=$("$QEMU" -L "$SYSROOT" "$work/smoke" 2>&1) || { echo "$out" >&2; die "the binary failed under $QEMU"; }
 case $out in
-  *"error 35 "*|*"error 100 "*) verdict="ran under $QEMU, no driver" ;;
-  *"kernel -> cudaSuccess"*) verdict="ran under $QEMU on a GPU (?)" ;;
+  *"cuda error 35:"*|*"cuda error 100:"*) verdict="ran under $QEMU, no driver" ;;
+  *"squared on the GPU"*) verdict="ran under $QEMU on a GPU (?)" ;;
   *) echo "$out" >&2; die "unexpected output under $QEMU" ;;
 esac
 
