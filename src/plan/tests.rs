@@ -271,15 +271,7 @@ mod gpu {
     fn run(args: &[&str], env: &[(&str, &str)], cfg: &str) -> (Plan, Vec<String>) {
         let i = inv(args, env);
         let probes = FakeProbes::debian("13.0.88");
-        let p = plan(Inputs {
-            invocation: &i,
-            config: &config(cfg),
-            compat: &Compat::built_in(),
-            probes: &probes,
-            nvcc: nvcc(),
-            depth: 0,
-        })
-        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let p = plan_for(&i, &config(cfg), &probes, 0).unwrap_or_else(|e| panic!("{args:?}: {e}"));
         let command = p.command(&i).iter().map(|a| a.to_string_lossy().into_owned()).collect();
         (p, command)
     }
@@ -400,14 +392,7 @@ mod gpu {
         let ctx = Context { env: env.iter().copied().collect(), cwd: dir.to_path_buf(), ..Context::default() };
         let i = Invocation::parse_args(&ctx, args.iter().map(OsString::from).collect()).unwrap();
         let probes = FakeProbes::debian("13.0.88");
-        let p = plan(Inputs {
-            invocation: &i,
-            config: &config(cfg),
-            compat: &Compat::built_in(),
-            probes: &probes,
-            nvcc: nvcc(),
-            depth: 0,
-        })?;
+        let p = plan_for(&i, &config(cfg), &probes, 0)?;
         let command = p.command(&i).iter().map(|a| a.to_string_lossy().into_owned()).collect();
         Ok((p, command))
     }
