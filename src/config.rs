@@ -116,6 +116,9 @@ pub struct TargetConfig {
     pub sysroot: Option<PathBuf>,
     /// The target's CUDA headers and libraries, for layouts without `TOP/targets/<dir>`.
     pub cuda_root: Option<PathBuf>,
+    /// The compilers for the target, with the `[host-compiler]` keys (used only when the target is another CPU).
+    #[serde(default)]
+    pub host_compiler: HostCompilerConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -177,9 +180,21 @@ pub struct Loaded {
     pub path: Option<PathBuf>,
     /// Settings the environment overrode (`apply_env`), said in words for the debug log and `explain`.
     pub overrides: Vec<String>,
+    /// The variables those settings came from, so that an error about a setting names where it came from.
+    pub from_env: Vec<&'static str>,
 }
 
 impl Loaded {
+    /// Where a setting came from, for messages: `$VAR` when the environment set it, else the config file; and the
+    /// kind of error a bad value is (a bad variable exits 64, a bad file 78).
+    pub fn origin(&self, var: &'static str) -> (ErrorKind, String) {
+        match &self.path {
+            _ if self.from_env.contains(&var) => (ErrorKind::Environment, format!("${var}")),
+            Some(path) => (ErrorKind::Config, path.display().to_string()),
+            None => (ErrorKind::Config, "the config".to_string()),
+        }
+    }
+
     /// A path from the file, made absolute against the file's directory.
     pub fn resolve(&self, path: &Path) -> PathBuf {
         match self.path.as_deref().and_then(Path::parent) {
@@ -199,7 +214,7 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
             .with_help(format!("fix the file, or unset ${} / remove the file to run without one", vars::CONFIG))
     })?;
     let config = parse(&text, &path)?;
-    Ok(Loaded { config, path: Some(path), overrides: Vec::new() })
+    Ok(Loaded { config, path: Some(path), overrides: Vec::new(), from_env: Vec::new() })
 }
 
 /// Apply the environment's overrides of the file's settings: `NVCC_WRAPPER_CAPABILITIES` replaces `[gpu]
@@ -222,10 +237,66 @@ pub fn apply_env(loaded: &mut Loaded, env: &Env) -> Result<()> {
         }
         loaded.overrides.push(format!("`[gpu] capabilities` is {text:?}, from ${}", vars::CAPABILITIES));
         loaded.config.gpu.capabilities = capabilities;
+        loaded.from_env.push(vars::CAPABILITIES);
     }
     if let Some(on) = env.switch(vars::FORWARD_COMPAT)? {
         loaded.overrides.push(format!("`[gpu] forward-compat` is {on}, from ${}", vars::FORWARD_COMPAT));
         loaded.config.gpu.forward_compat = on;
+        loaded.from_env.push(vars::FORWARD_COMPAT);
+    }
+    apply_target_env(loaded, env)
+}
+
+/// `NVCC_WRAPPER_TARGET_*`: each replaces its `[target]` key. Paths must be absolute, since the wrapper cannot know
+/// which directory a relative one was meant against.
+fn apply_target_env(loaded: &mut Loaded, env: &Env) -> Result<()> {
+    let text = |name: &'static str| -> Result<Option<&str>> {
+        match env.non_empty(name) {
+            None => Ok(None),
+            Some(value) => value.to_str().map(Some).ok_or_else(|| {
+                Error::new(ErrorKind::Environment, format!("{name}={}: not UTF-8", value.to_string_lossy()))
+                    .with_help(format!("unset {name} to use the config's value"))
+            }),
+        }
+    };
+    let target = &mut loaded.config.target;
+    let mut said = Vec::new();
+    if let Some(system) = text(vars::TARGET_SYSTEM)? {
+        target.system = Some(system.to_string());
+        said.push(("system", system.to_string(), vars::TARGET_SYSTEM));
+    }
+    if let Some(platform) = text(vars::TARGET_PLATFORM)? {
+        target.platform = Some(match platform {
+            "jetson" => TargetPlatform::Jetson,
+            "sbsa" => TargetPlatform::Sbsa,
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::Environment,
+                    format!("{}={platform}: not a target platform", vars::TARGET_PLATFORM),
+                )
+                .with_help(format!("use `jetson` or `sbsa`, or unset {}", vars::TARGET_PLATFORM)))
+            }
+        });
+        said.push(("platform", platform.to_string(), vars::TARGET_PLATFORM));
+    }
+    for (name, key, slot) in [
+        (vars::TARGET_SYSROOT, "sysroot", &mut target.sysroot),
+        (vars::TARGET_CUDA_ROOT, "cuda-root", &mut target.cuda_root),
+    ] {
+        let Some(path) = env.non_empty(name) else { continue };
+        if !Path::new(path).is_absolute() {
+            return Err(Error::new(
+                ErrorKind::Environment,
+                format!("{name}={}: not an absolute path", path.to_string_lossy()),
+            )
+            .with_help(format!("give {name} as an absolute path, or unset it")));
+        }
+        *slot = Some(PathBuf::from(path));
+        said.push((key, path.to_string_lossy().into_owned(), name));
+    }
+    for (key, value, name) in said {
+        loaded.overrides.push(format!("`[target] {key}` is {value:?}, from ${name}"));
+        loaded.from_env.push(name);
     }
     Ok(())
 }
@@ -313,6 +384,10 @@ system = "aarch64-linux"
 platform = "jetson"
 sysroot = "/sysroot"
 cuda-root = "/nix/store/x-cuda"
+
+[target.host-compiler]
+stdenv = "aarch64-unknown-linux-gnu-g++"
+candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11.4.0", target = "aarch64-linux-gnu" }]
 "#,
         );
         assert_eq!(c.nvcc.as_deref(), Some(Path::new("/opt/cuda/bin/nvcc")));
@@ -328,6 +403,9 @@ cuda-root = "/nix/store/x-cuda"
         assert_eq!(caps, ["8.6", "9.0a"]);
         assert_eq!(c.gpu.arch_flags, ArchFlags::Replace);
         assert_eq!(c.target.platform, Some(TargetPlatform::Jetson));
+        let cross = &c.target.host_compiler;
+        assert_eq!(cross.stdenv.as_ref().unwrap().path, Path::new("aarch64-unknown-linux-gnu-g++"));
+        assert_eq!(cross.candidates[0].target.as_deref(), Some("aarch64-linux-gnu"));
     }
 
     #[test]
@@ -392,6 +470,47 @@ cuda-root = "/nix/store/x-cuda"
             assert_eq!(err.kind, ErrorKind::Environment);
             assert!(err.message.contains(name) && err.message.contains(value), "{err}");
             assert!(err.help.is_some());
+        }
+    }
+
+    #[test]
+    fn the_environment_overrides_target_settings() {
+        let env = |pairs: &[(&str, &str)]| pairs.iter().copied().collect::<Env>();
+        let file = || Loaded {
+            config: parse_ok("[target]\nsystem = \"powerpc64le-linux\"\nsysroot = \"/file/sysroot\"\n"),
+            path: Some("/etc/nvcc.toml".into()),
+            ..Loaded::default()
+        };
+        let mut l = file();
+        apply_env(
+            &mut l,
+            &env(&[
+                (vars::TARGET_SYSTEM, "aarch64-linux"),
+                (vars::TARGET_PLATFORM, "jetson"),
+                (vars::TARGET_SYSROOT, "/env/sysroot"),
+                (vars::TARGET_CUDA_ROOT, "/env/cuda"),
+            ]),
+        )
+        .unwrap();
+        let t = &l.config.target;
+        assert_eq!(t.system.as_deref(), Some("aarch64-linux"));
+        assert_eq!(t.platform, Some(TargetPlatform::Jetson));
+        assert_eq!(t.sysroot.as_deref(), Some(Path::new("/env/sysroot")));
+        assert_eq!(t.cuda_root.as_deref(), Some(Path::new("/env/cuda")));
+        assert_eq!(l.overrides.len(), 4);
+        assert_eq!(l.origin(vars::TARGET_SYSROOT), (ErrorKind::Environment, "$NVCC_WRAPPER_TARGET_SYSROOT".into()));
+        assert_eq!(l.origin(vars::CAPABILITIES), (ErrorKind::Config, "/etc/nvcc.toml".into()));
+
+        let mut l = file();
+        apply_env(&mut l, &env(&[(vars::TARGET_SYSROOT, "")])).unwrap();
+        assert_eq!(l.config.target.sysroot.as_deref(), Some(Path::new("/file/sysroot")), "empty is unset");
+
+        for (name, value) in
+            [(vars::TARGET_PLATFORM, "tegra"), (vars::TARGET_SYSROOT, "rel/dir"), (vars::TARGET_CUDA_ROOT, "cuda")]
+        {
+            let err = apply_env(&mut file(), &env(&[(name, value)])).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Environment);
+            assert!(err.message.contains(name) && err.message.contains(value), "{err}");
         }
     }
 }

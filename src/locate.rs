@@ -162,6 +162,7 @@ mod tests {
             config: crate::config::Config { nvcc: Some(nvcc.into()), ..Default::default() },
             path: Some(dir.path().join("config.toml")),
             overrides: Vec::new(),
+            from_env: Vec::new(),
         };
         let found = find(&ctx("", None, None), &loaded("cuda/bin/nvcc")).unwrap();
         assert_eq!(found.path, dir.path().join("cuda/bin/nvcc"));

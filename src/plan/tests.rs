@@ -78,6 +78,7 @@ fn config(text: &str) -> Loaded {
         config: crate::config::parse(text, Path::new("/etc/nvcc.toml")).unwrap(),
         path: Some("/etc/nvcc.toml".into()),
         overrides: Vec::new(),
+        from_env: Vec::new(),
     }
 }
 
