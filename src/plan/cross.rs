@@ -129,8 +129,7 @@ impl Step<'_> {
 
     fn target_files(&self, links: bool, plan: &mut Plan) -> Result<TargetFiles> {
         let dir = &self.platform.name;
-        let cuda_root =
-            self.config.config.target.cuda_root.as_deref().map(|p| self.path_setting(p, vars::TARGET_CUDA_ROOT));
+        let cuda_root = self.cuda_root()?;
         if let Some(given) = self.invocation.target_directory() {
             let value = given.value.clone().unwrap_or_default().to_string_lossy().into_owned();
             plan.notes.push(format!(
@@ -163,15 +162,6 @@ impl Step<'_> {
                 "install the target's CUDA headers and libraries into {toolkit}/targets/{dir} (NVIDIA's cross packages), or set `[target] cuda-root` to a directory holding them (include/, lib/)"
             )));
         };
-        let (kind, origin) = self.config.origin(vars::TARGET_CUDA_ROOT);
-        let header = cuda_root.join("include/cuda_runtime.h");
-        if !self.probes.exists(&header) {
-            return Err(Error::new(
-                kind,
-                format!("`[target] cuda-root` ({}, from {origin}) has no include/cuda_runtime.h", cuda_root.display()),
-            )
-            .with_help("point it at the target's CUDA headers and libraries (a directory with include/ and lib/)"));
-        }
         let mut args: Vec<OsString> = vec![format!("-I{}", cuda_root.join("include").display()).into()];
         // CUDA 13 moved CCCL (Thrust, CUB, libcu++) into include/cccl, which nvcc adds by itself only for its own
         // target directories.
@@ -189,6 +179,21 @@ impl Step<'_> {
             ),
         });
         Ok(TargetFiles::CudaRoot(cuda_root))
+    }
+
+    /// `[target] cuda-root`, checked whether or not it is used: a setting that names nothing is wrong for every call.
+    fn cuda_root(&self) -> Result<Option<PathBuf>> {
+        let Some(cuda_root) = self.config.config.target.cuda_root.as_deref() else { return Ok(None) };
+        let cuda_root = self.path_setting(cuda_root, vars::TARGET_CUDA_ROOT);
+        if !self.probes.exists(&cuda_root.join("include/cuda_runtime.h")) {
+            let (kind, origin) = self.config.origin(vars::TARGET_CUDA_ROOT);
+            return Err(Error::new(
+                kind,
+                format!("`[target] cuda-root` ({}, from {origin}) has no include/cuda_runtime.h", cuda_root.display()),
+            )
+            .with_help("point it at the target's CUDA headers and libraries (a directory with include/ and lib/)"));
+        }
+        Ok(Some(cuda_root))
     }
 
     fn sysroot(&self, links: bool, plan: &mut Plan) -> Result<Option<PathBuf>> {

@@ -767,6 +767,10 @@ mod cross {
         let e = error("13.0.88", &[], &["-c", "a.cu"], &[], &format!("{SBSA}cuda-root = \"/nowhere\"\n"), None);
         assert_eq!(e.kind, ErrorKind::Config);
         assert!(e.message.contains("/nowhere") && e.message.contains("/etc/nvcc.toml"), "{e}");
+        // Even when the toolkit's own directory would be used.
+        let cfg = format!("{SBSA}cuda-root = \"/nowhere\"\n");
+        let e = error("13.0.88", &["sbsa-linux"], &["-c", "a.cu"], &[], &cfg, None);
+        assert_eq!(e.kind, ErrorKind::Config, "{e}");
         let e =
             error("13.0.88", &["sbsa-linux"], &["-c", "a.cu"], &[], &format!("{SBSA}sysroot = \"/nosysroot\"\n"), None);
         assert_eq!(e.kind, ErrorKind::Config);
