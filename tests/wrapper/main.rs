@@ -9,6 +9,7 @@ mod config_and_env;
 mod gpu;
 mod passthrough;
 mod real_compat;
+mod real_cross;
 mod real_gpu;
 mod real_host_compiler;
 mod real_nvcc;
