@@ -176,6 +176,11 @@ fn explain(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
         out += &format!("  override: {o}\n");
     }
     out += &format!("real nvcc:   {} (found by {})\n", plan.nvcc.path.display(), plan.nvcc.found_by);
+    if let Some(cross) = &plan.cross {
+        for (label, value) in cross.lines(plan.host.as_ref().map(|h| h.compiler.as_path())) {
+            out += &format!("{:<13}{value}\n", format!("{label}:"));
+        }
+    }
     let mut user = vec![OsString::from("nvcc")];
     user.extend(prepared.invocation.argv.iter().cloned());
     out += &format!("you ran:     {}\n", shell::display(user.iter().map(OsString::as_os_str)));

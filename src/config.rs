@@ -195,6 +195,16 @@ impl Loaded {
         }
     }
 
+    /// A program from the file: a bare name (`g++-11`) is looked up on PATH later, as nvcc does with `-ccbin`; a
+    /// path is made absolute against the file's directory.
+    pub fn resolve_program(&self, path: &Path) -> PathBuf {
+        if path.components().count() == 1 && path.is_relative() {
+            path.to_path_buf()
+        } else {
+            self.resolve(path)
+        }
+    }
+
     /// A path from the file, made absolute against the file's directory.
     pub fn resolve(&self, path: &Path) -> PathBuf {
         match self.path.as_deref().and_then(Path::parent) {

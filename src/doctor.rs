@@ -75,6 +75,7 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
     });
     match plan {
         Ok(plan) => {
+            write_target(&plan, &mut out);
             let _ = writeln!(out, "for `nvcc doctor.cu -o doctor` the wrapper adds:");
             for a in plan.before.iter().chain(&plan.after) {
                 let _ = writeln!(out, "  {}  ({})", shell::display(a.args.iter().map(OsString::as_os_str)), a.reason);
@@ -83,26 +84,30 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
                 let _ = writeln!(out, "  note: {note}");
             }
             problems.extend(plan.warnings.iter().cloned());
-            check_libstdcxx(&config, &probes, &plan, &mut out, &mut problems);
+            check_libstdcxx(&probes, &plan, &mut out, &mut problems);
         }
         Err(e) => problems.push(e.message),
     }
     Ok((out, problems))
 }
 
+/// The target, and for a cross build its compiler and where its CUDA files and system libraries come from.
+fn write_target(plan: &plan::Plan, out: &mut String) {
+    let Some(cross) = &plan.cross else {
+        let _ = writeln!(out, "target:       {} (this machine)", plan::target::NATIVE_SYSTEM);
+        return;
+    };
+    for (label, value) in cross.lines(plan.host.as_ref().map(|h| h.compiler.as_path())) {
+        let _ = writeln!(out, "{:<14}{value}", format!("{label}:"));
+    }
+}
+
 /// The stdenv compiler's objects may need its newest GLIBCXX_ version; the libstdc++ that programs built through the
 /// wrapper load must provide it: the stdenv's own when the wrapper pointed the link there, else the chosen compiler's.
-fn check_libstdcxx(
-    config: &config::Loaded,
-    probes: &System,
-    plan: &plan::Plan,
-    out: &mut String,
-    problems: &mut Vec<String>,
-) {
-    let stdenv = config.config.host_compiler.stdenv.as_ref().map(|e| config.resolve(&e.path));
-    let Some(stdenv) = stdenv.or_else(|| probes.resolve(Path::new("g++"))) else { return };
+fn check_libstdcxx(probes: &System, plan: &plan::Plan, out: &mut String, problems: &mut Vec<String>) {
     let Some(decision) = &plan.host else { return };
-    let needed_dir = probes.libstdcxx(&stdenv).map(|d| d.runtime_dir);
+    let Some(stdenv) = &decision.stdenv else { return };
+    let needed_dir = probes.libstdcxx(stdenv).map(|d| d.runtime_dir);
     let loaded_dir = match &decision.libstdcxx_dir {
         Some(dir) => Ok(dir.clone()),
         None => probes.libstdcxx(&decision.compiler).map(|d| d.runtime_dir),

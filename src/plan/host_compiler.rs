@@ -7,13 +7,17 @@
 //!    swaps the order).
 //! 4. Else, with `allow-unsupported`, the stdenv compiler plus `-allow-unsupported-compiler`; without it, an error
 //!    that names the release, the accepted range and every compiler considered.
+//!
+//! For a target of another CPU the same rule runs over the target's compilers (`[target.host-compiler]`, else the
+//! `TRIPLE-g++[-N]` and `TRIPLE-clang++[-N]` on PATH), and every compiler, the user's included, must build for the
+//! target (`-dumpmachine`): nvcc given a native compiler with a target directory fails in a way that names neither.
 
 use std::path::{Path, PathBuf};
 
 use super::{Addition, Plan};
 use crate::args::{HostCompilerGiven, Invocation, Phase};
-use crate::compat::HostCompilerTable;
-use crate::config::{CompilerEntry, CompilerFamily, Loaded};
+use crate::compat::{HostCompilerTable, Platform};
+use crate::config::{CompilerEntry, CompilerFamily, HostCompilerConfig, Loaded};
 use crate::error::{Error, ErrorKind, Result};
 use crate::probe::system::Probes;
 use crate::version::Version;
@@ -152,6 +156,8 @@ pub const FIRST_HONOURING_NVCC_CCBIN: Version = Version::major_minor(12, 5);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
     pub compiler: PathBuf,
+    /// The stdenv compiler the choice was made against, when one is known (for `doctor`).
+    pub stdenv: Option<PathBuf>,
     /// Set when the wrapper pointed the link at the stdenv's libstdc++ (this directory, by rpath).
     pub libstdcxx_dir: Option<PathBuf>,
 }
@@ -164,29 +170,43 @@ pub struct Step<'a> {
     pub probes: &'a dyn Probes,
     /// The NVCC release, or why it is unknown.
     pub release: std::result::Result<Version, String>,
+    /// The compilers to choose from: `[host-compiler]`, or `[target.host-compiler]` for another CPU.
+    pub settings: &'a HostCompilerConfig,
+    /// For a target of another CPU: the platform every compiler must build for.
+    pub cross: Option<&'a Platform>,
 }
 
 impl Step<'_> {
     /// Decide the host compiler and add what nvcc needs to hear; errors only when nothing this nvcc accepts exists.
     pub fn decide(&self, plan: &mut Plan) -> Result<()> {
         let inv = self.invocation;
-        let settings = &self.config.config.host_compiler;
+        let settings = self.settings;
         let limits = self.limits(plan);
         if let Some(given) = inv.host_compiler() {
-            self.check_given(&given, limits, plan);
-            return Ok(());
+            return self.check_given(&given, limits, plan);
         }
         let Some((release, accepts)) = limits else {
-            return Ok(());
+            return match self.cross {
+                // Without the release nothing can be chosen by range, but a cross build still needs a compiler for
+                // the target: the stdenv one, checked.
+                Some(_) => match self.stdenv(plan)? {
+                    Some(s) => {
+                        ccbin(plan, &s, format!("the target's stdenv compiler {s}"));
+                        Ok(())
+                    }
+                    None => Err(self.no_cross_compiler()),
+                },
+                None => Ok(()),
+            };
         };
-        let stdenv = self.stdenv(plan);
+        let stdenv = self.stdenv(plan)?;
 
         // nvcc checks the compiler's version only when it preprocesses; a link of objects never does, so the stdenv
         // compiler itself can link them, with its own libstdc++ and no skew.
         let link_only =
             inv.phase() == Phase::Link && !inv.inputs.is_empty() && !inv.inputs.iter().any(|i| is_host_compiled(i));
         if let (true, Some(s)) = (link_only, &stdenv) {
-            ccbin(plan, &s.path, format!(
+            ccbin(plan, s, format!(
                 "this call only links objects, which nvcc does without checking the host compiler, so the stdenv compiler {s} links them with its own libstdc++"
             ));
             return Ok(());
@@ -198,30 +218,45 @@ impl Step<'_> {
         match choose(accepts, stdenv.as_ref(), &candidates, settings.prefer, allow) {
             Ok(Choice::Stdenv(s)) => ccbin(
                 plan,
-                &s.path,
-                format!("the stdenv compiler {s} is one nvcc {release} accepts ({})", accepts.describe()),
+                &s,
+                format!(
+                    "the {}stdenv compiler {s} is one nvcc {release} accepts ({})",
+                    self.whose(),
+                    accepts.describe()
+                ),
             ),
             Ok(Choice::Other { chosen, stdenv }) => {
+                let whose = self.whose();
                 let why = match &stdenv {
-                    Some(s) => format!("nvcc {release} accepts {}, not the stdenv compiler {s}", accepts.describe()),
-                    None => format!("nvcc {release} accepts {}, and no stdenv compiler is known", accepts.describe()),
+                    Some(s) => {
+                        format!("nvcc {release} accepts {}, not the {whose}stdenv compiler {s}", accepts.describe())
+                    }
+                    None => {
+                        format!("nvcc {release} accepts {}, and no {whose}stdenv compiler is known", accepts.describe())
+                    }
                 };
-                ccbin(plan, &chosen.path, format!("{why}: {chosen} is the newest accepted"));
+                ccbin(plan, &chosen, format!("{why}: {chosen} is the newest accepted"));
+                if let Some(decision) = plan.host.as_mut() {
+                    decision.stdenv = stdenv.as_ref().map(|s| s.path.clone());
+                }
                 if let Some(s) = stdenv {
                     self.share_libstdcxx(&chosen, &s, plan);
                 }
             }
             Ok(Choice::Unsupported(s)) => {
-                ccbin(plan, &s.path, format!(
+                ccbin(plan, &s, format!(
                     "no compiler nvcc {release} accepts ({}) was found; allow-unsupported keeps the stdenv compiler {s}",
                     accepts.describe()
                 ));
                 if !inv.allows_unsupported_compiler() {
                     plan.before.push(Addition {
                         args: vec!["-allow-unsupported-compiler".into()],
-                        reason: "`allow-unsupported = true` in the config".into(),
+                        reason: format!("`allow-unsupported = true` in `{}`", self.section()),
                     });
                 }
+            }
+            Err(NoneAccepted { considered }) if considered.is_empty() && self.cross.is_some() => {
+                return Err(self.no_cross_compiler());
             }
             Err(NoneAccepted { considered }) => {
                 let listed = if considered.is_empty() {
@@ -229,13 +264,17 @@ impl Step<'_> {
                 } else {
                     considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
                 };
+                let (prefix, target) = match self.cross {
+                    Some(p) => (format!("{}-", p.gnu_triples[0]), format!(" for {}", p.name)),
+                    None => (String::new(), String::new()),
+                };
                 return Err(Error::new(
                     ErrorKind::HostCompiler,
-                    format!("no usable host compiler: nvcc {release} accepts {}, and none of these is: {listed}", accepts.describe()),
+                    format!("no usable host compiler{target}: nvcc {release} accepts {}, and none of these is: {listed}", accepts.describe()),
                 )
                 .with_help(format!(
-                    "install one (e.g. g++-{} or clang++-{}) and list it in `[host-compiler] candidates`, pass `-ccbin`, or set `allow-unsupported = true` to try the stdenv compiler anyway",
-                    accepts.newest_gcc, accepts.newest_clang
+                    "install one (e.g. {prefix}g++-{} or {prefix}clang++-{}) and list it in `{} candidates`, pass `-ccbin`, or set `allow-unsupported = true` to try the stdenv compiler anyway",
+                    accepts.newest_gcc, accepts.newest_clang, self.section()
                 )));
             }
         }
@@ -273,8 +312,14 @@ impl Step<'_> {
         Some((version.release(), Accepts { newest_gcc: row.newest_gcc, newest_clang: row.newest_clang }))
     }
 
-    /// A compiler the user gave is used as it is; warn when this nvcc will reject it.
-    fn check_given(&self, given: &HostCompilerGiven, limits: Option<(Version, Accepts)>, plan: &mut Plan) {
+    /// A compiler the user gave is used as it is; warn when this nvcc will reject it. For a cross build it must build
+    /// for the target, or nvcc would fail on the target files without saying why.
+    fn check_given(
+        &self,
+        given: &HostCompilerGiven,
+        limits: Option<(Version, Accepts)>,
+        plan: &mut Plan,
+    ) -> Result<()> {
         let (value, how) = match given {
             HostCompilerGiven::Option(f) => (
                 f.value.clone().unwrap_or_default(),
@@ -282,10 +327,26 @@ impl Step<'_> {
             ),
             HostCompilerGiven::Env(v) => (v.to_os_string(), "$NVCC_CCBIN".to_string()),
         };
+        // `-ccbin` may name a directory holding gcc/g++; then nvcc picks the program and there is nothing to check.
+        let probed = self
+            .probes
+            .resolve(Path::new(&value))
+            .filter(|p| p.is_file())
+            .and_then(|path| self.probes.compiler(&path).ok());
+        if let (Some(platform), Some(k)) = (self.cross, &probed) {
+            if !k.target.as_deref().is_some_and(|t| platform.matches_triple(t)) {
+                return Err(wrong_machine(
+                    k,
+                    platform,
+                    &how,
+                    "pass a compiler for the target, or remove it so the wrapper chooses one",
+                ));
+            }
+        }
         let Some((release, accepts)) = limits else {
             plan.notes
                 .push(format!("the host compiler is given by {how} ({}): nothing is added", value.to_string_lossy()));
-            return;
+            return Ok(());
         };
         if matches!(given, HostCompilerGiven::Env(_)) && release < FIRST_HONOURING_NVCC_CCBIN {
             let mut arg = std::ffi::OsString::from("-ccbin=");
@@ -298,9 +359,7 @@ impl Step<'_> {
             plan.notes
                 .push(format!("the host compiler is given by {how} ({}): nothing is added", value.to_string_lossy()));
         }
-        // `-ccbin` may name a directory holding gcc/g++; then nvcc picks the program and there is nothing to check.
-        let Some(path) = self.probes.resolve(Path::new(&value)).filter(|p| p.is_file()) else { return };
-        if let Ok(k) = self.probes.compiler(&path) {
+        if let Some(k) = probed {
             if !accepts.accepts(k.family, k.version) && !self.invocation.allows_unsupported_compiler() {
                 plan.warnings.push(format!(
                     "nvcc {release} accepts {}, and the host compiler given by {how} is {k}: nvcc will reject it",
@@ -308,41 +367,138 @@ impl Step<'_> {
                 ));
             }
         }
+        Ok(())
     }
 
-    /// The stdenv compiler: the config's, else `g++` on PATH (what nvcc itself runs by default).
-    fn stdenv(&self, plan: &mut Plan) -> Option<Known> {
-        let entry = match &self.config.config.host_compiler.stdenv {
-            Some(entry) => CompilerEntry { path: self.config.resolve(&entry.path), ..entry.clone() },
-            None => CompilerEntry::path(self.probes.resolve(Path::new("g++"))?),
+    /// The stdenv compiler: the config's, else `g++` on PATH (what nvcc itself runs by default), or for a cross
+    /// build the first `TRIPLE-g++` on PATH. A configured one that builds for another machine is an error: every
+    /// object of the build comes from it.
+    fn stdenv(&self, plan: &mut Plan) -> Result<Option<Known>> {
+        let entry = match &self.settings.stdenv {
+            Some(entry) => CompilerEntry { path: self.config.resolve_program(&entry.path), ..entry.clone() },
+            None => {
+                let mut names = self.default_prefixes().into_iter().map(|p| PathBuf::from(format!("{p}g++")));
+                match names.find_map(|name| self.probes.resolve(&name)) {
+                    Some(path) => CompilerEntry::path(path),
+                    None => return Ok(None),
+                }
+            }
         };
-        self.known(&entry).map_err(|e| plan.notes.push(format!("the stdenv compiler is left out: {e}"))).ok()
+        let known = match self.known(&entry) {
+            Ok(k) => k,
+            Err(e) => {
+                plan.notes.push(format!("the {}stdenv compiler is left out: {e}", self.whose()));
+                return Ok(None);
+            }
+        };
+        match self.cross {
+            Some(platform) if !builds_for(&known, platform) => {
+                let how = format!("`{} stdenv`", self.section());
+                Err(wrong_machine(
+                    &known,
+                    platform,
+                    &how,
+                    "name the target's compiler there (e.g. aarch64-linux-gnu-g++ for aarch64)",
+                ))
+            }
+            _ => Ok(Some(known)),
+        }
     }
 
-    /// The candidates: the config's list, else every `g++[-N]` and `clang++[-N]` on PATH.
+    /// The candidates: the config's list, else every `g++[-N]` and `clang++[-N]` on PATH (for a cross build, those
+    /// with the target's triple in front). A cross candidate for another machine is left out, with a note.
     fn candidates(&self, plan: &mut Plan) -> Vec<Known> {
-        let configured = &self.config.config.host_compiler.candidates;
+        let configured = &self.settings.candidates;
         let entries: Vec<CompilerEntry> = if configured.is_empty() {
-            self.probes.installed_compilers().into_iter().map(CompilerEntry::path).collect()
+            let triples = self.cross.map(|p| p.gnu_triples.iter().map(|t| Some(t.as_str())).collect());
+            let mut found: Vec<PathBuf> = Vec::new();
+            for triple in triples.unwrap_or_else(|| vec![None]) {
+                for path in self.probes.installed_compilers(triple) {
+                    if !found.contains(&path) {
+                        found.push(path);
+                    }
+                }
+            }
+            found.into_iter().map(CompilerEntry::path).collect()
         } else {
-            configured.iter().map(|e| CompilerEntry { path: self.config.resolve(&e.path), ..e.clone() }).collect()
+            configured
+                .iter()
+                .map(|e| CompilerEntry { path: self.config.resolve_program(&e.path), ..e.clone() })
+                .collect()
         };
-        entries
-            .iter()
-            .filter_map(|e| self.known(e).map_err(|err| plan.notes.push(format!("candidate left out: {err}"))).ok())
-            .collect()
+        let mut known = Vec::new();
+        for entry in &entries {
+            match self.known(entry) {
+                Ok(k) if self.cross.is_some_and(|p| !builds_for(&k, p)) => plan.notes.push(format!(
+                    "candidate left out: {k} builds for {}, not the target",
+                    k.target.as_deref().unwrap_or("an unknown machine")
+                )),
+                Ok(k) => known.push(k),
+                Err(err) => plan.notes.push(format!("candidate left out: {err}")),
+            }
+        }
+        known
     }
 
-    /// A compiler entry with family and version: as recorded in the config, or probed.
+    /// A compiler entry with family and version: as recorded in the config, or probed. For a cross build the
+    /// target machine is needed too, so an entry that does not record it is probed.
     fn known(&self, entry: &CompilerEntry) -> std::result::Result<Known, String> {
         let path = match self.probes.resolve(&entry.path) {
             Some(p) => p,
             None => return Err(format!("{} is not an executable here", entry.path.display())),
         };
+        let target_needed = self.cross.is_some() && entry.target.is_none();
         match (entry.family, entry.version) {
-            (Some(family), Some(version)) => Ok(Known { path, family, version, target: entry.target.clone() }),
+            (Some(family), Some(version)) if !target_needed => {
+                Ok(Known { path, family, version, target: entry.target.clone() })
+            }
             _ => self.probes.compiler(&path),
         }
+    }
+
+    /// Name prefixes of the default compilers: none natively, `TRIPLE-` for each of the target's triples.
+    fn default_prefixes(&self) -> Vec<String> {
+        match self.cross {
+            Some(p) => p.gnu_triples.iter().map(|t| format!("{t}-")).collect(),
+            None => vec![String::new()],
+        }
+    }
+
+    /// The config section the compilers come from.
+    fn section(&self) -> &'static str {
+        if self.cross.is_some() {
+            "[target.host-compiler]"
+        } else {
+            "[host-compiler]"
+        }
+    }
+
+    /// "target's " for a cross build, for messages.
+    fn whose(&self) -> &'static str {
+        if self.cross.is_some() {
+            "target's "
+        } else {
+            ""
+        }
+    }
+
+    /// A cross build with no compiler for the target at all.
+    fn no_cross_compiler(&self) -> Error {
+        let platform = self.cross.expect("only for cross builds");
+        let names: Vec<String> = self.default_prefixes().iter().map(|p| format!("{p}g++")).collect();
+        // Debian names its cross compiler packages after the triple, with `x86-64` for `x86_64`.
+        let package = format!("Debian's g++-{}", platform.gnu_triples[0].replacen('_', "-", 1));
+        Error::new(
+            ErrorKind::HostCompiler,
+            format!(
+                "no host compiler for the target {}: `[target.host-compiler]` names none and none of {} is on PATH",
+                platform.name,
+                names.join(", ")
+            ),
+        )
+        .with_help(format!(
+            "install one ({package}, or a Nix cross stdenv's compiler) or name it in `[target.host-compiler] stdenv`"
+        ))
     }
 
     fn share_libstdcxx(&self, chosen: &Known, stdenv: &Known, plan: &mut Plan) {
@@ -370,9 +526,29 @@ impl Step<'_> {
     }
 }
 
-fn ccbin(plan: &mut Plan, path: &Path, reason: String) {
-    plan.host = Some(Decision { compiler: path.to_path_buf(), libstdcxx_dir: None });
-    plan.before.push(ccbin_addition(path, reason));
+fn ccbin(plan: &mut Plan, chosen: &Known, reason: String) {
+    plan.host =
+        Some(Decision { compiler: chosen.path.clone(), stdenv: Some(chosen.path.clone()), libstdcxx_dir: None });
+    plan.before.push(ccbin_addition(&chosen.path, reason));
+}
+
+/// Whether a compiler builds code for the platform (its `-dumpmachine` triple names the platform's CPU).
+fn builds_for(k: &Known, platform: &Platform) -> bool {
+    k.target.as_deref().is_some_and(|t| platform.matches_triple(t))
+}
+
+/// A compiler that builds for another machine than the target; `how` says where it was named.
+fn wrong_machine(k: &Known, platform: &Platform, how: &str, fix: &str) -> Error {
+    Error::new(
+        ErrorKind::HostCompiler,
+        format!(
+            "the host compiler given by {how}, {k}, builds for {}, not for the target {} ({})",
+            k.target.as_deref().unwrap_or("an unknown machine"),
+            platform.name,
+            platform.gnu_triples[0]
+        ),
+    )
+    .with_help(fix.to_string())
 }
 
 fn ccbin_addition(path: &Path, reason: String) -> Addition {

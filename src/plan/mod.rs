@@ -6,6 +6,7 @@
 //! It edits none of the user's tokens, except that a policy the configuration states explicitly (`[gpu]
 //! arch-flags = "replace"`) may remove some: `edit` owns how, and every removal carries its reason.
 
+pub mod cross;
 mod edit;
 pub mod gpu;
 pub mod host_compiler;
@@ -58,6 +59,8 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// The host compiler the wrapper chose, when it chose one (for `doctor` and tests).
     pub host: Option<host_compiler::Decision>,
+    /// The target, its CUDA files and sysroot, when it is another CPU (for `doctor` and tests).
+    pub cross: Option<cross::Decision>,
 }
 
 impl Plan {
@@ -73,6 +76,7 @@ impl Plan {
             notes: Vec::new(),
             warnings: Vec::new(),
             host: None,
+            cross: None,
         }
     }
 
@@ -121,14 +125,36 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         return Ok(plan);
     }
     let release = nvcc_release(inputs.config, inputs.probes, &inputs.nvcc.path);
+    let settings = &inputs.config.config;
+    let platform = target::platform_of(inputs.config, &inputs.compat.platforms)?;
+    // Another CPU than the wrapper's: a cross build. (An aarch64 machine building for Jetson or for an Arm server
+    // is not one: its toolkit is that platform's own.)
+    let cross = (platform.nix_system != target::NATIVE_SYSTEM).then_some(platform);
+    if let Some(platform) = cross {
+        cross::check_shipped(platform, &release, &mut plan)?;
+    } else if settings.target.system.is_some() {
+        plan.notes.push(format!("the target {} is this machine's: nothing is cross-compiled", platform.name));
+    }
     host_compiler::Step {
         invocation: inv,
         config: inputs.config,
         table: &inputs.compat.host_compilers,
         probes: inputs.probes,
         release: release.clone(),
+        settings: if cross.is_some() { &settings.target.host_compiler } else { &settings.host_compiler },
+        cross,
     }
     .decide(&mut plan)?;
+    if let Some(platform) = cross {
+        cross::Step {
+            invocation: inv,
+            config: inputs.config,
+            probes: inputs.probes,
+            nvcc: &inputs.nvcc.path,
+            platform,
+        }
+        .decide(&mut plan)?;
+    }
     gpu::Step { invocation: inv, config: inputs.config, compat: inputs.compat, release }.decide(&mut plan)?;
     Ok(plan)
 }

@@ -2,7 +2,8 @@
 //! reading those two keys; what a cross build needs besides (compilers, target directories) is not decided here.
 
 use crate::compat::{Platform, PlatformTable};
-use crate::config::{TargetConfig, TargetPlatform};
+use crate::config::{Loaded, TargetConfig, TargetPlatform};
+use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The Nix system of the machine the wrapper was built for: the target when `[target]` names none.
@@ -48,6 +49,20 @@ pub fn platform<'a>(target: &TargetConfig, table: &'a PlatformTable) -> Result<&
         )
         .with_help("`platform` (\"jetson\" or \"sbsa\") is for `system = \"aarch64-linux\"` only")),
     }
+}
+
+/// `platform` for the loaded configuration: an error about a value the environment set names the variable and
+/// exits as an environment error.
+pub fn platform_of<'a>(loaded: &Loaded, table: &'a PlatformTable) -> Result<&'a Platform> {
+    platform(&loaded.config.target, table).map_err(|mut e| {
+        let from_env: Vec<&str> =
+            [vars::TARGET_SYSTEM, vars::TARGET_PLATFORM].into_iter().filter(|v| loaded.from_env.contains(v)).collect();
+        if !from_env.is_empty() {
+            e.kind = ErrorKind::Environment;
+            e.message = format!("{} (set by ${})", e.message, from_env.join(" and $"));
+        }
+        e
+    })
 }
 
 /// How the config spells a platform, for messages.
@@ -126,6 +141,17 @@ mod tests {
         assert!(err.help.unwrap().contains("aarch64-linux"));
         let err = platform(&target(Some("x86_64-linux"), Some(TargetPlatform::Jetson)), table).unwrap_err();
         assert!(err.message.contains("jetson") && err.message.contains("x86_64-linux"), "{err}");
+    }
+
+    #[test]
+    fn values_from_the_environment_are_environment_errors() {
+        let table = PlatformTable::built_in();
+        let mut loaded = Loaded::default();
+        let env: crate::context::Env = [(vars::TARGET_SYSTEM, "riscv64-linux")].into_iter().collect();
+        crate::config::apply_env(&mut loaded, &env).unwrap();
+        let err = platform_of(&loaded, table).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Environment);
+        assert!(err.message.contains("$NVCC_WRAPPER_TARGET_SYSTEM"), "{err}");
     }
 
     #[test]

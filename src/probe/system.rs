@@ -19,8 +19,12 @@ pub trait Probes {
     /// A program name resolved the way nvcc would (PATH), or `None`.
     fn resolve(&self, name: &Path) -> Option<PathBuf>;
     /// Host compilers installed on PATH, for hand use when the config lists none: `g++`, `g++-N`, `clang++`,
-    /// `clang++-N`.
-    fn installed_compilers(&self) -> Vec<PathBuf>;
+    /// `clang++-N`; with a GNU triple, the cross compilers `TRIPLE-g++`, `TRIPLE-g++-N`, `TRIPLE-clang++[-N]`.
+    fn installed_compilers(&self, triple: Option<&str>) -> Vec<PathBuf>;
+    /// The toolkit root (`TOP`) nvcc uses when started by this path.
+    fn toolkit_root(&self, nvcc: &Path) -> Result<PathBuf, String>;
+    /// Whether a file or directory exists.
+    fn exists(&self, path: &Path) -> bool;
 }
 
 /// Probes that run the real programs, searching `path` (the wrapper's PATH) from `cwd`.
@@ -57,13 +61,14 @@ impl Probes for System {
         which::which_in(name, self.path.as_ref(), &self.cwd).ok()
     }
 
-    fn installed_compilers(&self) -> Vec<PathBuf> {
+    fn installed_compilers(&self, triple: Option<&str>) -> Vec<PathBuf> {
+        let prefix = triple.map(|t| format!("{t}-")).unwrap_or_default();
         let mut found = Vec::new();
         for dir in self.path.iter().flat_map(std::env::split_paths) {
             let Ok(entries) = std::fs::read_dir(&dir) else { continue };
             let mut names: Vec<String> = entries
                 .filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .filter(|n| is_compiler_name(n))
+                .filter(|n| n.strip_prefix(prefix.as_str()).is_some_and(is_compiler_name))
                 .collect();
             names.sort();
             for name in names {
@@ -76,9 +81,17 @@ impl Probes for System {
         }
         found
     }
+
+    fn toolkit_root(&self, nvcc: &Path) -> Result<PathBuf, String> {
+        super::nvcc::toolkit_root_of(nvcc).map_err(|e| e.to_string())
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
 }
 
-/// `g++`, `g++-12`, `clang++`, `clang++-16`: the C++ drivers nvcc can use, native ones only (no triple prefix).
+/// `g++`, `g++-12`, `clang++`, `clang++-16`: the C++ drivers nvcc can use, once any triple prefix is taken off.
 fn is_compiler_name(name: &str) -> bool {
     ["g++", "clang++"].iter().any(|base| match name.strip_prefix(base) {
         Some("") => true,

@@ -6,6 +6,7 @@
 mod support;
 
 mod config_and_env;
+mod cross;
 mod gpu;
 mod passthrough;
 mod real_compat;

@@ -1,0 +1,120 @@
+//! Cross builds as a user configures them, in front of the fake nvcc: what `[target]` and the
+//! `NVCC_WRAPPER_TARGET_*` variables make nvcc receive, and the errors, with their exit codes, when a piece is missing.
+//! The real builds, run under qemu-user, are in real_cross.rs.
+
+use crate::support::*;
+
+/// A sandbox whose toolkit has `targets/<dirs>`, with an aarch64 cross compiler recorded in `[target.host-compiler]`
+/// (an empty file: recorded facts are never probed, so a probe would leave it out and fail the call).
+fn cross_sandbox(target_dirs: &[&str], target: &str) -> (Sandbox, String) {
+    let sb = Sandbox::new();
+    for dir in target_dirs {
+        std::fs::create_dir_all(sb.dir.path().join("cuda/targets").join(dir)).unwrap();
+    }
+    let cc = sb.write("cross/bin/aarch64-linux-gnu-g++", "");
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let text = format!(
+        "{target}[target.host-compiler]\nstdenv = {{ path = \"{}\", family = \"gcc\", version = \"12.2.0\", target = \"aarch64-linux-gnu\" }}\n",
+        cc.display()
+    );
+    std::fs::write(&sb.config, text).unwrap();
+    (sb, format!("-ccbin={}", cc.display()))
+}
+
+const SBSA: &str = "[target]\nsystem = \"aarch64-linux\"\n";
+
+#[test]
+fn a_target_in_the_config_reaches_nvcc_before_the_users_arguments() {
+    let (sb, ccbin) = cross_sandbox(&["sbsa-linux"], SBSA);
+    sb.nvcc().args(["-c", "k.cu"]).assert().success();
+    assert_eq!(sb.recorded().args(), [ccbin.as_str(), "--target-directory=sbsa-linux", "-c", "k.cu"]);
+}
+
+#[test]
+fn the_environment_chooses_the_target_and_its_files() {
+    let (sb, ccbin) = cross_sandbox(&[], "");
+    let root = sb.dir.path().join("aarch64-cuda");
+    sb.write("aarch64-cuda/include/cuda_runtime.h", "");
+    let sysroot = sb.dir.path().join("sysroot");
+    std::fs::create_dir_all(sysroot.join("usr/lib/aarch64-linux-gnu")).unwrap();
+    sb.nvcc()
+        .env("NVCC_WRAPPER_TARGET_SYSTEM", "aarch64-unknown-linux-gnu")
+        .env("NVCC_WRAPPER_TARGET_CUDA_ROOT", &root)
+        .env("NVCC_WRAPPER_TARGET_SYSROOT", &sysroot)
+        .args(["k.o", "-o", "app"])
+        .assert()
+        .success();
+    let want = [
+        ccbin,
+        format!("-I{}/include", root.display()),
+        format!("-L{}/lib", root.display()),
+        format!("-Xcompiler=--sysroot={}", sysroot.display()),
+        // The multiarch directory first, then usr/lib, which exists as its parent.
+        format!("-Xlinker=-rpath-link,{0}/usr/lib/aarch64-linux-gnu:{0}/usr/lib", sysroot.display()),
+        "k.o".into(),
+        "-o".into(),
+        "app".into(),
+    ];
+    assert_eq!(sb.recorded().args(), want);
+}
+
+#[test]
+fn missing_pieces_are_errors_with_their_exit_codes_and_nvcc_never_runs() {
+    let jetson = "[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"\n";
+    /// (target directories in the toolkit, `[target]`, environment, exit code, words the error must say)
+    type Case<'a> = (&'a [&'a str], &'a str, &'a [(&'a str, &'a str)], i32, &'a [&'a str]);
+    let cases: &[Case] = &[
+        // nvcc 13.0 ships no Jetson aarch64-linux and no ppc64le.
+        (&["aarch64-linux"], jetson, &[], 65, &["nvcc 13.0", "aarch64-linux", "platform = \"sbsa\""]),
+        (&[], SBSA, &[("NVCC_WRAPPER_TARGET_SYSTEM", "powerpc64le-linux")], 65, &["ppc64le-linux", "12.4"]),
+        // No target files anywhere.
+        (&[], SBSA, &[], 65, &["has no targets/sbsa-linux", "cuda-root"]),
+        // A sysroot or CUDA root that is not there: the file's (78) or the variable's (64).
+        (
+            &["sbsa-linux"],
+            "[target]\nsystem = \"aarch64-linux\"\nsysroot = \"no-such-root\"\n",
+            &[],
+            78,
+            &["`[target] sysroot`", "no-such-root"],
+        ),
+        (
+            &["sbsa-linux"],
+            SBSA,
+            &[("NVCC_WRAPPER_TARGET_SYSROOT", "/no/such/root")],
+            64,
+            &["$NVCC_WRAPPER_TARGET_SYSROOT", "/no/such/root"],
+        ),
+        (
+            &[],
+            SBSA,
+            &[("NVCC_WRAPPER_TARGET_CUDA_ROOT", "relative/cuda")],
+            64,
+            &["NVCC_WRAPPER_TARGET_CUDA_ROOT", "absolute"],
+        ),
+        (
+            &[],
+            SBSA,
+            &[("NVCC_WRAPPER_TARGET_PLATFORM", "tegra")],
+            64,
+            &["NVCC_WRAPPER_TARGET_PLATFORM=tegra", "jetson"],
+        ),
+        (
+            &[],
+            "",
+            &[("NVCC_WRAPPER_TARGET_SYSTEM", "riscv64-linux")],
+            64,
+            &["riscv64-linux", "$NVCC_WRAPPER_TARGET_SYSTEM"],
+        ),
+    ];
+    for (dirs, target, env, code, words) in cases {
+        let (sb, _) = cross_sandbox(dirs, target);
+        let out = sb.nvcc().envs(env.iter().copied()).args(["-c", "k.cu"]).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(*code), "{target} {env:?}: {err}");
+        for w in *words {
+            assert!(err.contains(w), "{w:?} missing in: {err}");
+        }
+        assert!(err.contains("help: "), "{err}");
+        assert!(!sb.ran(), "nvcc ran for {target} {env:?}");
+    }
+}
