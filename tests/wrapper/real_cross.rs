@@ -120,7 +120,8 @@ impl Cross {
         let object = self.sb.file("refused.o");
         let out = self.nvcc().args(extra).args(["-c", "k.cu", "-o", "refused.o"]).output().unwrap();
         let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(code), "{extra:?}: {err}");
+        let config = std::fs::read_to_string(&self.config).unwrap();
+        assert_eq!(out.status.code(), Some(code), "{config}{:?} {extra:?}: {err}", self.env);
         assert!(err.contains("nvcc-wrapper: error:"), "not the wrapper's error: {err}");
         assert!(!object.exists(), "nvcc ran although the wrapper refused: {err}");
         err
@@ -543,7 +544,8 @@ fn a_sysroot_reaches_the_cross_compiler() {
     };
     let words = cx.plan(&["marker.cu", "-o", "marker"]);
     assert_eq!(words.iter().filter(|w| **w == flag).count(), 1, "{words:?}");
-    let links = rpath_links(&words);
+    // ld takes a colon-separated list.
+    let links: Vec<PathBuf> = rpath_links(&words).iter().flat_map(|l| std::env::split_paths(l)).collect();
     assert!(!links.is_empty(), "no -Xlinker=-rpath-link, for the sysroot: {words:?}");
     for dir in &links {
         assert!(
@@ -570,15 +572,16 @@ fn a_sysroot_reaches_the_cross_compiler() {
 #[test]
 fn a_platform_the_release_does_not_ship_is_refused() {
     let Some(root) = real_toolkit("13.0") else { return };
-    // No capabilities, so that only the platform can be wrong. (the [target] table, words the message must name)
-    for (target, names) in [
-        ("[target]\nsystem = \"powerpc64le-linux\"", ["ppc64le", "powerpc64le"]),
-        ("[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"", ["jetson", "Jetson"]),
-    ] {
+    // No capabilities, so that only the platform can be wrong. (the [target] table, what the message must name: the
+    // release, the target, and a way out)
+    let rows: [(&str, &[&str]); 2] = [
+        ("[target]\nsystem = \"powerpc64le-linux\"", &["13.0", "ppc64le", "12.4"]),
+        ("[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"", &["13.0", "aarch64-linux", "sbsa"]),
+    ];
+    for (target, names) in rows {
         let Some(cx) = Cross::new(&root, target, "") else { return };
         let err = cx.refused(65, &[]);
-        assert!(err.contains("13.0"), "{err}");
-        assert!(names.iter().any(|n| err.contains(n)), "{err}");
+        assert!(names.iter().all(|n| err.contains(n)), "{target}: {names:?} not all in: {err}");
     }
 }
 
@@ -595,7 +598,7 @@ fn capabilities_are_checked_against_the_target_platform() {
     // And a Jetson target takes only Jetson capabilities.
     let cx = cx.with_config("[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"", "9.0a");
     let err = cx.refused(65, &[]);
-    assert!(err.contains("9.0a"), "{err}");
+    assert!(err.contains("9.0a") && err.contains("Jetson"), "{err}");
 }
 
 #[test]
@@ -628,6 +631,7 @@ fn no_cross_compiler_at_all_is_an_error() {
     let cx = cx.with_env("PATH", path.to_str().unwrap());
     let err = cx.refused(69, &[]);
     assert!(err.contains("aarch64-linux-gnu-g++"), "the message should name the compiler it looked for: {err}");
+    assert!(err.contains("[target.host-compiler] stdenv"), "the message should name the key that fixes it: {err}");
 }
 
 #[test]
@@ -639,22 +643,35 @@ fn a_toolkit_without_the_target_directory_needs_cuda_root() {
     assert!(err.contains("cuda-root"), "the message should name the key that fixes it: {err}");
 }
 
-#[test]
-fn a_missing_sysroot_or_cuda_root_is_an_error() {
-    let Some(root) = real_cross_target("sbsa-13.0") else { return };
+/// A `[target]` path setting that does not exist: exit 78 from the config, 64 from its `NVCC_WRAPPER_TARGET_*`
+/// variable, naming the path and the key or variable, before nvcc runs.
+fn missing_path_is_refused(root: &Path, key: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let missing = tmp.path().join("no-such-dir");
     let missing_text = missing.to_str().unwrap();
-    for key in ["sysroot", "cuda-root"] {
-        // In the config: a configuration error (78).
-        let target = format!("[target]\nsystem = \"aarch64-linux\"\n{key} = {}", toml_path(&missing));
-        let Some(cx) = Cross::new(&root, &target, "9.0a") else { return };
-        let err = cx.refused(78, &[]);
-        assert!(err.contains(missing_text) && err.contains(key), "{key}: {err}");
-        // From the environment: a usage error (64) naming the variable.
-        let var = format!("NVCC_WRAPPER_TARGET_{}", key.to_uppercase().replace('-', "_"));
-        let cx = cx.with_config("[target]\nsystem = \"aarch64-linux\"", "9.0a").with_env(&var, missing_text);
-        let err = cx.refused(64, &[]);
-        assert!(err.contains(missing_text) && err.contains(&var), "{var}: {err}");
-    }
+    let target = format!("[target]\nsystem = \"aarch64-linux\"\n{key} = {}", toml_path(&missing));
+    let Some(cx) = Cross::new(root, &target, "9.0a") else { return };
+    let err = cx.refused(78, &[]);
+    assert!(err.contains(missing_text) && err.contains(key), "{key}: {err}");
+    let var = format!("NVCC_WRAPPER_TARGET_{}", key.to_uppercase().replace('-', "_"));
+    let cx = cx.with_config("[target]\nsystem = \"aarch64-linux\"", "9.0a").with_env(&var, missing_text);
+    let err = cx.refused(64, &[]);
+    assert!(err.contains(missing_text) && err.contains(&var), "{var}: {err}");
+}
+
+#[test]
+fn a_missing_sysroot_is_an_error() {
+    let Some(root) = real_cross_target("sbsa-13.0") else { return };
+    missing_path_is_refused(&root, "sysroot");
+}
+
+#[test]
+fn a_missing_cuda_root_is_an_error() {
+    // Where the toolkit lacks the target directory, so that cuda-root is what the build would use.
+    let Some((_tmp, view)) = view_of("13.0") else { return };
+    missing_path_is_refused(&view, "cuda-root");
+    // And where the toolkit has it: a configured path that does not exist is still a mistake to report (README:
+    // "a configured sysroot or `cuda-root` must exist"; exit 78), not something to ignore silently.
+    let Some(root) = real_cross_target("sbsa-13.0") else { return };
+    missing_path_is_refused(&root, "cuda-root");
 }
