@@ -24,11 +24,39 @@ cuda-version = "13.0"
 stdenv = { path = "/usr/bin/g++-12", family = "gcc", version = "12.2.0" }
 TOML
 
+# A cross build to Arm servers: the toolkit's targets/sbsa-linux (from `fetch-toolkits.sh cross`) and Debian's
+# aarch64 cross g++, probed or recorded. Without those the cross rows are left out.
+cross_rows=()
+if [[ -d $root/targets/sbsa-linux ]] && command -v aarch64-linux-gnu-g++ >/dev/null; then
+  cat > cross.toml <<TOML
+nvcc = "$root/bin/nvcc"
+[target]
+system = "aarch64-linux"
+TOML
+  cat > cross-recorded.toml <<TOML
+nvcc = "$root/bin/nvcc"
+cuda-version = "13.0"
+[target]
+system = "aarch64-linux"
+[target.host-compiler]
+stdenv = { path = "/usr/bin/aarch64-linux-gnu-g++", family = "gcc", version = "12.2.0", target = "aarch64-linux-gnu" }
+TOML
+  cross_rows=(
+    -n 'wrapper plan only, cross to sbsa, nothing recorded (probes aarch64-linux-gnu-g++)'
+    "env NVCC_WRAPPER_DRY_RUN=1 NVCC_WRAPPER_CONFIG=cross.toml nvcc -c hello.cu"
+    -n 'wrapper plan only, cross to sbsa, all recorded'
+    "env NVCC_WRAPPER_DRY_RUN=1 NVCC_WRAPPER_CONFIG=cross-recorded.toml nvcc -c hello.cu"
+  )
+else
+  echo "bench: no $root/targets/sbsa-linux or aarch64-linux-gnu-g++: cross rows left out (fetch-toolkits.sh cross)" >&2
+fi
+
 hyperfine --warmup 5 --runs "${RUNS:-50}" -N --export-markdown bench-overhead.md \
   -n 'real nvcc --version' "$root/bin/nvcc --version" \
   -n 'wrapper nvcc --version' "nvcc --version" \
   -n 'wrapper plan only, nothing recorded (probes g++)' "env NVCC_WRAPPER_DRY_RUN=1 nvcc -c hello.cu" \
-  -n 'wrapper plan only, all recorded in the config' "env NVCC_WRAPPER_DRY_RUN=1 NVCC_WRAPPER_CONFIG=recorded.toml nvcc -c hello.cu"
+  -n 'wrapper plan only, all recorded in the config' "env NVCC_WRAPPER_DRY_RUN=1 NVCC_WRAPPER_CONFIG=recorded.toml nvcc -c hello.cu" \
+  "${cross_rows[@]}"
 hyperfine --warmup 1 --runs "${COMPILE_RUNS:-5}" -N --export-markdown bench-compile.md \
   -n 'real nvcc -c hello.cu' "$root/bin/nvcc -ccbin=/usr/bin/g++-12 -c hello.cu" \
   -n 'wrapper nvcc -c hello.cu (recorded config)' "env NVCC_WRAPPER_CONFIG=recorded.toml nvcc -c hello.cu"
