@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
-# The default set: real 13.0, 13.5, 12.4, 11.8 toolkits, the host_config.h of every release, and cuobjdump.
-scripts/fetch-toolkits.sh
+# The default set (real 13.0, 13.5, 12.4, 11.8 toolkits, the host_config.h of every release, and cuobjdump) and the
+# cross target files (aarch64 and ppc64le, into those toolkits' targets/<dir> and target-roots/) that
+# tests/wrapper/real_cross.rs builds against.
+scripts/fetch-toolkits.sh default cross
 
 NVCC_WRAPPER_REQUIRE_REAL=1 cargo test --workspace --locked "$@"

@@ -10,6 +10,7 @@ mod cross;
 mod gpu;
 mod passthrough;
 mod real_compat;
+mod real_cross;
 mod real_gpu;
 mod real_host_compiler;
 mod real_nvcc;

@@ -161,6 +161,45 @@ pub fn real_toolkit(release: &str) -> Option<PathBuf> {
     None
 }
 
+/// The toolkit directory (`targets/<dir>`) of a cross target of scripts/fetch-toolkits.sh: `sbsa-X.Y` is
+/// `sbsa-linux`, `ppc64le-X.Y` is `ppc64le-linux`, `jetson-12.4` is `aarch64-linux` (Jetson-shaped sbsa files).
+pub fn cross_target_dir(name: &str) -> &'static str {
+    match name.split_once('-').map(|(kind, _)| kind) {
+        Some("sbsa") => "sbsa-linux",
+        Some("ppc64le") => "ppc64le-linux",
+        Some("jetson") => "aarch64-linux",
+        _ => panic!("{name} is not a cross target of scripts/fetch-toolkits.sh"),
+    }
+}
+
+/// The root of the real toolkit that holds cross target `name` (`sbsa-12.4`, ...) in `targets/<dir>`, or `None`
+/// (after a note) when the toolkit or its target files are not fetched and not required.
+pub fn real_cross_target(name: &str) -> Option<PathBuf> {
+    let release = name.split_once('-').map(|(_, release)| release).expect("a cross target is KIND-X.Y");
+    let root = real_toolkit(release)?;
+    let dir = root.join("targets").join(cross_target_dir(name));
+    if dir.join("include/cuda_runtime.h").is_file() && dir.join("lib/libcudart_static.a").is_file() {
+        return Some(root);
+    }
+    let fetch = format!("scripts/fetch-toolkits.sh cross, or scripts/fetch-toolkits.sh {name} for this one");
+    assert!(!require_real(), "cross target {name} is required but {} is missing: run {fetch}", dir.display());
+    eprintln!("note: skipped, cross target {name} is not fetched into {} (run {fetch})", dir.display());
+    None
+}
+
+/// The standalone copy of cross target `name` (`$CACHE/target-roots/<name>/{include,lib}`, a Nix-style layout
+/// outside any toolkit), or `None` after a note.
+pub fn real_target_root(name: &str) -> Option<PathBuf> {
+    let dir = cache_dir().join("target-roots").join(name);
+    if dir.join("include/cuda_runtime.h").is_file() && dir.join("lib/libcudart_static.a").is_file() {
+        return Some(dir);
+    }
+    let fetch = format!("scripts/fetch-toolkits.sh cross, or scripts/fetch-toolkits.sh {name} for this one");
+    assert!(!require_real(), "target root {name} is required but {} is missing: run {fetch}", dir.display());
+    eprintln!("note: skipped, target root {} is not fetched (run {fetch})", dir.display());
+    None
+}
+
 /// A tool the project's scripts cache under `<cache>/tools/` (cuobjdump, which no toolkit in the cache carries), or
 /// `None` after a note.
 pub fn real_tool(name: &str) -> Option<PathBuf> {
@@ -237,6 +276,12 @@ impl RealSandbox {
             "NVCC_PREPEND_FLAGS",
             "NVCC_APPEND_FLAGS",
             "NVCC_CCBIN",
+            "NVCC_WRAPPER_CAPABILITIES",
+            "NVCC_WRAPPER_FORWARD_COMPAT",
+            "NVCC_WRAPPER_TARGET_SYSTEM",
+            "NVCC_WRAPPER_TARGET_PLATFORM",
+            "NVCC_WRAPPER_TARGET_SYSROOT",
+            "NVCC_WRAPPER_TARGET_CUDA_ROOT",
         ] {
             cmd.env_remove(var);
         }
