@@ -118,3 +118,25 @@ fn missing_pieces_are_errors_with_their_exit_codes_and_nvcc_never_runs() {
         assert!(!sb.ran(), "nvcc ran for {target} {env:?}");
     }
 }
+
+#[test]
+fn doctor_and_explain_show_the_target_its_compiler_and_files() {
+    let (sb, ccbin) = cross_sandbox(&["sbsa-linux"], "[target]\nsystem = \"aarch64-linux\"\nsysroot = \"sysroot\"\n");
+    std::fs::create_dir_all(sb.dir.path().join("sysroot")).unwrap();
+    let compiler = ccbin.trim_start_matches("-ccbin=");
+    let files = sb.dir.path().join("cuda/targets/sbsa-linux");
+    let sysroot = sb.dir.path().join("sysroot");
+    for (command, width) in [(&["doctor"][..], 14), (&["explain", "--", "-c", "k.cu"][..], 13)] {
+        let out = sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &sb.config).args(command).output().unwrap();
+        let text = stdout(&out);
+        let line = |label: &str, value: String| format!("{:<width$}{value}", format!("{label}:"));
+        for want in [
+            line("target", "sbsa-linux (cross-compiled)".into()),
+            line("compiler", compiler.to_string()),
+            line("target CUDA", format!("{} (the toolkit's, by --target-directory)", files.display())),
+            line("sysroot", sysroot.display().to_string()),
+        ] {
+            assert!(text.contains(&want), "{command:?}: {want:?} missing in:\n{text}{}", stderr(&out));
+        }
+    }
+}
