@@ -178,26 +178,6 @@ fn nvcc_target_dir(dryrun: &str) -> String {
         .to_string()
 }
 
-/// What a file embeds, from plain `cuobjdump FILE`: `sm_90a` for machine code, `ptx sm_90` for PTX (see
-/// real_gpu.rs: `--list-elf` names 12.4's device-link cubin of an `a` target after its baseline, this does not).
-fn device_code(cuobjdump: &Path, file: &Path) -> BTreeSet<String> {
-    let out = std::process::Command::new(cuobjdump).arg(file).output().unwrap();
-    let text = stdout(&out);
-    let mut found = BTreeSet::new();
-    let mut kind = "";
-    for line in text.lines() {
-        if line.starts_with("Fatbin elf code:") {
-            kind = "";
-        } else if line.starts_with("Fatbin ptx code:") {
-            kind = "ptx ";
-        } else if let Some(arch) = line.strip_prefix("arch = ") {
-            found.insert(format!("{kind}{arch}"));
-        }
-    }
-    assert!(!found.is_empty(), "cuobjdump found nothing in {}:\n{text}{}", file.display(), stderr(&out));
-    found
-}
-
 /// The cubins `cuobjdump --list-elf` names (`prog.1.sm_90a.cubin` is `sm_90a`), and the PTX `--list-ptx` names.
 fn listed(cuobjdump: &Path, file: &Path) -> (BTreeSet<String>, Vec<String>) {
     let elf = std::process::Command::new(cuobjdump).arg("--list-elf").arg(file).output().unwrap();
@@ -230,7 +210,7 @@ fn check_program(cx: &Cross, cpu: &Cpu, program: &Path, sm: &str) {
     assert!(text.contains("cuda error 35:") || text.contains("cuda error 100:"), "{text}");
 
     let want: BTreeSet<String> = [sm.to_string()].into();
-    assert_eq!(device_code(&cx.cuobjdump, program), want, "{}", program.display());
+    assert_eq!(embedded(&cx.cuobjdump, program), want, "{}", program.display());
     let (cubins, ptx) = listed(&cx.cuobjdump, program);
     // Every cubin is `sm`; 12.4 names the (empty) device-link cubin of an `a` target after its baseline.
     let baseline = sm.trim_end_matches(|c: char| c.is_ascii_alphabetic());
@@ -421,6 +401,16 @@ fn view_of(release: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     Some((tmp, view))
 }
 
+/// What a Nix-style aarch64 build of cross target `name` needs: the target's standalone files, a host-only view of
+/// its release's toolkit (alive while the TempDir is), qemu and the cross compiler; `None` after a note.
+fn nix_style_inputs(name: &str) -> Option<(PathBuf, tempfile::TempDir, PathBuf)> {
+    let cuda_root = real_target_root(name)?;
+    let (tmp, view) = view_of(cross_target_release(name))?;
+    real_program("qemu-aarch64")?;
+    real_program("aarch64-linux-gnu-g++")?;
+    Some((cuda_root, tmp, view))
+}
+
 /// A Nix-style build: nvcc from a host-only view, the target's files in `cuda-root` outside it. The wrapper must
 /// give nvcc the target's headers and libraries itself (no `--target-directory`: the view has none).
 fn nix_style_build(name: &str, cx: Cross, cuda_root: &Path) {
@@ -449,11 +439,7 @@ fn nix_style_build(name: &str, cx: Cross, cuda_root: &Path) {
 
 #[test]
 fn nix_style_cuda_root_with_nvcc_13_0() {
-    let Some(cuda_root) = real_target_root("sbsa-13.0") else { return };
-    let Some((_tmp, view)) = view_of("13.0") else { return };
-    if real_program("qemu-aarch64").is_none() || real_program("aarch64-linux-gnu-g++").is_none() {
-        return;
-    }
+    let Some((cuda_root, _tmp, view)) = nix_style_inputs("sbsa-13.0") else { return };
     let target = format!("[target]\nsystem = \"aarch64-linux\"\ncuda-root = {}", toml_path(&cuda_root));
     let Some(cx) = Cross::new(&view, &target, "9.0a") else { return };
     // The failure exists: the view's nvcc with the cross compiler alone finds no CUDA headers for the target.
@@ -470,11 +456,7 @@ fn nix_style_cuda_root_with_nvcc_13_0() {
 
 #[test]
 fn nix_style_cuda_root_from_the_environment_with_nvcc_12_4() {
-    let Some(cuda_root) = real_target_root("sbsa-12.4") else { return };
-    let Some((_tmp, view)) = view_of("12.4") else { return };
-    if real_program("qemu-aarch64").is_none() || real_program("aarch64-linux-gnu-g++").is_none() {
-        return;
-    }
+    let Some((cuda_root, _tmp, view)) = nix_style_inputs("sbsa-12.4") else { return };
     let target = "[target]\nsystem = \"aarch64-linux\"\nplatform = \"sbsa\"";
     let Some(cx) = Cross::new(&view, target, "9.0a") else { return };
     let cx = cx.with_env("NVCC_WRAPPER_TARGET_CUDA_ROOT", cuda_root.to_str().unwrap());
@@ -483,11 +465,7 @@ fn nix_style_cuda_root_from_the_environment_with_nvcc_12_4() {
 
 #[test]
 fn nix_style_target_from_the_environment_alone_with_nvcc_13_5() {
-    let Some(cuda_root) = real_target_root("sbsa-13.5") else { return };
-    let Some((_tmp, view)) = view_of("13.5") else { return };
-    if real_program("qemu-aarch64").is_none() || real_program("aarch64-linux-gnu-g++").is_none() {
-        return;
-    }
+    let Some((cuda_root, _tmp, view)) = nix_style_inputs("sbsa-13.5") else { return };
     // No `[target]` at all: the system (a GNU triple), platform and cuda-root come from the variables.
     let Some(cx) = Cross::new(&view, "", "9.0a") else { return };
     let cx = cx

@@ -4,7 +4,6 @@
 //! (Running the code on a GPU is tests/gpu/run.sh; see docs/gpu-validation.md.)
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use crate::support::*;
 
@@ -12,28 +11,6 @@ const KERNEL_CU: &str = "__global__ void k(int *x) { x[threadIdx.x] += 1; }\n";
 
 /// The host compiler every release here accepts, so the host-compiler step never gets in the way.
 const HOST: &str = "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n";
-
-/// What a file embeds: `sm_86` for machine code, `ptx sm_90` for PTX (cuobjdump names PTX after its real
-/// architecture: compute_90 PTX is `arch = sm_90`). Plain `cuobjdump FILE` prints each entry's `arch = `, with the
-/// `f` of family code that `--list-elf` leaves out; an executable's empty device-link cubins repeat an
-/// architecture, so this is a set.
-fn embedded(cuobjdump: &Path, file: &Path) -> BTreeSet<String> {
-    let out = std::process::Command::new(cuobjdump).arg(file).output().unwrap();
-    let text = stdout(&out);
-    let mut found = BTreeSet::new();
-    let mut kind = "";
-    for line in text.lines() {
-        if line.starts_with("Fatbin elf code:") {
-            kind = "";
-        } else if line.starts_with("Fatbin ptx code:") {
-            kind = "ptx ";
-        } else if let Some(arch) = line.strip_prefix("arch = ") {
-            found.insert(format!("{kind}{arch}"));
-        }
-    }
-    assert!(!found.is_empty(), "cuobjdump found nothing in {}:\n{text}{}", file.display(), stderr(&out));
-    found
-}
 
 fn set(items: &[&str]) -> BTreeSet<String> {
     items.iter().map(|s| s.to_string()).collect()

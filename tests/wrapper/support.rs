@@ -4,7 +4,7 @@
 // The test process reads its own environment (cache location, CI switches): that is not the wrapper reading state.
 #![allow(clippy::disallowed_methods)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -175,29 +175,32 @@ pub fn cross_target_dir(name: &str) -> &'static str {
 /// The root of the real toolkit that holds cross target `name` (`sbsa-12.4`, ...) in `targets/<dir>`, or `None`
 /// (after a note) when the toolkit or its target files are not fetched and not required.
 pub fn real_cross_target(name: &str) -> Option<PathBuf> {
-    let release = name.split_once('-').map(|(_, release)| release).expect("a cross target is KIND-X.Y");
-    let root = real_toolkit(release)?;
+    let root = real_toolkit(cross_target_release(name))?;
     let dir = root.join("targets").join(cross_target_dir(name));
-    if dir.join("include/cuda_runtime.h").is_file() && dir.join("lib/libcudart_static.a").is_file() {
-        return Some(root);
-    }
-    let fetch = format!("scripts/fetch-toolkits.sh cross, or scripts/fetch-toolkits.sh {name} for this one");
-    assert!(!require_real(), "cross target {name} is required but {} is missing: run {fetch}", dir.display());
-    eprintln!("note: skipped, cross target {name} is not fetched into {} (run {fetch})", dir.display());
-    None
+    target_files_fetched(&dir, &format!("cross target {name}"), name).then_some(root)
 }
 
 /// The standalone copy of cross target `name` (`$CACHE/target-roots/<name>/{include,lib}`, a Nix-style layout
 /// outside any toolkit), or `None` after a note.
 pub fn real_target_root(name: &str) -> Option<PathBuf> {
     let dir = cache_dir().join("target-roots").join(name);
+    target_files_fetched(&dir, &format!("target root {name}"), name).then_some(dir)
+}
+
+/// The NVCC release of cross target `name` (`sbsa-12.4` is 12.4).
+pub fn cross_target_release(name: &str) -> &str {
+    name.split_once('-').map(|(_, release)| release).expect("a cross target is KIND-X.Y")
+}
+
+/// Whether `dir` holds a target's CUDA files; when not, fail under NVCC_WRAPPER_REQUIRE_REAL, else note the skip.
+fn target_files_fetched(dir: &Path, what: &str, name: &str) -> bool {
     if dir.join("include/cuda_runtime.h").is_file() && dir.join("lib/libcudart_static.a").is_file() {
-        return Some(dir);
+        return true;
     }
     let fetch = format!("scripts/fetch-toolkits.sh cross, or scripts/fetch-toolkits.sh {name} for this one");
-    assert!(!require_real(), "target root {name} is required but {} is missing: run {fetch}", dir.display());
-    eprintln!("note: skipped, target root {} is not fetched (run {fetch})", dir.display());
-    None
+    assert!(!require_real(), "{what} is required but {} is missing: run {fetch}", dir.display());
+    eprintln!("note: skipped, {what} is not fetched into {} (run {fetch})", dir.display());
+    false
 }
 
 /// A tool the project's scripts cache under `<cache>/tools/` (cuobjdump, which no toolkit in the cache carries), or
@@ -314,4 +317,26 @@ pub fn run_smoke(program: &Path) -> String {
         program.display()
     );
     text
+}
+
+/// What a file embeds: `sm_86` for machine code, `ptx sm_90` for PTX (cuobjdump names PTX after its real
+/// architecture: compute_90 PTX is `arch = sm_90`). Plain `cuobjdump FILE` prints each entry's `arch = `, with the
+/// `f` of family code that `--list-elf` leaves out; an executable's empty device-link cubins repeat an
+/// architecture, so this is a set.
+pub fn embedded(cuobjdump: &Path, file: &Path) -> BTreeSet<String> {
+    let out = std::process::Command::new(cuobjdump).arg(file).output().unwrap();
+    let text = stdout(&out);
+    let mut found = BTreeSet::new();
+    let mut kind = "";
+    for line in text.lines() {
+        if line.starts_with("Fatbin elf code:") {
+            kind = "";
+        } else if line.starts_with("Fatbin ptx code:") {
+            kind = "ptx ";
+        } else if let Some(arch) = line.strip_prefix("arch = ") {
+            found.insert(format!("{kind}{arch}"));
+        }
+    }
+    assert!(!found.is_empty(), "cuobjdump found nothing in {}:\n{text}{}", file.display(), stderr(&out));
+    found
 }
