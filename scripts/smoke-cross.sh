@@ -28,6 +28,8 @@
 # cuobjdump --list-elf (ROOT/bin or $CACHE/tools) shows the sm_NN cubin.
 
 set -euo pipefail
+# shellcheck source=scripts/cuobjdump.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cuobjdump.sh"
 
 die() { printf 'smoke-cross: error: %s\n' "$*" >&2; exit 1; }
 usage() { die "usage: $0 [--target-root DIR] ROOT TARGETDIR CROSSCXX ARCH [NVCC_ARGS...]"; }
@@ -117,10 +119,7 @@ case $out in
 esac
 
 # 5. The embedded device code.
-cuobjdump=
-for c in "$ROOT/bin/cuobjdump" "${NVCC_WRAPPER_CACHE:-$HOME/.cache/nvcc-wrapper}/tools/cuobjdump"; do
-  [[ -x $c ]] && { cuobjdump=$c; break; }
-done
+cuobjdump=$(find_cuobjdump "$ROOT")
 elf=
 if [[ -n $cuobjdump ]]; then
   elf=$("$cuobjdump" --list-elf "$work/smoke" 2>&1) || { echo "$elf" >&2; die "cuobjdump --list-elf failed"; }

@@ -16,6 +16,8 @@
 # the fetch script's $CACHE/tools) the embedded device code is listed too.
 
 set -euo pipefail
+# shellcheck source=scripts/cuobjdump.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cuobjdump.sh"
 
 die() { printf 'smoke-toolkit: error: %s\n' "$*" >&2; exit 1; }
 
@@ -64,10 +66,7 @@ case $out in
   *) echo "$out" >&2; die "$release: unexpected output from the smoke binary" ;;
 esac
 
-cuobjdump=
-for c in "$ROOT/bin/cuobjdump" "${NVCC_WRAPPER_CACHE:-$HOME/.cache/nvcc-wrapper}/tools/cuobjdump"; do
-  [[ -x $c ]] && { cuobjdump=$c; break; }
-done
+cuobjdump=$(find_cuobjdump "$ROOT")
 elf=
 if [[ -n $cuobjdump ]]; then
   elf=$("$cuobjdump" --list-elf "$work/smoke" 2>/dev/null | sed -n 's/.*\.\(sm_[0-9a-z]*\)\..*/\1/p' | sort -u | tr '\n' ' ')

@@ -187,6 +187,8 @@ pub struct Step<'a> {
     pub compat: &'a Compat,
     /// The NVCC release, or why it is unknown.
     pub release: std::result::Result<Version, String>,
+    /// The target platform, as the planner resolved it from `[target]`.
+    pub platform: &'a Platform,
 }
 
 impl Step<'_> {
@@ -199,10 +201,9 @@ impl Step<'_> {
         }
         let expansion = expand(&gpu.capabilities, gpu.forward_compat);
         let release = self.release(plan);
-        let platform = target::platform(&self.config.config.target, &self.compat.platforms)?;
         // Checked on every call, even one that gets nothing added: a configuration this nvcc cannot build is wrong
         // for the whole build, and one clear error beats some calls passing and others failing.
-        check(&expansion, &Against { compat: self.compat, release, platform: Some(platform) })?;
+        check(&expansion, &Against { compat: self.compat, release, platform: Some(self.platform) })?;
 
         if let Some(lto) = inv.with_role(Role::DeviceLto).next() {
             plan.notes.push(format!(

@@ -327,10 +327,11 @@ impl Step<'_> {
             ),
             HostCompilerGiven::Env(v) => (v.to_os_string(), "$NVCC_CCBIN".to_string()),
         };
-        // `-ccbin` may name a directory holding gcc/g++; then nvcc picks the program and there is nothing to check.
-        let probed = self
-            .probes
-            .resolve(Path::new(&value))
+        // Probed only when a check needs it: a cross build, or a known release. `-ccbin` may name a directory holding
+        // gcc/g++; then nvcc picks the program and there is nothing to check.
+        let probed = (self.cross.is_some() || limits.is_some())
+            .then(|| self.probes.resolve(Path::new(&value)))
+            .flatten()
             .filter(|p| p.is_file())
             .and_then(|path| self.probes.compiler(&path).ok());
         if let (Some(platform), Some(k)) = (self.cross, &probed) {

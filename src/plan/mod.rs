@@ -155,7 +155,7 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         }
         .decide(&mut plan)?;
     }
-    gpu::Step { invocation: inv, config: inputs.config, compat: inputs.compat, release }.decide(&mut plan)?;
+    gpu::Step { invocation: inv, config: inputs.config, compat: inputs.compat, release, platform }.decide(&mut plan)?;
     Ok(plan)
 }
 
