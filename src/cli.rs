@@ -2,18 +2,16 @@
 //! clap parses only this; nvcc's own arguments are never given to clap.
 
 use std::ffi::OsString;
-use std::io::Write;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::compat::{Capability, Compat};
 use crate::config::{self, TargetConfig, TargetPlatform};
-use crate::context::{vars, Context};
+use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
-use crate::pipeline;
-use crate::plan::{gpu, target};
-use crate::shell;
+use crate::plan::{self, gpu, target};
 use crate::version::Version;
+use crate::{output, prepare, report};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -119,28 +117,39 @@ fn gencode(
 ) -> Result<i32> {
     let usage = |message: String, help: &str| Error::new(ErrorKind::Usage, message).with_help(help);
     let release = cuda_version
-        .map(|v| v.parse::<Version>().map_err(|e| usage(e.to_string(), "give the release as --cuda-version 12.4")))
+        .map(|v| {
+            v.parse::<Version>()
+                .map_err(|e| usage(format!("`--cuda-version {v}`: {e}"), "give the release as --cuda-version 12.4"))
+        })
         .transpose()?;
     let mut caps = Vec::new();
     for arg in &capabilities {
-        caps.extend(Capability::parse_list(arg).map_err(|e| usage(e.to_string(), "name capabilities like 8.6 9.0a"))?);
+        let parsed = Capability::parse_list(arg)
+            .map_err(|e| usage(format!("the capability argument `{arg}`: {e}"), "name capabilities like 8.6 9.0a"))?;
+        caps.extend(parsed);
     }
     if caps.is_empty() {
         return Err(usage("no capability given".into(), "name capabilities like 8.6 9.0a"));
     }
-    // The same tables as the drop-in nvcc: the built-in ones, or the config's `compat-data`.
-    let compat = Compat::load(&config::load(ctx)?)?;
+    // The same tables as the drop-in nvcc (the built-in ones, or the config's `compat-data`) and the same rules
+    // for the target: only the settings come from the flags, and an error names the flag.
+    let loaded = config::load(ctx)?;
+    let compat = Compat::load(loaded.config.compat_data.as_deref())?;
+    let named = target::Named::flags();
+    let mut notes = Vec::new();
     let platform = if system.is_some() || platform.is_some() {
         let platform = platform.map(|p| match p {
             PlatformArg::Jetson => TargetPlatform::Jetson,
             PlatformArg::Sbsa => TargetPlatform::Sbsa,
         });
-        Some(target::platform(&TargetConfig { system, platform, ..TargetConfig::default() }, &compat.platforms)?)
+        let target = TargetConfig { system, platform, ..TargetConfig::default() };
+        let release = release.ok_or_else(|| "no --cuda-version".to_string());
+        Some(plan::resolve_target(&target, &named, &compat.platforms, &release, &mut notes)?.0)
     } else {
         None
     };
     let expansion = gpu::expand(&caps, forward_compat);
-    gpu::check(&expansion, &gpu::Against { compat: &compat, release, platform })?;
+    gpu::check(&expansion, &gpu::Against { compat: &compat, release, platform, named: &named })?;
     let out = match format {
         Format::Nvcc => expansion.gencode().join("\n") + "\n",
         Format::Cmake => expansion.cmake() + "\n",
@@ -157,78 +166,22 @@ fn gencode(
             value.to_string() + "\n"
         }
     };
-    std::io::stdout()
-        .write_all(out.as_bytes())
-        .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot write to stdout: {e}")))?;
+    output::stdout(out)?;
     Ok(0)
 }
 
 fn explain(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
-    let prepared = pipeline::prepare(ctx, args)?;
-    let plan = &prepared.plan;
-    let mut out = String::new();
-    let config = match &prepared.config.path {
-        Some(path) => path.display().to_string(),
-        None => "none".to_string(),
-    };
-    out += &format!("config file: {config}\n");
-    for o in &prepared.config.overrides {
-        out += &format!("  override: {o}\n");
-    }
-    out += &format!("real nvcc:   {} (found by {})\n", plan.nvcc.path.display(), plan.nvcc.found_by);
-    if let Some(cross) = &plan.cross {
-        for (label, value) in cross.lines(plan.host.as_ref().map(|h| h.compiler.as_path())) {
-            out += &format!("{:<13}{value}\n", format!("{label}:"));
-        }
-    }
-    let mut user = vec![OsString::from("nvcc")];
-    user.extend(prepared.invocation.argv.iter().cloned());
-    out += &format!("you ran:     {}\n", shell::display(user.iter().map(OsString::as_os_str)));
-    if plan.changes_nothing() {
-        out += "changes:     none\n";
-    } else {
-        out += "changes:\n";
-        for r in &plan.removed {
-            out += &format!(
-                "  - {} (from {}): {}\n",
-                shell::display(r.tokens.iter().map(OsString::as_os_str)),
-                r.found.at.channel.describe(&prepared.invocation),
-                r.reason
-            );
-        }
-        for (name, value) in plan.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
-            out += &format!("  = {name}={} (for nvcc)\n", shell::display([value.as_os_str()]));
-        }
-        for (place, additions) in [("before", &plan.before), ("after", &plan.after)] {
-            for a in additions.iter() {
-                out += &format!(
-                    "  + {} ({place} your arguments): {}\n",
-                    shell::display(a.args.iter().map(OsString::as_os_str)),
-                    a.reason
-                );
-            }
-        }
-    }
-    for note in &plan.notes {
-        out += &format!("  note: {note}\n");
-    }
-    for warning in &plan.warnings {
-        out += &format!("  warning: {warning}\n");
-    }
-    let command = prepared.final_command();
-    out += &format!("runs:        {}\n", shell::display(command.iter().map(OsString::as_os_str)));
-    std::io::stdout()
-        .write_all(out.as_bytes())
-        .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot write to stdout: {e}")))?;
+    let prepared = prepare::prepare(ctx, args)?;
+    output::stdout(report::text(&prepared))?;
     Ok(0)
 }
 
 fn compat_scan(ctx: &Context, root: &std::path::Path) -> Result<i32> {
-    let scan = crate::compat::toolkit::scan(root)?;
-    print!("{}", scan.row());
-    let config = crate::config::load(ctx)?;
-    let compat = crate::compat::Compat::load(&config)?;
+    let scan = crate::probe::toolkit::scan(root)?;
+    output::stdout(scan.row())?;
+    let loaded = config::load(ctx)?;
+    let compat = Compat::load(loaded.config.compat_data.as_deref())?;
     scan.check(&compat.host_compilers)?;
-    println!("# agrees with the compatibility table");
+    output::stdout("# agrees with the compatibility table\n")?;
     Ok(0)
 }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::compat::Capability;
+pub use crate::compat::CompilerFamily;
 use crate::context::{vars, Context, Env};
 use crate::error::{Error, ErrorKind, Result};
 use crate::version::Version;
@@ -46,22 +47,6 @@ pub struct HostCompilerConfig {
     /// Pass `-allow-unsupported-compiler` instead of failing when no compiler is in range.
     #[serde(default)]
     pub allow_unsupported: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CompilerFamily {
-    Gcc,
-    Clang,
-}
-
-impl fmt::Display for CompilerFamily {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CompilerFamily::Gcc => "gcc",
-            CompilerFamily::Clang => "clang",
-        })
-    }
 }
 
 /// A compiler, written as its path (`"/usr/bin/g++-11"`) or as a table that also records what probing would find
@@ -172,10 +157,18 @@ fn entries_or_paths<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Resu
     Ok(Vec::<CompilerEntryOrPath>::deserialize(d)?.into_iter().map(|e| e.0).collect())
 }
 
-/// A configuration and the file it came from.
+/// A configuration and where its settings came from. Relative paths in the file are already resolved against its
+/// directory (a bare program name such as `g++-11` stays bare, to be looked up on PATH as nvcc does with `-ccbin`),
+/// so each planning step can be handed its own section and nothing else.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Loaded {
     pub config: Config,
+    pub source: Source,
+}
+
+/// Where the settings came from: the file, and which of them the environment overrode.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Source {
     /// `None` when no file was found.
     pub path: Option<PathBuf>,
     /// Settings the environment overrode (`apply_env`), said in words for the debug log and `explain`.
@@ -184,7 +177,7 @@ pub struct Loaded {
     pub from_env: Vec<&'static str>,
 }
 
-impl Loaded {
+impl Source {
     /// Where a setting came from, for messages: `$VAR` when the environment set it, else the config file; and the
     /// kind of error a bad value is (a bad variable exits 64, a bad file 78).
     pub fn origin(&self, var: &'static str) -> (ErrorKind, String) {
@@ -194,22 +187,30 @@ impl Loaded {
             None => (ErrorKind::Config, "the config".to_string()),
         }
     }
+}
 
-    /// A program from the file: a bare name (`g++-11`) is looked up on PATH later, as nvcc does with `-ccbin`; a
-    /// path is made absolute against the file's directory.
-    pub fn resolve_program(&self, path: &Path) -> PathBuf {
-        if path.components().count() == 1 && path.is_relative() {
-            path.to_path_buf()
-        } else {
-            self.resolve(path)
-        }
-    }
-
-    /// A path from the file, made absolute against the file's directory.
-    pub fn resolve(&self, path: &Path) -> PathBuf {
-        match self.path.as_deref().and_then(Path::parent) {
-            Some(dir) if path.is_relative() => dir.join(path),
-            _ => path.to_path_buf(),
+impl Config {
+    /// Make the file's relative paths absolute against `dir`, the file's directory.
+    fn resolve_paths(&mut self, dir: &Path) {
+        let path = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = dir.join(&*p);
+            }
+        };
+        // A bare name is a program to look up on PATH later, as nvcc does with `-ccbin`.
+        let program = |p: &mut PathBuf| {
+            if p.is_relative() && p.components().count() > 1 {
+                *p = dir.join(&*p);
+            }
+        };
+        self.nvcc.as_mut().map(path);
+        self.compat_data.as_mut().map(path);
+        self.target.sysroot.as_mut().map(path);
+        self.target.cuda_root.as_mut().map(path);
+        for section in [&mut self.host_compiler, &mut self.target.host_compiler] {
+            for entry in section.stdenv.iter_mut().chain(section.candidates.iter_mut()) {
+                program(&mut entry.path);
+            }
         }
     }
 }
@@ -223,8 +224,8 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
         Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", path.display()))
             .with_help(format!("fix the file, or unset ${} / remove the file to run without one", vars::CONFIG))
     })?;
-    let config = parse(&text, &path)?;
-    Ok(Loaded { config, path: Some(path), overrides: Vec::new(), from_env: Vec::new() })
+    let config = read(&text, &path)?;
+    Ok(Loaded { config, source: Source { path: Some(path), ..Source::default() } })
 }
 
 /// Apply the environment's overrides of the file's settings: `NVCC_WRAPPER_CAPABILITIES` replaces `[gpu]
@@ -245,14 +246,14 @@ pub fn apply_env(loaded: &mut Loaded, env: &Env) -> Result<()> {
         if capabilities.is_empty() {
             return Err(bad("names no capability".into()));
         }
-        loaded.overrides.push(format!("`[gpu] capabilities` is {text:?}, from ${}", vars::CAPABILITIES));
+        loaded.source.overrides.push(format!("`[gpu] capabilities` is {text:?}, from ${}", vars::CAPABILITIES));
         loaded.config.gpu.capabilities = capabilities;
-        loaded.from_env.push(vars::CAPABILITIES);
+        loaded.source.from_env.push(vars::CAPABILITIES);
     }
     if let Some(on) = env.switch(vars::FORWARD_COMPAT)? {
-        loaded.overrides.push(format!("`[gpu] forward-compat` is {on}, from ${}", vars::FORWARD_COMPAT));
+        loaded.source.overrides.push(format!("`[gpu] forward-compat` is {on}, from ${}", vars::FORWARD_COMPAT));
         loaded.config.gpu.forward_compat = on;
-        loaded.from_env.push(vars::FORWARD_COMPAT);
+        loaded.source.from_env.push(vars::FORWARD_COMPAT);
     }
     apply_target_env(loaded, env)
 }
@@ -305,10 +306,20 @@ fn apply_target_env(loaded: &mut Loaded, env: &Env) -> Result<()> {
         said.push((key, path.to_string_lossy().into_owned(), name));
     }
     for (key, value, name) in said {
-        loaded.overrides.push(format!("`[target] {key}` is {value:?}, from ${name}"));
-        loaded.from_env.push(name);
+        loaded.source.overrides.push(format!("`[target] {key}` is {value:?}, from ${name}"));
+        loaded.source.from_env.push(name);
     }
     Ok(())
+}
+
+/// A configuration file's settings, as the file at `path` with this text says them: parsed, and its relative paths
+/// made absolute against its directory.
+pub fn read(text: &str, path: &Path) -> Result<Config> {
+    let mut config = parse(text, path)?;
+    if let Some(dir) = path.parent() {
+        config.resolve_paths(dir);
+    }
+    Ok(config)
 }
 
 /// Parse a configuration file's text; `path` only names it in errors.
@@ -419,6 +430,33 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
     }
 
     #[test]
+    fn relative_paths_are_resolved_against_the_file_once_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cfg.toml");
+        std::fs::write(
+            &file,
+            "nvcc = \"cuda/bin/nvcc\"\ncompat-data = \"data\"\n[host-compiler]\nstdenv = \"bin/g++\"\ncandidates = [\"g++-11\", \"/usr/bin/clang++\"]\n[target]\nsysroot = \"root\"\ncuda-root = \"/abs/cuda\"\n[target.host-compiler]\nstdenv = \"./cross/g++\"\n",
+        )
+        .unwrap();
+        let ctx = Context {
+            env: [(vars::CONFIG, file.as_os_str())].into_iter().collect(),
+            cwd: "/elsewhere".into(),
+            ..Context::default()
+        };
+        let c = load(&ctx).unwrap().config;
+        let d = dir.path();
+        assert_eq!(c.nvcc.unwrap(), d.join("cuda/bin/nvcc"));
+        assert_eq!(c.compat_data.unwrap(), d.join("data"));
+        assert_eq!(c.host_compiler.stdenv.unwrap().path, d.join("bin/g++"));
+        // A bare name is a program on PATH, as with nvcc's -ccbin; an absolute path stays as it is.
+        assert_eq!(c.host_compiler.candidates[0].path, Path::new("g++-11"));
+        assert_eq!(c.host_compiler.candidates[1].path, Path::new("/usr/bin/clang++"));
+        assert_eq!(c.target.sysroot.unwrap(), d.join("root"));
+        assert_eq!(c.target.cuda_root.unwrap(), Path::new("/abs/cuda"));
+        assert_eq!(c.target.host_compiler.stdenv.unwrap().path, d.join("./cross/g++"));
+    }
+
+    #[test]
     fn empty_file_is_all_defaults() {
         assert_eq!(parse_ok(""), Config::default());
         assert_eq!(parse_ok("").gpu.arch_flags, ArchFlags::Respect);
@@ -461,16 +499,16 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
         let mut l = file();
         apply_env(&mut l, &env(&[])).unwrap();
         assert_eq!((shown(&l), l.config.gpu.forward_compat), (vec!["7.5".to_string()], true));
-        assert!(l.overrides.is_empty());
+        assert!(l.source.overrides.is_empty());
         apply_env(&mut l, &env(&[(vars::CAPABILITIES, ""), (vars::FORWARD_COMPAT, "")])).unwrap();
-        assert!(l.overrides.is_empty(), "empty is unset");
+        assert!(l.source.overrides.is_empty(), "empty is unset");
 
         for text in ["8.6;9.0a", "86,90a", "sm_86 sm_90a", " 8.6 ;\t9.0a,"] {
             let mut l = file();
             apply_env(&mut l, &env(&[(vars::CAPABILITIES, text), (vars::FORWARD_COMPAT, "0")])).unwrap();
             assert_eq!(shown(&l), ["8.6", "9.0a"], "{text:?}");
             assert!(!l.config.gpu.forward_compat);
-            assert_eq!(l.overrides.len(), 2);
+            assert_eq!(l.source.overrides.len(), 2);
         }
 
         for (name, value) in
@@ -488,8 +526,7 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
         let env = |pairs: &[(&str, &str)]| pairs.iter().copied().collect::<Env>();
         let file = || Loaded {
             config: parse_ok("[target]\nsystem = \"powerpc64le-linux\"\nsysroot = \"/file/sysroot\"\n"),
-            path: Some("/etc/nvcc.toml".into()),
-            ..Loaded::default()
+            source: Source { path: Some("/etc/nvcc.toml".into()), ..Source::default() },
         };
         let mut l = file();
         apply_env(
@@ -507,9 +544,10 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
         assert_eq!(t.platform, Some(TargetPlatform::Jetson));
         assert_eq!(t.sysroot.as_deref(), Some(Path::new("/env/sysroot")));
         assert_eq!(t.cuda_root.as_deref(), Some(Path::new("/env/cuda")));
-        assert_eq!(l.overrides.len(), 4);
-        assert_eq!(l.origin(vars::TARGET_SYSROOT), (ErrorKind::Environment, "$NVCC_WRAPPER_TARGET_SYSROOT".into()));
-        assert_eq!(l.origin(vars::CAPABILITIES), (ErrorKind::Config, "/etc/nvcc.toml".into()));
+        assert_eq!(l.source.overrides.len(), 4);
+        let origin = |var| l.source.origin(var);
+        assert_eq!(origin(vars::TARGET_SYSROOT), (ErrorKind::Environment, "$NVCC_WRAPPER_TARGET_SYSROOT".into()));
+        assert_eq!(origin(vars::CAPABILITIES), (ErrorKind::Config, "/etc/nvcc.toml".into()));
 
         let mut l = file();
         apply_env(&mut l, &env(&[(vars::TARGET_SYSROOT, "")])).unwrap();

@@ -1,104 +1,94 @@
 //! `nvcc-wrapper doctor`: everything the wrapper would rely on, checked and shown, one line per problem.
 //!
-//! It runs the same steps as the drop-in (config, real nvcc, release, compilers, plan) for a representative compile,
-//! then checks what a plan cannot see: that the libstdc++ programs will load provides every GLIBCXX_ version the
-//! stdenv compiler's objects may need.
+//! It runs the drop-in's own preparation (config file, environment overrides, real nvcc, release, tables, plan) for
+//! a representative compile and link, in the same environment, and shows the plan with the same lines as `explain`.
+//! Whatever would stop the drop-in is a problem here. Then it checks what a plan cannot see: that the libstdc++
+//! programs will load provides every GLIBCXX_ version the stdenv compiler's objects may need.
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::args::Invocation;
-use crate::compat::Compat;
-use crate::config;
-use crate::context::{vars, Context};
+use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
-use crate::locate;
-use crate::plan;
+use crate::plan::{self, Release};
+use crate::prepare::Setup;
 use crate::probe::glibcxx;
 use crate::probe::system::{Probes, System};
-use crate::shell;
+use crate::report::{self, field};
+
+/// The call the plan is shown for.
+const SAMPLE: [&str; 3] = ["doctor.cu", "-o", "doctor"];
 
 /// The report (stdout) and the problems found; problems make the exit code 3.
 pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
     let mut out = String::new();
     let mut problems = Vec::new();
-    let config = config::load(ctx)?;
-    let shown = config.path.as_ref().map_or("none (defaults and probing)".to_string(), |p| p.display().to_string());
-    let _ = writeln!(out, "config file:  {shown}");
-    let compat = Compat::load(&config)?;
-    let nvcc = match locate::find(ctx, &config) {
-        Ok(n) => n,
+    let setup = match Setup::new(ctx) {
+        Ok(setup) => setup,
         Err(e) => {
-            problems.push(e.message.clone());
+            problems.push(problem(&e));
             return Ok((out, problems));
         }
     };
-    let _ = writeln!(out, "real nvcc:    {} (found by {})", nvcc.path.display(), nvcc.found_by);
-    let probes = System { path: ctx.env.get(vars::PATH).map(Into::into), cwd: ctx.cwd.clone() };
-    let release = match config.config.cuda_version {
-        Some(v) => Some((v, "`cuda-version` in the config")),
-        None => match probes.nvcc_version(&nvcc.path) {
-            Ok(v) => Some((v, "the toolkit")),
-            Err(e) => {
-                problems.push(format!("cannot tell the NVCC release: {e}; set `cuda-version` in the config"));
-                None
+    let header = [
+        field("config file", setup.config.source.path.as_ref().map_or("none".into(), |p| p.display().to_string())),
+        field("real nvcc", format!("{} (found by {})", setup.located.nvcc.path.display(), setup.located.nvcc.found_by)),
+    ];
+    let release = || Release::of(setup.config.config.cuda_version, &setup.probes, &setup.located.nvcc.path);
+    let fallback_release = release();
+    let table = setup.compat.host_compilers.clone();
+    let prepared = match setup.prepare(ctx, SAMPLE.map(OsString::from).to_vec()) {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            for line in header {
+                let _ = writeln!(out, "{line}");
             }
-        },
+            write_release(&fallback_release, &table, &mut out, &mut problems);
+            problems.push(problem(&e));
+            return Ok((out, problems));
+        }
     };
-    if let Some((v, from)) = release {
-        let _ = writeln!(out, "release:      {v} (from {from})");
-        match compat.host_compilers.limits_for(v) {
-            Some(row) => {
-                let _ = writeln!(
-                    out,
-                    "accepts:      GCC up to {}, Clang up to {} ({})",
-                    row.newest_gcc, row.newest_clang, row.source
-                );
+    out += &report::text(&prepared);
+    let plan = &prepared.plan;
+    if let Some(release) = &plan.release {
+        write_release(release, &table, &mut String::new(), &mut problems);
+        if let Ok(v) = &release.version {
+            if let Some(row) = table.limits_for(*v) {
+                let _ = writeln!(out, "{}", field("accepts", format!("{} ({})", row.accepts.describe(), row.source)));
             }
-            None => problems.push(format!(
-                "nvcc {v} is not in the compatibility table: the wrapper cannot check host compilers for it"
-            )),
         }
     }
-
-    // The plan for a representative compile and link, exactly as the drop-in would make it.
-    let args: Vec<OsString> = ["doctor.cu", "-o", "doctor"].map(OsString::from).to_vec();
-    let invocation = Invocation::parse_args(ctx, args)?;
-    let plan = plan::plan(plan::Inputs {
-        invocation: &invocation,
-        config: &config,
-        compat: &compat,
-        probes: &probes,
-        nvcc: nvcc.clone(),
-        depth: 0,
-    });
-    match plan {
-        Ok(plan) => {
-            write_target(&plan, &mut out);
-            let _ = writeln!(out, "for `nvcc doctor.cu -o doctor` the wrapper adds:");
-            for a in plan.before.iter().chain(&plan.after) {
-                let _ = writeln!(out, "  {}  ({})", shell::display(a.args.iter().map(OsString::as_os_str)), a.reason);
-            }
-            for note in &plan.notes {
-                let _ = writeln!(out, "  note: {note}");
-            }
-            problems.extend(plan.warnings.iter().cloned());
-            check_libstdcxx(&probes, &plan, &mut out, &mut problems);
-        }
-        Err(e) => problems.push(e.message),
-    }
+    problems.extend(plan.warnings.iter().cloned());
+    check_libstdcxx(&prepared.setup.probes, plan, &mut out, &mut problems);
     Ok((out, problems))
 }
 
-/// The target, and for a cross build its compiler and where its CUDA files and system libraries come from.
-fn write_target(plan: &plan::Plan, out: &mut String) {
-    let Some(cross) = &plan.cross else {
-        let _ = writeln!(out, "target:       {} (this machine)", plan::target::NATIVE_SYSTEM);
-        return;
-    };
-    for (label, value) in cross.lines(plan.host.as_ref().map(|h| h.compiler.as_path())) {
-        let _ = writeln!(out, "{:<14}{value}", format!("{label}:"));
+/// A release line (when the plan could not be made) and the problems an unknown or untabled release is.
+fn write_release(
+    release: &Release,
+    table: &crate::compat::HostCompilerTable,
+    out: &mut String,
+    problems: &mut Vec<String>,
+) {
+    match &release.version {
+        Ok(v) => {
+            let _ = writeln!(out, "{}", field("release", format!("{v} (from {})", release.from)));
+            if table.limits_for(*v).is_none() {
+                problems.push(format!(
+                    "nvcc {v} is not in the compatibility table: the wrapper cannot check host compilers for it"
+                ));
+            }
+        }
+        Err(e) => problems.push(format!("cannot tell the NVCC release: {e}; set `cuda-version` in the config")),
+    }
+}
+
+/// An error that would stop the drop-in, as a problem: its message and what to do.
+fn problem(e: &Error) -> String {
+    match &e.help {
+        Some(help) => format!("{}\n  help: {help}", e.message),
+        None => e.message.clone(),
     }
 }
 
@@ -117,7 +107,7 @@ fn check_libstdcxx(probes: &System, plan: &plan::Plan, out: &mut String, problem
     match (needed_dir, loaded_dir) {
         (Ok(needed_dir), Ok(loaded_dir)) => match (newest(&needed_dir), newest(&loaded_dir)) {
             (Some(n), Some(p)) if p >= n => {
-                let _ = writeln!(out, "libstdc++:    {} provides up to GLIBCXX_{p}; the stdenv compiler's objects need at most GLIBCXX_{n}", loaded_dir.display());
+                let _ = writeln!(out, "{}", field("libstdc++", format!("{} provides up to GLIBCXX_{p}; the stdenv compiler's objects need at most GLIBCXX_{n}", loaded_dir.display())));
             }
             (Some(n), Some(p)) => problems.push(format!(
                 "programs will load libstdc++ from {} (up to GLIBCXX_{p}), but objects of the stdenv compiler {} may need GLIBCXX_{n}",
@@ -125,26 +115,27 @@ fn check_libstdcxx(probes: &System, plan: &plan::Plan, out: &mut String, problem
                 stdenv.display()
             )),
             _ => {
-                let _ = writeln!(out, "libstdc++:    not checked (no readable libstdc++.so.6 in {} or {})", needed_dir.display(), loaded_dir.display());
+                let _ = writeln!(out, "{}", field("libstdc++", format!("not checked (no readable libstdc++.so.6 in {} or {})", needed_dir.display(), loaded_dir.display())));
             }
         },
         (Err(e), _) | (_, Err(e)) => {
-            let _ = writeln!(out, "libstdc++:    not checked ({e})");
+            let _ = writeln!(out, "{}", field("libstdc++", format!("not checked ({e})")));
         }
     }
 }
 
 /// Print the report and the problems; the exit code.
 pub fn main(ctx: &Context) -> Result<i32> {
-    let (report, problems) = run(ctx)?;
-    print!("{report}");
+    let (mut report, problems) = run(ctx)?;
     if problems.is_empty() {
-        println!("no problems found");
+        report += "no problems found\n";
+        crate::output::stdout(report)?;
         return Ok(0);
     }
     for p in &problems {
-        println!("problem: {p}");
+        let _ = writeln!(report, "problem: {p}");
     }
+    crate::output::stdout(report)?;
     Err(Error::new(ErrorKind::CheckFailed, format!("doctor found {} problem(s)", problems.len()))
         .with_help("each `problem:` line above says what is wrong"))
 }

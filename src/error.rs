@@ -28,6 +28,10 @@ pub enum ErrorKind {
     Loop,
     /// The real nvcc was found but could not be started.
     CannotExec,
+    /// What the wrapper itself prints could not be written (a full disk).
+    Output,
+    /// The reader of the wrapper's output went away (`| head`): not a failure, and nothing is said.
+    ClosedOutput,
     /// No real nvcc was found.
     NvccNotFound,
 }
@@ -35,6 +39,7 @@ pub enum ErrorKind {
 impl ErrorKind {
     pub const fn exit_code(self) -> i32 {
         match self {
+            ErrorKind::ClosedOutput => 0,
             ErrorKind::Usage => 2,
             ErrorKind::CheckFailed => 3,
             ErrorKind::Environment => 64,
@@ -42,6 +47,7 @@ impl ErrorKind {
             ErrorKind::OptionsFile => 66,
             ErrorKind::HostCompiler => 69,
             ErrorKind::Internal => 70,
+            ErrorKind::Output => 74,
             ErrorKind::Config => 78,
             ErrorKind::Loop => 125,
             ErrorKind::CannotExec => 126,
@@ -75,8 +81,12 @@ impl Error {
 }
 
 impl fmt::Display for Error {
-    /// `nvcc-wrapper: error: <message>` and, when there is one, `help: <what to do>` on the next line.
+    /// `nvcc-wrapper: error: <message>` and, when there is one, `help: <what to do>` on the next line; nothing for
+    /// a closed output, which is not an error to report.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind == ErrorKind::ClosedOutput {
+            return Ok(());
+        }
         write!(f, "nvcc-wrapper: error: {}", self.message)?;
         if let Some(help) = &self.help {
             write!(f, "\nhelp: {help}")?;
@@ -104,6 +114,7 @@ mod tests {
             ErrorKind::Config,
             ErrorKind::Loop,
             ErrorKind::CannotExec,
+            ErrorKind::Output,
             ErrorKind::NvccNotFound,
         ];
         let mut codes: Vec<i32> = kinds.iter().map(|k| k.exit_code()).collect();

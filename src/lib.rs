@@ -17,9 +17,12 @@ pub mod error;
 pub mod exec;
 pub mod locate;
 pub mod log;
+pub mod output;
 pub mod pipeline;
 pub mod plan;
+pub mod prepare;
 pub mod probe;
+pub mod report;
 pub mod shell;
 pub mod version;
 
@@ -38,7 +41,9 @@ pub fn main_with(ctx: &Context) -> i32 {
             },
         );
     result.unwrap_or_else(|e| {
-        eprintln!("{e}");
+        if e.kind != error::ErrorKind::ClosedOutput {
+            eprintln!("{e}");
+        }
         e.exit_code()
     })
 }

@@ -40,6 +40,19 @@ impl std::fmt::Display for FoundBy {
     }
 }
 
+/// The real nvcc, and how deep in a chain of wrappers this one runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub nvcc: RealNvcc,
+    pub depth: u32,
+}
+
+/// The way in, taken once per call: refuse a loop, then find the real nvcc.
+pub fn locate(ctx: &Context, config: &Loaded) -> Result<Located> {
+    let depth = depth(ctx)?;
+    Ok(Located { nvcc: find(ctx, config)?, depth })
+}
+
 /// The depth this wrapper runs at (0 when not started by a wrapper), refusing to go deeper than `MAX_DEPTH`.
 pub fn depth(ctx: &Context) -> Result<u32> {
     let Some(raw) = ctx.env.non_empty(vars::DEPTH) else {
@@ -65,8 +78,8 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
     let is_me = |p: &Path| me.is_some() && p.canonicalize().ok() == me;
 
     if let Some(configured) = &config.config.nvcc {
-        let file = config.path.clone().unwrap_or_default();
-        let path = config.resolve(configured);
+        let file = config.source.path.clone().unwrap_or_default();
+        let path = configured.clone();
         if !path.is_file() {
             return Err(Error::new(
                 ErrorKind::NvccNotFound,
@@ -155,14 +168,12 @@ mod tests {
     }
 
     #[test]
-    fn config_nvcc_is_resolved_against_the_file_and_checked() {
+    fn config_nvcc_is_checked() {
         let dir = tempfile::tempdir().unwrap();
         executable(&dir.path().join("cuda/bin/nvcc"));
         let loaded = |nvcc: &str| Loaded {
-            config: crate::config::Config { nvcc: Some(nvcc.into()), ..Default::default() },
-            path: Some(dir.path().join("config.toml")),
-            overrides: Vec::new(),
-            from_env: Vec::new(),
+            config: crate::config::Config { nvcc: Some(dir.path().join(nvcc)), ..Default::default() },
+            source: crate::config::Source { path: Some(dir.path().join("config.toml")), ..Default::default() },
         };
         let found = find(&ctx("", None, None), &loaded("cuda/bin/nvcc")).unwrap();
         assert_eq!(found.path, dir.path().join("cuda/bin/nvcc"));

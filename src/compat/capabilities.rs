@@ -1,5 +1,5 @@
 //! `compat-data/capabilities.toml`: every GPU capability NVCC 11.0 and later compiles for, with the releases that
-//! accept it, its Jetson part and whether it is a default; plus what nvcc builds when given no target. Owns the row
+//! accept it and its Jetson part; plus what nvcc builds when given no target. Owns the row
 //! types, lookups by capability and release, and the structural checks. Turning capabilities into `-gencode`
 //! flags is the planner's job.
 
@@ -45,8 +45,6 @@ pub struct CapabilityInfo {
     pub last_cuda: Option<Version>,
     /// The Jetson module family ("Orin", "Thor"); `None` for every non-Jetson capability.
     pub jetson_part: Option<String>,
-    pub default: bool,
-    pub default_last_cuda: Option<Version>,
     pub source: String,
     pub note: Option<String>,
 }
@@ -59,11 +57,6 @@ impl CapabilityInfo {
     /// Whether NVCC release `cuda` compiles for this capability.
     pub fn accepted_by(&self, cuda: Version) -> bool {
         within(cuda, self.first_cuda, self.last_cuda)
-    }
-
-    /// Whether release `cuda` builds this capability when the user names none.
-    pub fn is_default_for(&self, cuda: Version) -> bool {
-        self.default && self.accepted_by(cuda) && within(cuda, self.first_cuda, self.default_last_cuda)
     }
 }
 
@@ -112,14 +105,6 @@ impl CapabilityTable {
             if row.last_cuda.is_some_and(|last| last.release() < row.first_cuda.release()) {
                 return fail(format!("{cap}: last-cuda is before first-cuda"));
             }
-            // Variants and Jetson parts are only built on request (a Jetson build must be only Jetson; an `a`/`f`
-            // build runs on one architecture), so a default set never holds them.
-            if row.default && (row.kind != Kind::Baseline || row.is_jetson()) {
-                return fail(format!("{cap}: only baseline, non-Jetson capabilities can be defaults"));
-            }
-            if row.default_last_cuda.is_some() && !row.default {
-                return fail(format!("{cap}: default-last-cuda without default = true"));
-            }
         }
         for pair in file.nvcc_default_arch.windows(2) {
             let ends_before_next = pair[0].last_cuda.is_some_and(|last| last.release() < pair[1].first_cuda.release());
@@ -147,16 +132,6 @@ impl CapabilityTable {
     pub fn get(&self, capability: Capability) -> Option<&CapabilityInfo> {
         let index = self.capabilities.binary_search_by_key(&capability, |row| row.capability).ok()?;
         Some(&self.capabilities[index])
-    }
-
-    /// Every capability NVCC release `cuda` compiles for, in table order.
-    pub fn accepted_by(&self, cuda: Version) -> impl Iterator<Item = &CapabilityInfo> + '_ {
-        self.capabilities.iter().filter(move |row| row.accepted_by(cuda))
-    }
-
-    /// The default set of release `cuda`: what to build when the user names no capability.
-    pub fn defaults_for(&self, cuda: Version) -> impl Iterator<Item = &CapabilityInfo> + '_ {
-        self.capabilities.iter().filter(move |row| row.is_default_for(cuda))
     }
 
     /// What nvcc itself compiles for when the command line names no target.
@@ -265,16 +240,6 @@ mod tests {
     }
 
     #[test]
-    fn default_sets() {
-        let set =
-            |cuda: &str| -> Vec<String> { table().defaults_for(v(cuda)).map(|r| r.capability.to_string()).collect() };
-        assert_eq!(set("11.0"), ["5.0", "5.2", "6.0", "6.1", "7.0", "7.5", "8.0"]);
-        assert_eq!(set("12.4"), ["7.0", "7.5", "8.0", "8.6", "8.9", "9.0"]);
-        assert_eq!(set("12.9"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]);
-        assert_eq!(set("13.5"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]);
-    }
-
-    #[test]
     fn nvcc_default_arch() {
         let default = |cuda: &str| table().nvcc_default_arch(v(cuda)).map(|c| c.to_string());
         assert_eq!(default("11.8").as_deref(), Some("5.2"));
@@ -291,8 +256,7 @@ mod tests {
     #[test]
     fn rejects_rows_that_break_invariants() {
         let row = |cap: &str, kind: &str, extra: &str| {
-            let default = if extra.contains("default = true") { "" } else { "default = false\n" };
-            format!("[[capability]]\ncapability = \"{cap}\"\narchitecture = \"X\"\nexample-gpus = []\nkind = \"{kind}\"\nfirst-cuda = \"12.0\"\n{default}source = \"x\"\n{extra}\n")
+            format!("[[capability]]\ncapability = \"{cap}\"\narchitecture = \"X\"\nexample-gpus = []\nkind = \"{kind}\"\nfirst-cuda = \"12.0\"\nsource = \"x\"\n{extra}\n")
         };
         let tail = "[[nvcc-default-arch]]\nfirst-cuda = \"11.0\"\ncapability = \"5.2\"\nsource = \"x\"\n";
         let cases = [
@@ -300,8 +264,6 @@ mod tests {
             row("9.0", "baseline", "") + &row("9.0", "baseline", ""),
             row("9.0a", "baseline", ""),
             row("9.0", "baseline", "last-cuda = \"11.8\""),
-            row("9.0a", "arch-specific", "default = true"),
-            row("9.0", "baseline", "default-last-cuda = \"12.4\""),
         ];
         for case in cases {
             let text = case + tail;

@@ -4,41 +4,88 @@
 use super::{invalid, parse_toml, read, CompatError};
 use crate::version::Version;
 use serde::Deserialize;
+use std::fmt;
 use std::path::Path;
 use std::sync::OnceLock;
 
 const BUILT_IN: &str = include_str!("../../compat-data/host-compilers.toml");
 const BUILT_IN_NAME: &str = "compat-data/host-compilers.toml (built in)";
 
-/// One row: the limits in force from nvcc version `nvcc` on. Both bounds are inclusive majors.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+/// A C++ compiler family nvcc knows how to drive as its host compiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompilerFamily {
+    Gcc,
+    Clang,
+}
+
+impl CompilerFamily {
+    /// The family's proper name, for prose (`GCC up to 11`); `Display` gives the config's spelling (`gcc`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CompilerFamily::Gcc => "GCC",
+            CompilerFamily::Clang => "Clang",
+        }
+    }
+}
+
+impl fmt::Display for CompilerFamily {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CompilerFamily::Gcc => "gcc",
+            CompilerFamily::Clang => "clang",
+        })
+    }
+}
+
+/// The newest GCC and Clang majors an NVCC release accepts, both inclusive. There is no lower bound: nvcc checks
+/// none. The table's rows, the `host_config.h` scanner and the planner all speak in this one type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Accepts {
+    pub newest_gcc: u32,
+    pub newest_clang: u32,
+}
+
+impl Accepts {
+    pub fn accepts(&self, family: CompilerFamily, version: Version) -> bool {
+        version.major
+            <= match family {
+                CompilerFamily::Gcc => self.newest_gcc,
+                CompilerFamily::Clang => self.newest_clang,
+            }
+    }
+
+    /// `GCC up to 11 and Clang up to 14`.
+    pub fn describe(&self) -> String {
+        format!("GCC up to {} and Clang up to {}", self.newest_gcc, self.newest_clang)
+    }
+}
+
+/// One row: the limits in force from nvcc version `nvcc` on.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostLimits {
     /// nvcc's own version (`nvcc --version`: `V12.2.128`), `major.minor` or a patch build.
     pub nvcc: Version,
-    pub newest_gcc: u32,
-    pub newest_clang: u32,
+    pub accepts: Accepts,
     pub source: String,
     pub note: Option<String>,
 }
 
-impl HostLimits {
-    /// Whether the header lets GCC `major` through. There is no lower bound: nvcc checks none.
-    pub fn accepts_gcc(&self, major: u32) -> bool {
-        major <= self.newest_gcc
-    }
-
-    /// Whether the header lets Clang `major` through (every header from 11.7 on also rejects Clang < 3.3, which
-    /// no one has any more).
-    pub fn accepts_clang(&self, major: u32) -> bool {
-        major <= self.newest_clang
-    }
+/// A row as the file spells it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Row {
+    nvcc: Version,
+    newest_gcc: u32,
+    newest_clang: u32,
+    source: String,
+    note: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
-    release: Vec<HostLimits>,
+    release: Vec<Row>,
 }
 
 #[derive(Debug, Clone)]
@@ -63,7 +110,17 @@ impl HostCompilerTable {
                 return Err(invalid(origin, message));
             }
         }
-        Ok(HostCompilerTable { releases: file.release })
+        let releases = file
+            .release
+            .into_iter()
+            .map(|r| HostLimits {
+                nvcc: r.nvcc,
+                accepts: Accepts { newest_gcc: r.newest_gcc, newest_clang: r.newest_clang },
+                source: r.source,
+                note: r.note,
+            })
+            .collect();
+        Ok(HostCompilerTable { releases })
     }
 
     pub fn load(path: &Path) -> Result<Self, CompatError> {
@@ -108,7 +165,7 @@ mod tests {
 
     fn limits(nvcc: &str) -> (u32, u32) {
         let row = table().limits_for(v(nvcc)).unwrap_or_else(|| panic!("no row for {nvcc}"));
-        (row.newest_gcc, row.newest_clang)
+        (row.accepts.newest_gcc, row.accepts.newest_clang)
     }
 
     /// Releases NVIDIA numbered but never shipped; the table must not invent rows for them.
@@ -140,8 +197,9 @@ mod tests {
         for pair in table().releases().windows(2) {
             let (old, new) = (&pair[0], &pair[1]);
             if new.note.is_none() {
-                assert!(new.newest_gcc >= old.newest_gcc, "GCC limit drops at {} without a note", new.nvcc);
-                assert!(new.newest_clang >= old.newest_clang, "Clang limit drops at {} without a note", new.nvcc);
+                let (old, new_) = (old.accepts, new.accepts);
+                assert!(new_.newest_gcc >= old.newest_gcc, "GCC limit drops at {} without a note", new.nvcc);
+                assert!(new_.newest_clang >= old.newest_clang, "Clang limit drops at {} without a note", new.nvcc);
             }
         }
     }
@@ -193,9 +251,12 @@ mod tests {
 
     #[test]
     fn accepts_is_inclusive() {
-        let row = table().limits_for(v("11.8")).unwrap();
-        assert!(row.accepts_gcc(11) && !row.accepts_gcc(12) && row.accepts_gcc(4));
-        assert!(row.accepts_clang(14) && !row.accepts_clang(15));
+        let accepts = table().limits_for(v("11.8")).unwrap().accepts;
+        let gcc = |s: &str| accepts.accepts(CompilerFamily::Gcc, v(s));
+        let clang = |s: &str| accepts.accepts(CompilerFamily::Clang, v(s));
+        assert!(gcc("11.4.0") && !gcc("12.1") && gcc("4.8"));
+        assert!(clang("14.0.6") && !clang("15.0.0"));
+        assert_eq!(accepts.describe(), "GCC up to 11 and Clang up to 14");
     }
 
     #[test]

@@ -12,27 +12,7 @@
 
 use std::fmt;
 
-/// The newest majors the header lets through; both inclusive, as in `host-compilers.toml`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScannedLimits {
-    pub newest_gcc: u32,
-    pub newest_clang: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compiler {
-    Gcc,
-    Clang,
-}
-
-impl fmt::Display for Compiler {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Compiler::Gcc => "GCC",
-            Compiler::Clang => "Clang",
-        })
-    }
-}
+use super::{Accepts, CompilerFamily as Compiler};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScanError {
@@ -54,12 +34,16 @@ impl fmt::Display for ScanError {
             }
             ScanError::Unbalanced { line } => write!(f, "unbalanced #if/#endif at line {line}"),
             ScanError::Missing(compiler) => {
-                write!(f, "no {compiler} version check inside the host-compiler check block")
+                write!(f, "no {} version check inside the host-compiler check block", compiler.name())
             }
             ScanError::Conflict { compiler, first, second } => write!(
                 f,
-                "{compiler} checks disagree: newest {} at line {}, newest {} at line {}",
-                first.0, first.1, second.0, second.1
+                "{} checks disagree: newest {} at line {}, newest {} at line {}",
+                compiler.name(),
+                first.0,
+                first.1,
+                second.0,
+                second.1
             ),
         }
     }
@@ -75,7 +59,7 @@ struct Frame {
 }
 
 /// The newest GCC and Clang majors the text of a `crt/host_config.h` accepts, read from its `#if` guards.
-pub fn scan(header_text: &str) -> Result<ScannedLimits, ScanError> {
+pub fn scan(header_text: &str) -> Result<Accepts, ScanError> {
     let mut stack: Vec<Frame> = Vec::new();
     let mut saw_check_block = false;
     let mut gcc: Option<(u32, usize)> = None;
@@ -133,7 +117,7 @@ pub fn scan(header_text: &str) -> Result<ScannedLimits, ScanError> {
     if !saw_check_block {
         return Err(ScanError::NoCheckBlock);
     }
-    Ok(ScannedLimits {
+    Ok(Accepts {
         newest_gcc: gcc.ok_or(ScanError::Missing(Compiler::Gcc))?.0,
         newest_clang: clang.ok_or(ScanError::Missing(Compiler::Clang))?.0,
     })
@@ -407,12 +391,12 @@ mod tests {
 
     #[test]
     fn reads_the_11_8_shape() {
-        assert_eq!(scan(SHAPE_11_8), Ok(ScannedLimits { newest_gcc: 11, newest_clang: 14 }));
+        assert_eq!(scan(SHAPE_11_8), Ok(Accepts { newest_gcc: 11, newest_clang: 14 }));
     }
 
     #[test]
     fn skips_hos_and_grace_clang_checks() {
-        assert_eq!(scan(SHAPE_13_4), Ok(ScannedLimits { newest_gcc: 16, newest_clang: 22 }));
+        assert_eq!(scan(SHAPE_13_4), Ok(Accepts { newest_gcc: 16, newest_clang: 22 }));
         // With the plain Clang block gone, the look-alikes must not stand in for it.
         let start = SHAPE_13_4.find("#if defined(__clang__)").unwrap();
         let end = SHAPE_13_4.find("#endif /* __GNUC__ */").unwrap();
@@ -426,7 +410,7 @@ mod tests {
         let header = SHAPE_11_8
             .replace("(__clang_major__ >= 15)", "(__clang_major__ >= 17)")
             .replace("__GNUC__ > 11", "__GNUC__ > 12");
-        assert_eq!(scan(&header), Ok(ScannedLimits { newest_gcc: 12, newest_clang: 16 }));
+        assert_eq!(scan(&header), Ok(Accepts { newest_gcc: 12, newest_clang: 16 }));
     }
 
     #[test]
@@ -436,7 +420,7 @@ mod tests {
                 "#if !__NV_NO_HOST_COMPILER_CHECK\n#ifdef __GNUC__\n#if {gcc}\n#error g\n#endif\n#if defined __clang__\n#if {clang}\n#error c\n#endif\n#endif\n#endif\n#endif\n"
             )
         };
-        let limits = |g, c| Ok(ScannedLimits { newest_gcc: g, newest_clang: c });
+        let limits = |g, c| Ok(Accepts { newest_gcc: g, newest_clang: c });
         assert_eq!(scan(&header("__GNUC__ >= 12", "__clang_major__ > 19")), limits(11, 19));
         assert_eq!(scan(&header("13 < __GNUC__", "20 <= __clang_major__")), limits(13, 19));
     }
@@ -494,7 +478,7 @@ mod tests {
             let scanned = scan(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
             let row =
                 HostCompilerTable::built_in().limits_for(version).unwrap_or_else(|| panic!("{name}: no table row"));
-            let agrees = (row.newest_gcc, row.newest_clang) == (scanned.newest_gcc, scanned.newest_clang);
+            let agrees = row.accepts == scanned;
             println!(
                 "{name}: gcc {} clang {} (table row {}: {})",
                 scanned.newest_gcc,

@@ -9,11 +9,10 @@ mod capability;
 mod host_compilers;
 pub mod host_config;
 mod platforms;
-pub mod toolkit;
 
-pub use capabilities::{CapabilityInfo, CapabilityTable, DefaultArch, Kind};
+pub use capabilities::{CapabilityInfo, CapabilityTable, Kind};
 pub use capability::{Capability, ParseCapabilityError, Suffix};
-pub use host_compilers::{HostCompilerTable, HostLimits};
+pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, HostLimits};
 pub use platforms::{JetsonServedBy, Platform, PlatformTable, ReleaseRange};
 
 use crate::version::Version;
@@ -79,8 +78,6 @@ fn invalid(origin: &str, message: String) -> CompatError {
     CompatError::Invalid { origin: origin.to_string(), message }
 }
 
-/// Whether NVCC release `cuda` lies in `first ..= last` (no `last`: open-ended). Only major.minor counts, so
-/// `12.9.86` is inside a range that ends at `12.9`.
 /// The three tables a plan is decided with: the built-in ones, or those of the config's `compat-data` directory
 /// (each file there replaces its built-in twin; a missing file keeps the built-in one).
 #[derive(Debug, Clone)]
@@ -99,10 +96,11 @@ impl Compat {
         }
     }
 
-    /// The tables for this configuration. A broken override file is an error naming it.
-    pub fn load(config: &crate::config::Loaded) -> crate::error::Result<Compat> {
+    /// The built-in tables, each replaced by its twin in `dir` (a config's `compat-data`, already made absolute)
+    /// when there is one. A broken override file is an error naming it.
+    pub fn load(dir: Option<&Path>) -> crate::error::Result<Compat> {
         let mut compat = Compat::built_in();
-        let Some(dir) = config.config.compat_data.as_deref().map(|d| config.resolve(d)) else {
+        let Some(dir) = dir else {
             return Ok(compat);
         };
         if !dir.is_dir() {
@@ -130,6 +128,8 @@ impl Compat {
     }
 }
 
+/// Whether NVCC release `cuda` lies in `first ..= last` (no `last`: open-ended). Only major.minor counts, so
+/// `12.9.86` is inside a range that ends at `12.9`.
 fn within(cuda: Version, first: Version, last: Option<Version>) -> bool {
     let release = cuda.release();
     release >= first.release() && last.map_or(true, |last| release <= last.release())

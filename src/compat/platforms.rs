@@ -137,13 +137,13 @@ impl PlatformTable {
 
     /// Every platform for a GNU triple. aarch64 gives two (sbsa-linux and the Jetson aarch64-linux): the GPU
     /// capability decides between them, not the CPU.
-    pub fn by_triple<'a>(&'a self, triple: &'a str) -> impl Iterator<Item = &'a Platform> + 'a {
-        self.platforms.iter().filter(move |p| p.matches_triple(triple))
+    pub fn by_triple(&self, triple: &str) -> Vec<&Platform> {
+        self.platforms.iter().filter(|p| p.matches_triple(triple)).collect()
     }
 
     /// Every platform for a Nix system string (`aarch64-linux` gives two, as for triples).
-    pub fn by_nix_system<'a>(&'a self, system: &'a str) -> impl Iterator<Item = &'a Platform> + 'a {
-        self.platforms.iter().filter(move |p| p.nix_system == system)
+    pub fn by_nix_system(&self, system: &str) -> Vec<&Platform> {
+        self.platforms.iter().filter(|p| p.nix_system == system).collect()
     }
 
     /// Whether `platform` serves the Jetson part `part` in release `cuda` (beyond the Jetson platform itself).
@@ -185,8 +185,8 @@ mod tests {
         table().get(name).unwrap_or_else(|| panic!("no platform {name}"))
     }
 
-    fn names<'a>(platforms: impl Iterator<Item = &'a Platform>) -> Vec<&'a str> {
-        platforms.map(|p| p.name.as_str()).collect()
+    fn names<'a>(platforms: impl IntoIterator<Item = &'a Platform>) -> Vec<&'a str> {
+        platforms.into_iter().map(|p| p.name.as_str()).collect()
     }
 
     #[test]

@@ -13,10 +13,11 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::target::Named;
 use super::{Addition, Plan};
 use crate::args::{Invocation, Phase};
 use crate::compat::Platform;
-use crate::config::Loaded;
+use crate::config::{Source, TargetConfig};
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
 use crate::probe::system::Probes;
@@ -68,12 +69,13 @@ impl Decision {
 pub fn check_shipped(
     platform: &Platform,
     release: &std::result::Result<Version, String>,
-    plan: &mut Plan,
+    named: &Named,
+    notes: &mut Vec<String>,
 ) -> Result<()> {
     let release = match release {
         Ok(v) => v.release(),
         Err(e) => {
-            plan.notes.push(format!(
+            notes.push(format!(
                 "the NVCC release is unknown ({e}): whether it ships the target {} is not checked",
                 platform.name
             ));
@@ -93,7 +95,8 @@ pub fn check_shipped(
         .collect();
     let mut help = format!("use an nvcc release that ships it ({})", ranges.join(", "));
     if platform.jetson {
-        help.push_str(", or from 13.0 build for Jetson Thor (and from 13.2 Orin) with `platform = \"sbsa\"`");
+        let sbsa = if named.flags { "`--platform sbsa`" } else { "`platform = \"sbsa\"`" };
+        help.push_str(&format!(", or from 13.0 build for Jetson Thor (and from 13.2 Orin) with {sbsa}"));
     }
     Err(Error::new(
         ErrorKind::Request,
@@ -110,7 +113,10 @@ pub fn check_shipped(
 /// What the planner knows about this call, for the cross step.
 pub struct Step<'a> {
     pub invocation: &'a Invocation,
-    pub config: &'a Loaded,
+    /// `[target]`, its paths already absolute.
+    pub target: &'a TargetConfig,
+    /// Where those settings came from, for messages.
+    pub source: &'a Source,
     pub probes: &'a dyn Probes,
     /// The real nvcc, whose toolkit root may hold the target directory.
     pub nvcc: &'a Path,
@@ -183,10 +189,9 @@ impl Step<'_> {
 
     /// `[target] cuda-root`, checked whether or not it is used: a setting that names nothing is wrong for every call.
     fn cuda_root(&self) -> Result<Option<PathBuf>> {
-        let Some(cuda_root) = self.config.config.target.cuda_root.as_deref() else { return Ok(None) };
-        let cuda_root = self.path_setting(cuda_root, vars::TARGET_CUDA_ROOT);
+        let Some(cuda_root) = self.target.cuda_root.clone() else { return Ok(None) };
         if !self.probes.exists(&cuda_root.join("include/cuda_runtime.h")) {
-            let (kind, origin) = self.config.origin(vars::TARGET_CUDA_ROOT);
+            let (kind, origin) = self.source.origin(vars::TARGET_CUDA_ROOT);
             return Err(Error::new(
                 kind,
                 format!("`[target] cuda-root` ({}, from {origin}) has no include/cuda_runtime.h", cuda_root.display()),
@@ -197,10 +202,9 @@ impl Step<'_> {
     }
 
     fn sysroot(&self, links: bool, plan: &mut Plan) -> Result<Option<PathBuf>> {
-        let Some(sysroot) = self.config.config.target.sysroot.as_deref() else { return Ok(None) };
-        let sysroot = self.path_setting(sysroot, vars::TARGET_SYSROOT);
+        let Some(sysroot) = self.target.sysroot.clone() else { return Ok(None) };
         if !self.probes.exists(&sysroot) {
-            let (kind, origin) = self.config.origin(vars::TARGET_SYSROOT);
+            let (kind, origin) = self.source.origin(vars::TARGET_SYSROOT);
             return Err(Error::new(
                 kind,
                 format!("`[target] sysroot` ({}, from {origin}) does not exist", sysroot.display()),
@@ -236,15 +240,5 @@ impl Step<'_> {
         }
         dirs.extend(["lib64", "usr/lib64", "lib", "usr/lib"].map(|d| sysroot.join(d)));
         dirs
-    }
-
-    /// A path setting made absolute: against the config file's directory when it came from there (environment
-    /// values are absolute already).
-    fn path_setting(&self, path: &Path, var: &'static str) -> PathBuf {
-        if self.config.from_env.contains(&var) {
-            path.to_path_buf()
-        } else {
-            self.config.resolve(path)
-        }
     }
 }

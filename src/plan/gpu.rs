@@ -13,10 +13,11 @@
 
 use std::collections::BTreeSet;
 
-use super::{edit, target, Addition, Plan};
+use super::target::Named;
+use super::{edit, Addition, Plan};
 use crate::args::{Found, Invocation, Role};
 use crate::compat::{Capability, CapabilityInfo, Compat, Platform};
-use crate::config::{ArchFlags, Loaded};
+use crate::config::{ArchFlags, GpuConfig};
 use crate::error::{Error, ErrorKind, Result};
 use crate::version::Version;
 
@@ -72,6 +73,8 @@ pub struct Against<'a> {
     pub compat: &'a Compat,
     pub release: Option<Version>,
     pub platform: Option<&'a Platform>,
+    /// How the user gives the target settings, for the help line.
+    pub named: &'a Named,
 }
 
 /// Check every capability of an expansion (the PTX one too); one error listing every problem, with what would be
@@ -142,12 +145,12 @@ fn platform_problem(
                 .all()
                 .iter()
                 .filter(|p| platforms.allows(p, info, release) && against.release.map_or(true, |r| p.shipped_in(r)))
-                .map(target::settings_for)
+                .map(|p| against.named.settings_for(p))
                 .collect();
             if valid.is_empty() {
                 help.push(format!("no target platform of nvcc {} serves Jetson {part}", release.release()));
             } else {
-                help.push(format!("to build for Jetson {part}, set {} in the config", valid.join(", or ")));
+                help.push(format!("to build for Jetson {part}, {}", against.named.how_to_set(&valid.join(", or "))));
             }
             Some(format!("{cap} is Jetson {part}, which the target {} is not", describe_platform(platform)))
         }
@@ -183,27 +186,31 @@ fn describe_platform(platform: &Platform) -> String {
 /// What the planner knows about this call, for the GPU step.
 pub struct Step<'a> {
     pub invocation: &'a Invocation,
-    pub config: &'a Loaded,
+    pub gpu: &'a GpuConfig,
     pub compat: &'a Compat,
     /// The NVCC release, or why it is unknown.
     pub release: std::result::Result<Version, String>,
     /// The target platform, as the planner resolved it from `[target]`.
     pub platform: &'a Platform,
+    /// How the target settings are spelled, for help lines.
+    pub named: &'a Named,
 }
 
 impl Step<'_> {
     /// Add the configured targets, under the `arch-flags` policy; errors when they cannot be built.
     pub fn decide(&self, plan: &mut Plan) -> Result<()> {
         let inv = self.invocation;
-        let gpu = &self.config.config.gpu;
+        let gpu = self.gpu;
         if gpu.capabilities.is_empty() {
+            self.note_nvcc_default(plan);
             return Ok(());
         }
         let expansion = expand(&gpu.capabilities, gpu.forward_compat);
         let release = self.release(plan);
         // Checked on every call, even one that gets nothing added: a configuration this nvcc cannot build is wrong
         // for the whole build, and one clear error beats some calls passing and others failing.
-        check(&expansion, &Against { compat: self.compat, release, platform: Some(self.platform) })?;
+        let against = Against { compat: self.compat, release, platform: Some(self.platform), named: self.named };
+        check(&expansion, &against)?;
 
         if let Some(lto) = inv.with_role(Role::DeviceLto).next() {
             plan.notes.push(format!(
@@ -243,6 +250,24 @@ impl Step<'_> {
         };
         plan.before.push(Addition { args: flags.into_iter().map(Into::into).collect(), reason });
         Ok(())
+    }
+
+    /// With no capabilities configured and no GPU target given, nvcc builds its own default: say which, since a
+    /// build for the wrong GPU fails only when it runs ("no kernel image is available").
+    fn note_nvcc_default(&self, plan: &mut Plan) {
+        if self.invocation.gpu_targets().next().is_some() || self.invocation.with_role(Role::DeviceLto).next().is_some()
+        {
+            return;
+        }
+        let Ok(release) = &self.release else { return };
+        if let Some(default) = self.compat.capabilities.nvcc_default_arch(*release) {
+            plan.notes.push(format!(
+                "no `[gpu] capabilities` and no GPU target given: nvcc {} builds for its default, {default} ({} and {} PTX)",
+                release.release(),
+                default.sm_name(),
+                default.compute_name()
+            ));
+        }
     }
 
     /// The release to check against, or `None` (with a note) when it is unknown or older than the table.
@@ -366,7 +391,8 @@ mod tests {
     fn check_with(list: &str, fc: bool, release: Option<&str>, platform: Option<&str>) -> Result<()> {
         let compat = Compat::built_in();
         let platform = platform.map(|p| compat.platforms.get(p).unwrap());
-        let against = Against { compat: &compat, release: release.map(v), platform };
+        let named = Named::config(&crate::config::Source::default());
+        let against = Against { compat: &compat, release: release.map(v), platform, named: &named };
         check(&expand(&caps(list), fc), &against)
     }
 

@@ -16,48 +16,13 @@ use std::path::{Path, PathBuf};
 
 use super::{Addition, Plan};
 use crate::args::{HostCompilerGiven, Invocation, Phase};
-use crate::compat::{HostCompilerTable, Platform};
-use crate::config::{CompilerEntry, CompilerFamily, HostCompilerConfig, Loaded};
+pub use crate::compat::Accepts;
+use crate::compat::{CompilerFamily, HostCompilerTable, Platform};
+use crate::config::{CompilerEntry, HostCompilerConfig};
 use crate::error::{Error, ErrorKind, Result};
+pub use crate::probe::compiler::{Known, StdenvLibstdcxx};
 use crate::probe::system::Probes;
 use crate::version::Version;
-
-/// A compiler whose family and version are known (from the config or from probing).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Known {
-    pub path: PathBuf,
-    pub family: CompilerFamily,
-    pub version: Version,
-    /// The GNU triple it builds for, when known.
-    pub target: Option<String>,
-}
-
-impl std::fmt::Display for Known {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({} {})", self.path.display(), self.family, self.version)
-    }
-}
-
-/// What this nvcc accepts: the newest GCC and Clang majors, inclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Accepts {
-    pub newest_gcc: u32,
-    pub newest_clang: u32,
-}
-
-impl Accepts {
-    pub fn accepts(&self, family: CompilerFamily, version: Version) -> bool {
-        version.major
-            <= match family {
-                CompilerFamily::Gcc => self.newest_gcc,
-                CompilerFamily::Clang => self.newest_clang,
-            }
-    }
-
-    pub fn describe(&self) -> String {
-        format!("GCC up to {} and Clang up to {}", self.newest_gcc, self.newest_clang)
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {
@@ -106,17 +71,8 @@ pub fn choose(
     }
 }
 
-/// Where the stdenv compiler's libstdc++ lives (probed with the stdenv compiler, or recorded in the config).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StdenvLibstdcxx {
-    /// The GCC installation directory, `PREFIX/lib/gcc/TRIPLE/VERSION`: holds `libstdc++.a` and a `libstdc++.so`.
-    pub gcc_install_dir: PathBuf,
-    /// The directory holding the `libstdc++.so.6` that programs load at run time.
-    pub runtime_dir: PathBuf,
-}
-
 /// Flags that make a compile or link by `chosen` use the stdenv compiler's libstdc++ (measured on nvcc 11.8 with
-/// g++-11 against objects of g++-12, see shared notes): for GCC, its library directory first on the link and an
+/// g++-11 against objects of g++-12, docs/nvcc-facts.md): for GCC, its library directory first on the link and an
 /// rpath to its `libstdc++.so.6`; for Clang, the stdenv's GCC installation for headers and library alike
 /// (`--gcc-install-dir` from Clang 16, `--gcc-toolchain` before), plus the same rpath. `-Xcompiler` options reach
 /// every host-compiler call nvcc makes, the final link included.
@@ -165,7 +121,6 @@ pub struct Decision {
 /// What the planner knows about this call, for the host-compiler step.
 pub struct Step<'a> {
     pub invocation: &'a Invocation,
-    pub config: &'a Loaded,
     pub table: &'a HostCompilerTable,
     pub probes: &'a dyn Probes,
     /// The NVCC release, or why it is unknown.
@@ -309,7 +264,7 @@ impl Step<'_> {
                 return None;
             }
         };
-        Some((version.release(), Accepts { newest_gcc: row.newest_gcc, newest_clang: row.newest_clang }))
+        Some((version.release(), row.accepts))
     }
 
     /// A compiler the user gave is used as it is; warn when this nvcc will reject it. For a cross build it must build
@@ -376,7 +331,7 @@ impl Step<'_> {
     /// object of the build comes from it.
     fn stdenv(&self, plan: &mut Plan) -> Result<Option<Known>> {
         let entry = match &self.settings.stdenv {
-            Some(entry) => CompilerEntry { path: self.config.resolve_program(&entry.path), ..entry.clone() },
+            Some(entry) => entry.clone(),
             None => {
                 let mut names = self.default_prefixes().into_iter().map(|p| PathBuf::from(format!("{p}g++")));
                 match names.find_map(|name| self.probes.resolve(&name)) {
@@ -422,10 +377,7 @@ impl Step<'_> {
             }
             found.into_iter().map(CompilerEntry::path).collect()
         } else {
-            configured
-                .iter()
-                .map(|e| CompilerEntry { path: self.config.resolve_program(&e.path), ..e.clone() })
-                .collect()
+            configured.clone()
         };
         let mut known = Vec::new();
         for entry in &entries {
@@ -502,8 +454,10 @@ impl Step<'_> {
         ))
     }
 
+    /// Point `chosen` at the stdenv compiler's libstdc++: where this section's stdenv entry records it, else probed
+    /// from the stdenv compiler. Only this step's own section counts: a cross build never sees the native one's.
     fn share_libstdcxx(&self, chosen: &Known, stdenv: &Known, plan: &mut Plan) {
-        let recorded = self.config.config.host_compiler.stdenv.as_ref().and_then(|e| {
+        let recorded = self.settings.stdenv.as_ref().and_then(|e| {
             Some(StdenvLibstdcxx { gcc_install_dir: e.gcc_install_dir.clone()?, runtime_dir: e.libstdcxx_dir.clone()? })
         });
         let dirs = match recorded.map(Ok).unwrap_or_else(|| self.probes.libstdcxx(&stdenv.path)) {

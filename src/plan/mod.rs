@@ -16,13 +16,35 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use crate::args::{Channel, Found, Invocation};
-use crate::compat::Compat;
-use crate::config::Loaded;
+use crate::compat::{Compat, Platform, PlatformTable};
+use crate::config::{Loaded, TargetConfig};
 use crate::context::vars;
 use crate::error::Result;
 use crate::locate::RealNvcc;
 use crate::probe::system::Probes;
 use crate::version::Version;
+
+/// The NVCC release in use, and where the wrapper learned it (for `explain`, `doctor` and the debug log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Release {
+    /// The version, or why it cannot be told.
+    pub version: std::result::Result<Version, String>,
+    /// `` `cuda-version` in the config ``, `the toolkit's version.json`, `` `nvcc --version` ``.
+    pub from: &'static str,
+}
+
+impl Release {
+    /// The config's `cuda-version`, else what the real nvcc says (its toolkit's version.json, else `nvcc --version`).
+    pub fn of(cuda_version: Option<Version>, probes: &dyn Probes, nvcc: &Path) -> Release {
+        match cuda_version {
+            Some(v) => Release { version: Ok(v), from: "`cuda-version` in the config" },
+            None => match probes.nvcc_version(nvcc) {
+                Ok((v, from)) => Release { version: Ok(v), from },
+                Err(e) => Release { version: Err(e), from: "the real nvcc" },
+            },
+        }
+    }
+}
 
 /// Tokens of the user's that the wrapper removes (only under an explicit policy), and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +83,8 @@ pub struct Plan {
     pub host: Option<host_compiler::Decision>,
     /// The target, its CUDA files and sysroot, when it is another CPU (for `doctor` and tests).
     pub cross: Option<cross::Decision>,
+    /// The NVCC release the decisions were made for; `None` when the call needed none (a query, say).
+    pub release: Option<Release>,
 }
 
 impl Plan {
@@ -77,6 +101,7 @@ impl Plan {
             warnings: Vec::new(),
             host: None,
             cross: None,
+            release: None,
         }
     }
 
@@ -124,48 +149,63 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         ));
         return Ok(plan);
     }
-    let release = nvcc_release(inputs.config, inputs.probes, &inputs.nvcc.path);
+    let release = Release::of(inputs.config.config.cuda_version, inputs.probes, &inputs.nvcc.path);
     let settings = &inputs.config.config;
-    let platform = target::platform_of(inputs.config, &inputs.compat.platforms)?;
-    // Another CPU than the wrapper's: a cross build. (An aarch64 machine building for Jetson or for an Arm server
-    // is not one: its toolkit is that platform's own.)
-    let cross = (platform.nix_system != target::NATIVE_SYSTEM).then_some(platform);
-    if let Some(platform) = cross {
-        cross::check_shipped(platform, &release, &mut plan)?;
-    } else if settings.target.system.is_some() {
-        plan.notes.push(format!("the target {} is this machine's: nothing is cross-compiled", platform.name));
-    }
+    let named = target::Named::config(&inputs.config.source);
+    let (platform, cross) =
+        resolve_target(&settings.target, &named, &inputs.compat.platforms, &release.version, &mut plan.notes)?;
     host_compiler::Step {
         invocation: inv,
-        config: inputs.config,
         table: &inputs.compat.host_compilers,
         probes: inputs.probes,
-        release: release.clone(),
-        settings: if cross.is_some() { &settings.target.host_compiler } else { &settings.host_compiler },
-        cross,
+        release: release.version.clone(),
+        // Each step sees its own section: the target's compilers for another CPU, the native ones otherwise.
+        settings: if cross { &settings.target.host_compiler } else { &settings.host_compiler },
+        cross: cross.then_some(platform),
     }
     .decide(&mut plan)?;
-    if let Some(platform) = cross {
+    if cross {
         cross::Step {
             invocation: inv,
-            config: inputs.config,
+            target: &settings.target,
+            source: &inputs.config.source,
             probes: inputs.probes,
             nvcc: &inputs.nvcc.path,
             platform,
         }
         .decide(&mut plan)?;
     }
-    gpu::Step { invocation: inv, config: inputs.config, compat: inputs.compat, release, platform }.decide(&mut plan)?;
+    gpu::Step {
+        invocation: inv,
+        gpu: &settings.gpu,
+        compat: inputs.compat,
+        release: release.version.clone(),
+        platform,
+        named: &named,
+    }
+    .decide(&mut plan)?;
+    plan.release = Some(release);
     Ok(plan)
 }
 
-/// The NVCC release in use: the config's `cuda-version`, else what the real nvcc says (its toolkit's version.json,
-/// else `nvcc --version`). Every step that depends on the release asks this once, through `plan`.
-fn nvcc_release(config: &Loaded, probes: &dyn Probes, nvcc: &Path) -> std::result::Result<Version, String> {
-    match config.config.cuda_version {
-        Some(v) => Ok(v),
-        None => probes.nvcc_version(nvcc),
+/// The target platform `[target]` names, and whether it is another CPU than this machine's (a cross build; an
+/// aarch64 machine building for Jetson or for an Arm server is not one: its toolkit is that platform's own). A
+/// cross target must be one this release ships. Every personality that names a target goes through here.
+pub fn resolve_target<'a>(
+    target: &TargetConfig,
+    named: &target::Named,
+    platforms: &'a PlatformTable,
+    release: &std::result::Result<Version, String>,
+    notes: &mut Vec<String>,
+) -> Result<(&'a Platform, bool)> {
+    let platform = target::platform(target, platforms, named)?;
+    let cross = platform.nix_system != target::NATIVE_SYSTEM;
+    if cross {
+        cross::check_shipped(platform, release, named, notes)?;
+    } else if target.system.is_some() {
+        notes.push(format!("the target {} is this machine's: nothing is cross-compiled", platform.name));
     }
+    Ok((platform, cross))
 }
 
 #[cfg(test)]

@@ -70,8 +70,8 @@ impl FakeProbes {
 const CROSS_TRIPLES: [&str; 2] = ["aarch64-linux-gnu", "powerpc64le-linux-gnu"];
 
 impl Probes for FakeProbes {
-    fn nvcc_version(&self, _: &Path) -> std::result::Result<Version, String> {
-        self.nvcc.clone()
+    fn nvcc_version(&self, _: &Path) -> std::result::Result<(Version, &'static str), String> {
+        self.nvcc.clone().map(|v| (v, "the toolkit's version.json"))
     }
     fn compiler(&self, path: &Path) -> std::result::Result<Known, String> {
         self.probed.borrow_mut().push(path.to_path_buf());
@@ -79,9 +79,17 @@ impl Probes for FakeProbes {
     }
     fn libstdcxx(&self, path: &Path) -> std::result::Result<StdenvLibstdcxx, String> {
         assert!(path.starts_with("/usr/bin"), "libstdc++ of {}", path.display());
-        Ok(StdenvLibstdcxx {
-            gcc_install_dir: "/usr/lib/gcc/x86_64-linux-gnu/12".into(),
-            runtime_dir: "/usr/lib/x86_64-linux-gnu".into(),
+        // Where Debian keeps them: the native GCC's, or a cross GCC's under gcc-cross and /usr/TRIPLE.
+        let name = path.file_name().unwrap().to_string_lossy();
+        Ok(match CROSS_TRIPLES.iter().find(|t| name.starts_with(*t)) {
+            Some(triple) => StdenvLibstdcxx {
+                gcc_install_dir: format!("/usr/lib/gcc-cross/{triple}/12").into(),
+                runtime_dir: format!("/usr/{triple}/lib").into(),
+            },
+            None => StdenvLibstdcxx {
+                gcc_install_dir: "/usr/lib/gcc/x86_64-linux-gnu/12".into(),
+                runtime_dir: "/usr/lib/x86_64-linux-gnu".into(),
+            },
         })
     }
     fn resolve(&self, name: &Path) -> Option<PathBuf> {
@@ -115,10 +123,8 @@ fn inv(args: &[&str], env: &[(&str, &str)]) -> Invocation {
 
 fn config(text: &str) -> Loaded {
     Loaded {
-        config: crate::config::parse(text, Path::new("/etc/nvcc.toml")).unwrap(),
-        path: Some("/etc/nvcc.toml".into()),
-        overrides: Vec::new(),
-        from_env: Vec::new(),
+        config: crate::config::read(text, Path::new("/etc/nvcc.toml")).unwrap(),
+        source: crate::config::Source { path: Some("/etc/nvcc.toml".into()), ..Default::default() },
     }
 }
 
@@ -583,8 +589,35 @@ mod cross {
                 PPC,
                 &[
                     "-ccbin=/usr/bin/powerpc64le-linux-gnu-g++-11",
-                    "-L/usr/lib/gcc/x86_64-linux-gnu/12",
-                    "-Xlinker=-rpath,/usr/lib/x86_64-linux-gnu",
+                    "-L/usr/lib/gcc-cross/powerpc64le-linux-gnu/12",
+                    "-Xlinker=-rpath,/usr/powerpc64le-linux-gnu/lib",
+                    "--target-directory=ppc64le-linux",
+                ],
+            ),
+            // Issue 10: a native stdenv table that records its libstdc++ is the native build's; a cross link takes
+            // the target's stdenv compiler's, never a native path.
+            (
+                "11.8.89",
+                &["ppc64le-linux"],
+                &["a.cu", "-o", "a"],
+                "[host-compiler]\nstdenv = { path = \"/usr/bin/g++-12\", family = \"gcc\", version = \"12.2.0\", target = \"x86_64-linux-gnu\", gcc-install-dir = \"/native/gcc/12\", libstdcxx-dir = \"/native/lib\" }\n[target]\nsystem = \"powerpc64le-linux\"\n",
+                &[
+                    "-ccbin=/usr/bin/powerpc64le-linux-gnu-g++-11",
+                    "-L/usr/lib/gcc-cross/powerpc64le-linux-gnu/12",
+                    "-Xlinker=-rpath,/usr/powerpc64le-linux-gnu/lib",
+                    "--target-directory=ppc64le-linux",
+                ],
+            ),
+            // ... while the target's own recorded table is used as it is, with nothing probed.
+            (
+                "11.8.89",
+                &["ppc64le-linux"],
+                &["a.cu", "-o", "a"],
+                "[target]\nsystem = \"powerpc64le-linux\"\n[target.host-compiler]\nstdenv = { path = \"/usr/bin/powerpc64le-linux-gnu-g++\", family = \"gcc\", version = \"12.2.0\", target = \"powerpc64le-linux-gnu\", gcc-install-dir = \"/t/gcc/12\", libstdcxx-dir = \"/t/lib\" }\n",
+                &[
+                    "-ccbin=/usr/bin/powerpc64le-linux-gnu-g++-11",
+                    "-L/t/gcc/12",
+                    "-Xlinker=-rpath,/t/lib",
                     "--target-directory=ppc64le-linux",
                 ],
             ),

@@ -15,7 +15,32 @@ const DUMPFULLVERSION: &str = "-dumpfullversion";
 const DUMPMACHINE: &str = "-dumpmachine";
 const PRINT_LIBGCC: &str = "-print-libgcc-file-name";
 
-pub use crate::config::CompilerFamily;
+pub use crate::compat::CompilerFamily;
+
+/// A compiler whose family and version are known (recorded in the config, or probed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Known {
+    pub path: PathBuf,
+    pub family: CompilerFamily,
+    pub version: Version,
+    /// The GNU triple it builds for, when known.
+    pub target: Option<String>,
+}
+
+impl std::fmt::Display for Known {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({} {})", self.path.display(), self.family, self.version)
+    }
+}
+
+/// Where a GCC-based compiler's libstdc++ lives (probed, or recorded in the config).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StdenvLibstdcxx {
+    /// The GCC installation directory, `PREFIX/lib/gcc/TRIPLE/VERSION`: holds `libstdc++.a` and a `libstdc++.so`.
+    pub gcc_install_dir: PathBuf,
+    /// The directory holding the `libstdc++.so.6` that programs load at run time.
+    pub runtime_dir: PathBuf,
+}
 
 /// What a host compiler said about itself.
 #[derive(Debug, Clone, PartialEq, Eq)]

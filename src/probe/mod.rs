@@ -10,6 +10,7 @@ pub mod compiler;
 pub mod glibcxx;
 pub mod nvcc;
 pub mod system;
+pub mod toolkit;
 
 use std::fmt;
 use std::io;

@@ -6,12 +6,13 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::plan::host_compiler::{Known, StdenvLibstdcxx};
+use super::compiler::{Known, StdenvLibstdcxx};
 use crate::version::Version;
 
 pub trait Probes {
-    /// The version of the real nvcc (its own, `12.4.131`), from the toolkit's `version.json` or `nvcc --version`.
-    fn nvcc_version(&self, nvcc: &Path) -> Result<Version, String>;
+    /// The version of the real nvcc (its own, `12.4.131`), from the toolkit's `version.json` or `nvcc --version`,
+    /// and which of the two said it.
+    fn nvcc_version(&self, nvcc: &Path) -> Result<(Version, &'static str), String>;
     /// Family, version and target of a compiler.
     fn compiler(&self, path: &Path) -> Result<Known, String>;
     /// Where a GCC-based compiler's libstdc++ lives.
@@ -34,14 +35,14 @@ pub struct System {
 }
 
 impl Probes for System {
-    fn nvcc_version(&self, nvcc: &Path) -> Result<Version, String> {
+    fn nvcc_version(&self, nvcc: &Path) -> Result<(Version, &'static str), String> {
         let from_json = super::nvcc::toolkit_root_of(nvcc)
             .ok()
             .and_then(|root| super::nvcc::read_version_json(&root).ok().flatten())
             .and_then(|v| v.nvcc.or(v.cuda));
         match from_json {
-            Some(version) => Ok(version),
-            None => super::nvcc::probe_nvcc(nvcc).map(|v| v.full).map_err(|e| e.to_string()),
+            Some(version) => Ok((version, "the toolkit's version.json")),
+            None => super::nvcc::probe_nvcc(nvcc).map(|v| (v.full, "`nvcc --version`")).map_err(|e| e.to_string()),
         }
     }
 

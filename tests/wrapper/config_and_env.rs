@@ -80,12 +80,23 @@ fn debug_log_goes_to_stderr_and_shows_both_commands() {
     assert!(out.status.success());
     assert_eq!(stdout(&out), "");
     let err = stderr(&out);
-    assert!(err.contains("nvcc-wrapper[DEBUG]: original command: ") && err.contains("'a b.cu'"), "{err}");
+    assert!(err.contains("nvcc-wrapper[DEBUG]: you ran:     nvcc -c 'a b.cu'\n"), "{err}");
+    let runs = format!(
+        "nvcc-wrapper[DEBUG]: runs:        {} {} -c 'a b.cu'\n",
+        sb.cuda_bin.join("nvcc").display(),
+        sb.ccbin()
+    );
+    assert!(err.contains(&runs), "{err}");
     assert!(
-        err.contains(&format!("final command: {} {} -c 'a b.cu'", sb.cuda_bin.join("nvcc").display(), sb.ccbin())),
+        err.contains(&format!("nvcc-wrapper[DEBUG]:   + {} (before your arguments): the stdenv compiler", sb.ccbin())),
         "{err}"
     );
-    assert!(err.contains(&format!("adding {}: the stdenv compiler", sb.ccbin())), "{err}");
+    // The log's lines are `explain`'s, in the same order.
+    let explain =
+        sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &sb.config).args(["explain", "--", "-c", "a b.cu"]).output();
+    let logged: String =
+        err.lines().filter_map(|l| l.strip_prefix("nvcc-wrapper[DEBUG]: ")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(logged, stdout(&explain.unwrap()));
 }
 
 #[test]

@@ -126,7 +126,7 @@ fn doctor_and_explain_show_the_target_its_compiler_and_files() {
     let compiler = ccbin.trim_start_matches("-ccbin=");
     let files = sb.dir.path().join("cuda/targets/sbsa-linux");
     let sysroot = sb.dir.path().join("sysroot");
-    for (command, width) in [(&["doctor"][..], 14), (&["explain", "--", "-c", "k.cu"][..], 13)] {
+    for (command, width) in [(&["doctor"][..], 13), (&["explain", "--", "-c", "k.cu"][..], 13)] {
         let out = sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &sb.config).args(command).output().unwrap();
         let text = stdout(&out);
         let line = |label: &str, value: String| format!("{:<width$}{value}", format!("{label}:"));

@@ -95,10 +95,10 @@ fn replace_takes_out_the_users_targets_everywhere_and_says_so() {
     assert_eq!(record.env("NVCC_APPEND_FLAGS").as_deref(), Some(""));
     let err = stderr(&out);
     for removed in [
-        "removing -arch=sm_50 from $NVCC_PREPEND_FLAGS",
-        "removing -arch sm_60 from the command line",
-        "removing -gencode arch=compute_70,code=sm_70 from options file",
-        "removing --gpu-code sm_52 from $NVCC_APPEND_FLAGS",
+        "  - -arch=sm_50 (from $NVCC_PREPEND_FLAGS): ",
+        "  - -arch sm_60 (from the command line): ",
+        "  - -gencode arch=compute_70,code=sm_70 (from options file ",
+        "  - --gpu-code sm_52 (from $NVCC_APPEND_FLAGS): ",
     ] {
         assert!(err.contains(removed), "{removed:?} not in:\n{err}");
     }

@@ -9,6 +9,7 @@ mod config_and_env;
 mod cross;
 mod gpu;
 mod passthrough;
+mod personalities;
 mod real_compat;
 mod real_cross;
 mod real_gpu;

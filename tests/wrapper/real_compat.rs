@@ -73,9 +73,9 @@ fn doctor_reports_the_choice_and_the_libstdcxx_check() {
     let out = assert_cmd::Command::new(WRAPPER).env("NVCC_WRAPPER_CONFIG", &good).arg("doctor").output().unwrap();
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
-    assert!(text.contains("release:      11.8.89"), "{text}");
+    assert!(text.contains("release:     11.8.89"), "{text}");
     assert!(text.contains("-ccbin=/usr/bin/g++-11"), "{text}");
-    assert!(text.contains("libstdc++:    ") && text.contains("provides up to GLIBCXX_3.4."), "{text}");
+    assert!(text.contains("libstdc++:   ") && text.contains("provides up to GLIBCXX_3.4."), "{text}");
     assert!(text.ends_with("no problems found\n"), "{text}");
 
     let bad = sb.write(

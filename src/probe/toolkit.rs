@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::host_config::{self, ScannedLimits};
-use super::HostCompilerTable;
+use crate::compat::host_config;
+use crate::compat::{Accepts, HostCompilerTable};
 use crate::error::{Error, ErrorKind, Result};
 use crate::probe;
 use crate::version::Version;
@@ -14,7 +14,7 @@ pub struct ToolkitScan {
     pub header: PathBuf,
     /// nvcc's own version, from the toolkit's `version.json` or `bin/nvcc --version`.
     pub nvcc: Version,
-    pub limits: ScannedLimits,
+    pub limits: Accepts,
 }
 
 impl ToolkitScan {
@@ -42,12 +42,12 @@ impl ToolkitScan {
             )
             .with_help(help));
         };
-        if (row.newest_gcc, row.newest_clang) != (self.limits.newest_gcc, self.limits.newest_clang) {
+        if row.accepts != self.limits {
             return Err(Error::new(
                 ErrorKind::CheckFailed,
                 format!(
                     "nvcc {}: {} says GCC up to {} and Clang up to {}, but the table's row {} says GCC up to {} and Clang up to {}",
-                    self.nvcc, self.header.display(), self.limits.newest_gcc, self.limits.newest_clang, row.nvcc, row.newest_gcc, row.newest_clang
+                    self.nvcc, self.header.display(), self.limits.newest_gcc, self.limits.newest_clang, row.nvcc, row.accepts.newest_gcc, row.accepts.newest_clang
                 ),
             )
             .with_help(help));

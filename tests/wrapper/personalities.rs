@@ -1,0 +1,160 @@
+//! Issue 10: the drop-in, `explain`, `doctor` and `gencode` share one preparation, so they cannot disagree; and what
+//! the wrapper itself prints never panics: a reader that went away ends it quietly, a full disk is a write error.
+
+use std::process::{Command, Stdio};
+
+use crate::support::*;
+
+/// Each environment the drop-in refuses is a problem for `doctor` too, said with the same words.
+#[test]
+fn doctor_sees_what_the_drop_in_sees() {
+    let sb = Sandbox::new();
+    let cases: &[(&str, &str, i32, &str)] = &[
+        ("NVCC_WRAPPER_CAPABILITIES", "3.0", 65, "3.0 is not a known GPU capability"),
+        ("NVCC_WRAPPER_CAPABILITIES", "zzz", 64, "NVCC_WRAPPER_CAPABILITIES=zzz"),
+        ("NVCC_WRAPPER_TARGET_SYSTEM", "mips", 64, "$NVCC_WRAPPER_TARGET_SYSTEM is \"mips\""),
+    ];
+    for &(name, value, code, says) in cases {
+        let out = sb.nvcc().env(name, value).args(["-c", "k.cu"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{name}={value}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{name}={value}: {}", stderr(&out));
+        assert!(!sb.ran());
+
+        let out =
+            sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &sb.config).env(name, value).arg("doctor").output().unwrap();
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(3), "doctor with {name}={value}:\n{text}{}", stderr(&out));
+        let problem = text.lines().find(|l| l.starts_with("problem: ")).unwrap_or_else(|| panic!("{text}"));
+        assert!(problem.contains(says), "doctor with {name}={value}:\n{text}");
+        assert!(text.contains("\n  help: "), "the problem says what to do:\n{text}");
+        assert!(!text.contains("no problems found"), "{text}");
+    }
+}
+
+/// With nothing wrong, doctor's report for its sample call is `explain`'s for the same call, line for line.
+#[test]
+fn doctor_shows_the_plan_explain_shows() {
+    let sb = Sandbox::new();
+    let cli = || {
+        let mut cmd = sb.wrapper_cli();
+        cmd.env("NVCC_WRAPPER_CONFIG", &sb.config).env("NVCC_WRAPPER_CAPABILITIES", "8.6");
+        cmd
+    };
+    let explain = cli().args(["explain", "--", "doctor.cu", "-o", "doctor"]).output().unwrap();
+    assert!(explain.status.success(), "{}", stderr(&explain));
+    let doctor = cli().arg("doctor").output().unwrap();
+    let (explain, doctor) = (stdout(&explain), stdout(&doctor));
+    assert!(doctor.starts_with(&explain), "doctor:\n{doctor}\nexplain:\n{explain}");
+    for want in [
+        "  override: `[gpu] capabilities` is \"8.6\", from $NVCC_WRAPPER_CAPABILITIES",
+        "release:     13.0.88 (from the toolkit's version.json)",
+        "target:      x86_64-linux (this machine)",
+        "  + -gencode=arch=compute_86,code=sm_86 (before your arguments)",
+    ] {
+        assert!(explain.contains(want), "{want:?} missing in:\n{explain}");
+    }
+    assert!(doctor.ends_with("no problems found\n"), "{doctor}");
+}
+
+/// nvcc's own default architecture is named when the wrapper adds no GPU target (a build for the wrong GPU only
+/// fails when it runs).
+#[test]
+fn explain_names_nvccs_default_architecture_when_nothing_is_configured() {
+    let sb = Sandbox::new();
+    let out =
+        sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &sb.config).args(["explain", "--", "-c", "k.cu"]).output().unwrap();
+    assert!(
+        stdout(&out).contains("nvcc 13.0 builds for its default, 7.5 (sm_75 and compute_75 PTX)"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// `gencode` applies the drop-in's rules for the same release and target, and its errors name its own flags.
+#[test]
+fn gencode_refuses_what_the_drop_in_refuses_naming_its_flags() {
+    let sb = Sandbox::new();
+    // The drop-in, with nvcc 13.0 and a Jetson target, refuses: 13.0 ships no Jetson (aarch64-linux) files.
+    let config = std::fs::read_to_string(&sb.config).unwrap();
+    let jetson =
+        sb.write("jetson.toml", &format!("{config}[target]\nplatform = \"jetson\"\n[gpu]\ncapabilities = [\"8.7\"]\n"));
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &jetson).args(["-c", "k.cu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nvcc 13.0 does not build for the target aarch64-linux"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("with `platform = \"sbsa\"`"), "{}", stderr(&out));
+
+    let rows: &[(&[&str], i32, &[&str])] = &[
+        (
+            &["--cuda-version", "13.0", "--platform", "jetson", "8.7"],
+            65,
+            &["nvcc 13.0 does not build for the target aarch64-linux", "with `--platform sbsa`"],
+        ),
+        (&["--system", "riscv64-linux", "8.6"], 2, &["`--system` is \"riscv64-linux\", which is not a target"]),
+        (&["--system", "x86_64-linux", "--platform", "jetson", "8.7"], 2, &["`--platform` is \"jetson\""]),
+        (
+            &["--cuda-version", "12.4", "--system", "x86_64-linux", "8.7"],
+            65,
+            &["8.7 is Jetson Orin", "pass `--system aarch64-linux --platform jetson`"],
+        ),
+        (&["--cuda-version", "twelve", "8.6"], 2, &["`--cuda-version twelve`"]),
+    ];
+    for (args, code, says) in rows {
+        let out = sb.wrapper_cli().arg("gencode").args(*args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(*code), "{args:?}: {err}");
+        for s in *says {
+            assert!(err.contains(s), "{args:?}: {s:?} missing in {err}");
+        }
+        assert!(!err.contains("[target]"), "{args:?} blames a config key the user never wrote: {err}");
+        assert_eq!(stdout(&out), "", "{args:?}");
+    }
+    // What the drop-in builds, gencode prints.
+    let out = sb.wrapper_cli().args(["gencode", "--cuda-version", "12.4", "--platform", "jetson", "8.7"]).output();
+    assert_eq!(stdout(&out.unwrap()), "-gencode=arch=compute_87,code=sm_87\n");
+}
+
+/// Each personality that prints: `gencode`, `explain`, `doctor`.
+fn printing(sb: &Sandbox) -> Vec<(&'static str, Command)> {
+    let mut out = Vec::new();
+    for (name, args) in
+        [("gencode", &["gencode", "8.6"][..]), ("explain", &["explain", "--", "-c", "k.cu"]), ("doctor", &["doctor"])]
+    {
+        let mut cmd = Command::new(WRAPPER);
+        cmd.env_clear().env("PATH", sb.path()).env("NVCC_WRAPPER_CONFIG", &sb.config).current_dir(sb.dir.path());
+        cmd.args(args);
+        out.push((name, cmd));
+    }
+    out
+}
+
+#[test]
+fn a_reader_that_went_away_ends_the_output_quietly() {
+    let sb = Sandbox::new();
+    for (name, mut cmd) in printing(&sb) {
+        // The wrapper starts only after the pipe's reading end is closed, so its first write fails with EPIPE.
+        let program = cmd.get_program().to_owned();
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
+        let mut shell = Command::new("/bin/sh");
+        shell.arg("-c").arg("sleep 0.3; exec \"$@\"").arg("sh").arg(program).args(args);
+        shell.env_clear().envs(cmd.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))));
+        shell.current_dir(sb.dir.path());
+        let mut child = shell.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{name}");
+    }
+}
+
+#[test]
+fn a_full_disk_is_a_write_error_not_a_crash() {
+    let sb = Sandbox::new();
+    for (name, mut cmd) in printing(&sb) {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = cmd.stdout(full).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(74), "{name}: {err}");
+        assert!(err.starts_with("nvcc-wrapper: error: cannot write to stdout: "), "{name}: {err}");
+        assert!(err.contains("\nhelp: "), "{name}: {err}");
+    }
+}
