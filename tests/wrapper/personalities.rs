@@ -130,7 +130,7 @@ fn printing(sb: &Sandbox) -> Vec<(&'static str, Command)> {
 #[test]
 fn a_reader_that_went_away_ends_the_output_quietly() {
     let sb = Sandbox::new();
-    for (name, mut cmd) in printing(&sb) {
+    for (name, cmd) in printing(&sb) {
         // The wrapper starts only after the pipe's reading end is closed, so its first write fails with EPIPE.
         let program = cmd.get_program().to_owned();
         let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
