@@ -106,10 +106,6 @@ impl Env {
         self.0.insert(name.into(), value.into());
     }
 
-    pub fn remove(&mut self, name: &str) {
-        self.0.remove(OsStr::new(name));
-    }
-
     pub fn iter(&self) -> impl Iterator<Item = (&OsString, &OsString)> {
         self.0.iter()
     }

@@ -26,6 +26,9 @@ pub mod report;
 pub mod shell;
 pub mod version;
 
+#[cfg(test)]
+mod layering;
+
 use context::Context;
 
 /// Run the wrapper in the personality its name asks for; the process exit code.

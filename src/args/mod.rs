@@ -98,12 +98,8 @@ pub enum HostCompilerGiven<'a> {
 }
 
 impl Invocation {
-    /// Parse the command line nvcc would see in this context. Reads options files; nothing else touches the OS.
-    pub fn parse(ctx: &Context) -> Result<Invocation> {
-        Self::parse_args(ctx, ctx.args.clone())
-    }
-
-    /// Like `parse`, with `args` in place of argv (for `nvcc-wrapper explain -- ARGS`).
+    /// Parse `argv` (the process's, or `nvcc-wrapper explain -- ARGS`) with nvcc's environment channels, as nvcc
+    /// would see the command line. Reads options files; nothing else touches the OS.
     pub fn parse_args(ctx: &Context, argv: Vec<OsString>) -> Result<Invocation> {
         let channel = |name| {
             ctx.env
@@ -154,10 +150,6 @@ impl Invocation {
     /// `--version`, `--help`, `--list-gpu-arch`, `--list-gpu-code`: nvcc prints and exits; nothing may be added.
     pub fn query_only(&self) -> Option<&Found> {
         self.with_role(Role::Query).next()
-    }
-
-    pub fn dry_run(&self) -> bool {
-        self.with_role(Role::DryRun).next().is_some()
     }
 
     pub fn allows_unsupported_compiler(&self) -> bool {

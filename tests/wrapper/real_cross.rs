@@ -71,9 +71,14 @@ impl Cross {
     }
 
     /// A new config file: `target` is the `[target]` table, `capability` the `[gpu]` list's only entry ("": none).
+    /// It also has a native `[host-compiler]` whose stdenv compiler records its libstdc++ (as a Nix config does):
+    /// that section is the native build's, and none of it may reach a cross build (issue 10).
     fn with_config(mut self, target: &str, capability: &str) -> Cross {
         let caps = if capability.is_empty() { String::new() } else { format!("{capability:?}") };
-        let text = format!("nvcc = {}\n\n{target}\n\n[gpu]\ncapabilities = [{caps}]\n", toml_path(&self.nvcc));
+        let text = format!(
+            "nvcc = {}\n\n{NATIVE_STDENV}\n{target}\n\n[gpu]\ncapabilities = [{caps}]\n",
+            toml_path(&self.nvcc)
+        );
         self.config = self.sb.write("wrapper.toml", &text);
         self
     }
@@ -127,6 +132,12 @@ impl Cross {
         err
     }
 }
+
+/// The native stdenv compiler, with everything recorded: its paths all name the build machine's triple.
+const NATIVE_STDENV: &str =
+    "[host-compiler]\nstdenv = { path = \"/usr/bin/g++-12\", family = \"gcc\", version = \"12.2.0\", \
+     target = \"x86_64-linux-gnu\", gcc-install-dir = \"/usr/lib/gcc/x86_64-linux-gnu/12\", \
+     libstdcxx-dir = \"/usr/lib/x86_64-linux-gnu\" }\n";
 
 /// A TOML string for a path.
 fn toml_path(path: &Path) -> String {
@@ -236,6 +247,11 @@ fn cross_build(case: &Case) -> Option<Cross> {
     assert_eq!(words.iter().filter(|w| **w == target_directory).count(), 1, "{}: {words:?}", case.name);
     let gencode = format!("-gencode=arch=compute_{0},code=sm_{0}", case.capability.replace('.', ""));
     assert!(words.contains(&gencode), "{}: {words:?}", case.name);
+    // Nothing of the native section reaches the cross link, here or where the target's GCC 12 objects are linked.
+    for link in [words.clone(), cx.plan(&[HELLO, "new.o", "-o", "mixed"])] {
+        let native: Vec<&String> = link.iter().filter(|w| w.contains("x86_64-linux-gnu")).collect();
+        assert!(native.is_empty(), "{}: native paths in a cross link: {native:?}", case.name);
+    }
 
     // nvcc itself takes the directory and gives the cross compiler its include directory.
     let dry = cx.nvcc_dryrun(&[HELLO, "-o", "hello"]);

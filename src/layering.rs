@@ -1,0 +1,156 @@
+//! The module graph, read from the source: no import cycles between the top-level modules, imports pointing down
+//! the pipe, and the OS reached only where the architecture says. A `use` that breaks a rule fails here, naming the
+//! file and the import.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `src/`, except the crate root and the binary (which may reach everything).
+fn sources() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    files.retain(|f| !matches!(f.strip_prefix(&root).unwrap().to_str(), Some("lib.rs" | "main.rs" | "layering.rs")));
+    files.sort();
+    files
+}
+
+/// The top-level module a file belongs to: `src/plan/gpu.rs` is `plan`.
+fn module_of(file: &Path) -> String {
+    let rel = file.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("src")).unwrap();
+    let first = rel.components().next().unwrap().as_os_str().to_str().unwrap();
+    first.trim_end_matches(".rs").to_string()
+}
+
+/// The code of a file without its unit tests (`#[cfg(test)] mod tests` blocks and `tests.rs` files), which may use
+/// anything.
+fn non_test_code(file: &Path) -> String {
+    if file.file_name().is_some_and(|n| n == "tests.rs") {
+        return String::new();
+    }
+    let text = std::fs::read_to_string(file).unwrap();
+    match text.find("#[cfg(test)]\nmod tests {") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// `crate::X` paths named in `code`, as top-level module names (`use crate::{a, b}` included).
+fn crate_imports(code: &str) -> BTreeSet<String> {
+    let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    let mut found = BTreeSet::new();
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            found.extend(group.split(',').map(|p| ident(p.trim())).filter(|m| !m.is_empty()));
+        } else {
+            found.insert(ident(rest));
+        }
+    }
+    found.remove("");
+    found
+}
+
+/// Top-level module -> the top-level modules its non-test code imports, with the file of each import.
+fn graph() -> BTreeMap<String, BTreeMap<String, PathBuf>> {
+    let mut edges: BTreeMap<String, BTreeMap<String, PathBuf>> = BTreeMap::new();
+    for file in sources() {
+        let from = module_of(&file);
+        let entry = edges.entry(from.clone()).or_default();
+        for to in crate_imports(&non_test_code(&file)) {
+            if to != from {
+                entry.entry(to).or_insert_with(|| file.clone());
+            }
+        }
+    }
+    edges
+}
+
+#[test]
+fn the_reader_finds_imports_in_every_form() {
+    let code = "use crate::args::Invocation;\nuse crate::{output, prepare, report};\nlet x = crate::probe::run();";
+    assert_eq!(crate_imports(code), ["args", "output", "prepare", "probe", "report"].map(String::from).into());
+    // The graph is not empty: the reader found real imports.
+    assert!(graph()["plan"].contains_key("compat"));
+}
+
+#[test]
+fn the_top_level_modules_have_no_import_cycle() {
+    let edges = graph();
+    // Depth-first search; a module met again while still on the path closes a cycle.
+    fn visit(
+        m: &str,
+        edges: &BTreeMap<String, BTreeMap<String, PathBuf>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) {
+        if done.contains(m) {
+            return;
+        }
+        if let Some(at) = path.iter().position(|p| p == m) {
+            let cycle: Vec<String> = path[at..].iter().cloned().chain([m.to_string()]).collect();
+            let how: Vec<String> =
+                cycle.windows(2).map(|w| format!("{} -> {} ({})", w[0], w[1], edges[&w[0]][&w[1]].display())).collect();
+            panic!("import cycle: {}", how.join(", "));
+        }
+        path.push(m.to_string());
+        for next in edges.get(m).into_iter().flat_map(|e| e.keys()) {
+            visit(next, edges, path, done);
+        }
+        path.pop();
+        done.insert(m.to_string());
+    }
+    let mut done = BTreeSet::new();
+    for m in edges.keys() {
+        visit(m, &edges, &mut Vec::new(), &mut done);
+    }
+}
+
+#[test]
+fn imports_point_down_the_pipe() {
+    // (module, modules it must not import): data imports no configuration, probing and planning; probing imports
+    // no planning; planning imports nothing that prepares, prints or runs.
+    let personalities = ["cli", "doctor", "pipeline", "prepare", "report", "output", "exec"];
+    let rules: Vec<(&str, Vec<&str>)> = vec![
+        ("compat", [&["config", "context", "probe", "plan", "locate", "args"][..], &personalities].concat()),
+        ("probe", [&["plan", "config", "context", "locate"][..], &personalities].concat()),
+        ("plan", personalities.to_vec()),
+        ("args", [&["plan", "probe", "config", "locate"][..], &personalities].concat()),
+        ("config", [&["plan", "probe", "locate", "args"][..], &personalities].concat()),
+    ];
+    let edges = graph();
+    for (module, forbidden) in rules {
+        for (to, file) in &edges[module] {
+            assert!(!forbidden.contains(&to.as_str()), "{module} must not import {to} ({})", file.display());
+        }
+    }
+}
+
+#[test]
+fn only_probe_and_exec_start_programs() {
+    for file in sources() {
+        let module = module_of(&file);
+        if module == "probe" || module == "exec" {
+            continue;
+        }
+        let code = non_test_code(&file);
+        for needle in ["Command::new", "process::Command", ".exec()"] {
+            assert!(
+                !code.contains(needle),
+                "{} starts a program (`{needle}`): only probe and exec may",
+                file.display()
+            );
+        }
+    }
+}
