@@ -144,7 +144,10 @@ def cp_a(src: Path, dest: Path, link: bool = False) -> None:
     tree; into an existing directory DEST, the tree's content is merged as `cp -a SRC/. DEST/` does."""
     if src.is_symlink():
         rmtree(dest)
-        os.symlink(os.readlink(src), dest)
+        if link:
+            os.link(src, dest, follow_symlinks=False)  # as cp -al: a hard link to the symbolic link itself
+        else:
+            os.symlink(os.readlink(src), dest)
     elif src.is_dir():
         dest.mkdir(exist_ok=True)
         for entry in sorted(os.listdir(src)):
