@@ -72,7 +72,7 @@ pub fn choose(
 }
 
 /// Flags that make a compile or link by `chosen` use the stdenv compiler's libstdc++ (measured on nvcc 11.8 with
-/// g++-11 against objects of g++-12, docs/nvcc-facts.md): for GCC, its library directory first on the link and an
+/// g++-11 against objects of g++-12, docs/nvcc-facts.md#sharing-libstdc-with-the-main-compiler): for GCC, its library directory first on the link and an
 /// rpath to its `libstdc++.so.6`; for Clang, the stdenv's GCC installation for headers and library alike
 /// (`--gcc-install-dir` from Clang 16, `--gcc-toolchain` before), plus the same rpath. `-Xcompiler` options reach
 /// every host-compiler call nvcc makes, the final link included.

@@ -1,6 +1,6 @@
 //! Host compilers: which family and release a compiler is, which target it builds for, and where its GCC
 //! installation and libstdc++ live (needed to share the main compiler's libstdc++ with an older host compiler; see
-//! nvcc-facts.md, "Sharing libstdc++").
+//! docs/nvcc-facts.md#sharing-libstdc-with-the-main-compiler).
 //!
 //! Judging whether a compiler suits an nvcc release is not done here; that belongs to the compat tables.
 

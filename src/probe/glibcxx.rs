@@ -1,7 +1,7 @@
 //! `GLIBCXX_x.y.z` symbol versions: which ones a libstdc++ provides, and which ones a linked program or shared
 //! library needs. For the `doctor` check that the libstdc++ a link is pointed at provides everything the main
-//! compiler's objects need (nvcc-facts.md, "Sharing libstdc++": code built by g++-12 with `-D_GLIBCXX_ASSERTIONS`
-//! needs GLIBCXX_3.4.30, which GCC 11's libstdc++ lacks).
+//! compiler's objects need (docs/nvcc-facts.md#sharing-libstdc-with-the-main-compiler: code built by g++-12 with
+//! `-D_GLIBCXX_ASSERTIONS` needs GLIBCXX_3.4.30, which GCC 11's libstdc++ lacks).
 //!
 //! The version names are found by scanning the bytes for NUL-terminated `GLIBCXX_<digits and dots>` strings rather
 //! than by parsing the ELF version sections: the names live in the dynamic string table, and a scan reads every ELF

@@ -101,12 +101,12 @@ pub fn read_version_json(root: &Path) -> Result<Option<ToolkitVersions>, ProbeEr
 
 /// The toolkit root an `nvcc` path runs from: what the upstream `nvcc.profile` calls `TOP = $(_HERE_)/..`.
 ///
-/// nvcc takes `_HERE_` from `argv[0]` as given, without resolving a symbolic link to nvcc itself (nvcc-facts.md,
-/// "How nvcc finds itself"), while the kernel resolves `$(_HERE_)/..` through any linked directory on the way. So
-/// this canonicalises the directory that holds the path, never the path itself: `/usr/local/cuda/bin/nvcc` with
-/// `/usr/local/cuda -> cuda-13.0` gives `/usr/local/cuda-13.0`, and a Nix tree whose `bin/nvcc` is a link into
-/// another store path gives that tree's root, as nvcc would. Whether a profile sits there is not checked.
-/// Debian's own nvcc is the exception: its profile names absolute paths and this root holds only `bin/` and `nvvm/`.
+/// nvcc takes `_HERE_` from `argv[0]` as given, without resolving a symbolic link to nvcc itself
+/// (docs/nvcc-facts.md#how-nvcc-finds-itself), while the kernel resolves `$(_HERE_)/..` through any linked directory on
+/// the way. So this canonicalises the directory that holds the path, never the path itself: `/usr/local/cuda/bin/nvcc`
+/// with `/usr/local/cuda -> cuda-13.0` gives `/usr/local/cuda-13.0`, and a Nix tree whose `bin/nvcc` is a link into
+/// another store path gives that tree's root, as nvcc would. Whether a profile sits there is not checked. Debian's own
+/// nvcc is the exception: its profile names absolute paths and this root holds only `bin/` and `nvvm/`.
 pub fn toolkit_root_of(nvcc: &Path) -> Result<PathBuf, ProbeError> {
     let bin = match nvcc.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
