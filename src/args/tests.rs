@@ -204,10 +204,36 @@ mod options_files {
     }
 
     #[test]
-    fn unreadable_file_is_an_error() {
+    fn files_that_are_not_regular_are_left_to_nvcc_unread() {
+        // Issue 12: a pipe (`-optf <(...)`), /dev/stdin or a FIFO can be read once; reading it would leave nvcc
+        // nothing (or wait forever for a FIFO's writer). Devices and directories are nvcc's to judge too.
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("d.opt")).unwrap();
-        let err = in_dir(dir.path(), &["-optf", "d.opt"]).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::OptionsFile);
+        for named in ["d.opt", "/dev/null", "/dev/stdin"] {
+            let inv = in_dir(dir.path(), &["-optf", named, "-c", "x.cu"]).unwrap();
+            assert!(inv.options_files.is_empty(), "{named} was read");
+            assert_eq!(inv.not_understood.len(), 1, "{named}");
+            assert!(inv.not_understood[0].contains("not a regular file"), "{:?}", inv.not_understood);
+        }
+    }
+
+    #[test]
+    fn nesting_stops_where_nvcc_stops_without_exhausting_the_stack() {
+        // nvcc 13.0 keeps 15 options files open; the 16th fails. A chain of thousands used to overflow the stack.
+        let dir = tempfile::tempdir().unwrap();
+        let chain = |n: usize| {
+            for i in 0..n {
+                fs::write(dir.path().join(format!("{i}.opt")), format!("-optf {}.opt", i + 1)).unwrap();
+            }
+            fs::write(dir.path().join(format!("{n}.opt")), "-DLEAF").unwrap();
+        };
+        chain(MAX_OPTIONS_FILE_DEPTH - 1);
+        let inv = in_dir(dir.path(), &["-optf", "0.opt"]).unwrap();
+        assert!(inv.not_understood.is_empty(), "{:?}", inv.not_understood);
+        assert_eq!(inv.options_files.len(), MAX_OPTIONS_FILE_DEPTH);
+        chain(7000);
+        let inv = in_dir(dir.path(), &["-optf", "0.opt"]).unwrap();
+        assert_eq!(inv.options_files.len(), MAX_OPTIONS_FILE_DEPTH);
+        assert!(inv.not_understood[0].contains("nested deeper than the 15 nvcc reads"), "{:?}", inv.not_understood);
     }
 }

@@ -8,6 +8,7 @@ mod support;
 mod config_and_env;
 mod cross;
 mod gpu;
+mod hostile;
 mod passthrough;
 mod personalities;
 mod real_compat;

@@ -79,3 +79,33 @@ fn options_files_and_env_channels_reach_the_real_nvcc() {
         assert!(std::process::Command::new(sb.file("defs")).status().unwrap().success());
     }
 }
+
+/// Issue 12: options files only nvcc may read. A pipe (`-optf <(...)`) is readable once: the wrapper must leave it to
+/// nvcc, which then compiles exactly as without the wrapper. And a chain deeper than nvcc's 15 open options files is
+/// nvcc's own error, with nvcc's own words and exit code.
+#[test]
+fn options_files_from_a_pipe_and_deep_chains_reach_nvcc_as_they_are() {
+    let Some(root) = real_toolkit("13.0") else { return };
+    let sb = RealSandbox::new(&root);
+    sb.write("v.cu", "#if VALUE != 7\n#error VALUE is not 7\n#endif\n__global__ void k() {}\n");
+    for nvcc in [root.join("bin/nvcc"), sb.wrapper_bin.join("nvcc")] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(r#""$0" -c v.cu -o v.o -optf <(echo -DVALUE=7)"#)
+            .arg(&nvcc)
+            .env("PATH", sb.path())
+            .current_dir(sb.dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}: {}", nvcc.display(), stderr(&out));
+    }
+    for i in 0..20 {
+        sb.write(&format!("n/{i}.opt"), &format!("-optf n/{}.opt", i + 1));
+    }
+    sb.write("n/20.opt", "-DVALUE=7");
+    let real = sb.real_nvcc().args(["-c", "v.cu", "-optf", "n/0.opt"]).output().unwrap();
+    let wrapped = sb.nvcc().args(["-c", "v.cu", "-optf", "n/0.opt"]).output().unwrap();
+    assert_eq!(real.status.code(), Some(1), "{}", stderr(&real));
+    assert!(stderr(&real).contains("Too many options file opened"), "{}", stderr(&real));
+    assert_eq!((wrapped.status.code(), stderr(&wrapped)), (real.status.code(), stderr(&real)));
+}

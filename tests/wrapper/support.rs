@@ -94,7 +94,12 @@ impl Sandbox {
 
     /// `nvcc` (the wrapper) with a clean environment: PATH, and the fake's record file.
     pub fn nvcc(&self) -> Command {
-        let mut cmd = Command::new(self.wrapper_bin.join("nvcc"));
+        Command::from_std(self.nvcc_process())
+    }
+
+    /// `nvcc()` as a plain `std::process::Command`, for tests that spawn and watch it.
+    pub fn nvcc_process(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(self.wrapper_bin.join("nvcc"));
         cmd.env_clear()
             .env("PATH", self.path())
             .env("FAKE_NVCC_RECORD", &self.record)
