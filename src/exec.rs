@@ -8,11 +8,42 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::context::Env;
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Result};
+use crate::plan::WrittenFile;
 
 /// Replace this process with nvcc. Returns only if that fails.
 pub fn exec(nvcc: &Path, args: &[OsString], env: &Env) -> Error {
     let err = Command::new(nvcc).arg0(nvcc).args(args).env_clear().envs(env.iter()).exec();
     Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {}: {err}", nvcc.display()))
         .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
+}
+
+/// Write the options files a plan rewrote, before nvcc reads them. A file already there with the same contents (the
+/// name is their hash) is kept; a new one is written to a temporary name and renamed, so a parallel build never
+/// reads half a file.
+pub fn write_files(files: &[WrittenFile]) -> Result<()> {
+    for file in files {
+        if std::fs::read(&file.path).is_ok_and(|old| old == file.contents) {
+            continue;
+        }
+        let fail = |e: std::io::Error| {
+            Error::new(
+                ErrorKind::Output,
+                format!("cannot write the rewritten options file {}: {e}", file.path.display()),
+            )
+            .with_help(
+                "make $XDG_CACHE_HOME (or ~/.cache) writable, or set `[gpu] arch-flags` to \"respect\" or \"append\"",
+            )
+        };
+        let dir = file.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let temporary = dir.join(format!(
+            ".{}.{}",
+            std::process::id(),
+            file.path.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        std::fs::write(&temporary, &file.contents).map_err(fail)?;
+        std::fs::rename(&temporary, &file.path).map_err(fail)?;
+    }
+    Ok(())
 }

@@ -8,7 +8,7 @@ use tracing::debug;
 use crate::config;
 use crate::context::{vars, Context};
 use crate::error::Result;
-use crate::exec::exec;
+use crate::exec::{self, exec};
 use crate::locate;
 use crate::output;
 use crate::plan::Plan;
@@ -35,6 +35,8 @@ pub fn run(ctx: &Context) -> Result<i32> {
         eprintln!("nvcc-wrapper: warning: {warning}");
     }
     let command = prepared.final_command();
+    // The dry run's command names them too, so it can be run as printed.
+    exec::write_files(&prepared.plan.written)?;
     if flag(ctx, vars::DRY_RUN)? {
         output::stdout(dry_run_line(&prepared, &command))?;
         return Ok(0);

@@ -4,6 +4,7 @@
 //! learned inside the plan, and only when a decision needs it, so a query such as `nvcc --version` probes nothing.
 
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use crate::args::Invocation;
 use crate::compat::Compat;
@@ -20,6 +21,8 @@ pub struct Setup {
     pub compat: Compat,
     pub located: Located,
     pub probes: System,
+    /// Where options files rewritten under `arch-flags = "replace"` are written.
+    pub scratch: PathBuf,
 }
 
 impl Setup {
@@ -31,7 +34,7 @@ impl Setup {
         let compat = Compat::load(config.config.compat_data.as_deref())?;
         let located = locate::locate(ctx, &config)?;
         let probes = System { path: ctx.env.get(vars::PATH).map(Into::into), cwd: ctx.cwd.clone() };
-        Ok(Setup { config, compat, located, probes })
+        Ok(Setup { config, compat, located, probes, scratch: scratch_dir(&ctx.env) })
     }
 
     /// Parse `args` as nvcc's command line (with nvcc's environment channels) and decide what to run.
@@ -44,6 +47,7 @@ impl Setup {
             probes: &self.probes,
             nvcc: self.located.nvcc.clone(),
             depth: self.located.depth,
+            scratch: &self.scratch,
         })?;
         Ok(Prepared { setup: self, invocation, plan })
     }
@@ -77,6 +81,19 @@ pub fn nvcc_env(ctx: &Context, plan: &Plan) -> Env {
         env.set(*name, value.clone());
     }
     env
+}
+
+/// The user's cache directory for the wrapper (`$XDG_CACHE_HOME/nvcc-wrapper`, else `~/.cache/nvcc-wrapper`, else
+/// one under /tmp), and in it the place for rewritten options files. nvcc splits an `-optf` value at commas, so a
+/// directory whose path has one is not used.
+pub fn scratch_dir(env: &Env) -> PathBuf {
+    let absolute = |name: &str| env.non_empty(name).map(Path::new).filter(|p| p.is_absolute());
+    let cache = absolute("XDG_CACHE_HOME")
+        .map(Path::to_path_buf)
+        .or_else(|| absolute("HOME").map(|home| home.join(".cache")))
+        .filter(|dir| !dir.as_os_str().as_encoded_bytes().contains(&b','))
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    cache.join("nvcc-wrapper/options-files")
 }
 
 /// Set up and prepare `args` in one go: what the drop-in and `explain` do.

@@ -56,6 +56,20 @@ pub fn lines(prepared: &Prepared) -> Vec<String> {
                 r.reason
             ));
         }
+        for w in &plan.written {
+            let replaced = prepared
+                .invocation
+                .positions(&w.replaces)
+                .iter()
+                .map(|&(c, i)| prepared.invocation.tokens(c)[i].clone())
+                .collect::<Vec<_>>();
+            out.push(format!(
+                "  ~ -optf {} (in place of {}): what remains of those options files, {} bytes",
+                shell::display([w.path.as_os_str()]),
+                shell::display(replaced.iter().map(OsString::as_os_str)),
+                w.contents.len()
+            ));
+        }
         for (name, value) in plan.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
             out.push(format!("  = {name}={} (for nvcc)", shell::display([value.as_os_str()])));
         }

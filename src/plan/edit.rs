@@ -5,17 +5,23 @@
 //! - `NVCC_PREPEND_FLAGS` / `NVCC_APPEND_FLAGS`: the variable is set, for nvcc only, to its remaining tokens joined
 //!   by single spaces. nvcc splits these variables at whitespace and keeps quotes inside the token, and the parser
 //!   kept each token with its quotes, so splitting the new value gives back exactly the remaining tokens.
-//! - An options file named in argv, holding a removed token at any depth: its `-optf FILE` tokens in argv are
-//!   replaced by the file's remaining tokens, recursively. Options-file tokens are already unquoted, which is what
-//!   argv holds, so nothing needs quoting. Files the wrapper does not need to touch stay named as they were.
+//! - An options file named in argv, holding a removed token at any depth: its `-optf FILE` in argv is replaced by
+//!   `-optf NEW`, a file the wrapper writes with the remaining tokens of every file that occurrence names (nested
+//!   files that lose tokens inlined, the others still named). It stays an options file, not argv, because options
+//!   files exist to keep huge command lines (thousands of `-I`) under the kernel's argument limit, and because its
+//!   words are split by nvcc's options-file rules: each is written in double quotes, which is exact since a word read
+//!   from an options file holds no double quote and no backslash (see `args::split`). Files the wrapper does not
+//!   need to touch stay named as they were.
 //! - An options file named in an environment channel cannot be inlined there (those channels cannot carry a space
 //!   inside a token), so a removal inside one is an error rather than a flag silently kept.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
+use std::hash::{Hash, Hasher};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
 
-use super::{Plan, Removal};
+use super::{Plan, Removal, WrittenFile};
 use crate::args::{Channel, Found, Invocation, Role};
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
@@ -23,7 +29,7 @@ use crate::error::{Error, ErrorKind, Result};
 type Positions = HashSet<(Channel, usize)>;
 
 /// Remove these occurrences, for `reason`. Sets the environment channels nvcc will read when one of them changes.
-pub fn remove(plan: &mut Plan, inv: &Invocation, found: &[&Found], reason: &str) -> Result<()> {
+pub fn remove(plan: &mut Plan, inv: &Invocation, found: &[&Found], reason: &str, scratch: &Path) -> Result<()> {
     for f in found {
         let positions = inv.positions(f);
         let text: Vec<OsString> = positions.iter().map(|&(c, i)| inv.tokens(c)[i].clone()).collect();
@@ -63,12 +69,50 @@ pub fn remove(plan: &mut Plan, inv: &Invocation, found: &[&Found], reason: &str)
             .with_help("give `-optf FILE` in one place, or set `[gpu] arch-flags = \"respect\"` or \"append\""));
         }
     }
+    // Each `-optf` in argv whose files lose a token gets a new file in their place.
+    for optf in inv.with_role(Role::OptionsFile).filter(|f| f.at.channel == Channel::Argv) {
+        let files = files_named_by(inv, optf);
+        if !files.iter().any(|&f| dirty(inv, &removed, f)) {
+            continue;
+        }
+        let mut contents = Vec::new();
+        for word in files.into_iter().flat_map(|f| expand(inv, Channel::OptionsFile(f), &removed)) {
+            debug_assert!(!word.as_bytes().iter().any(|b| matches!(b, b'"' | b'\\')), "an options-file word: {word:?}");
+            contents.push(b'"');
+            contents.extend_from_slice(word.as_bytes());
+            contents.extend_from_slice(b"\"\n");
+        }
+        let mut hash = std::collections::hash_map::DefaultHasher::new();
+        contents.hash(&mut hash);
+        let path = scratch.join(format!("{:016x}.optf", hash.finish()));
+        plan.written.retain(|w| w.replaces != *optf);
+        plan.written.push(WrittenFile { replaces: optf.clone(), path, contents });
+    }
     Ok(())
 }
 
-/// argv as nvcc will see it after the removals.
-pub fn argv(inv: &Invocation, removals: &[Removal]) -> Vec<OsString> {
-    expand(inv, Channel::Argv, &positions(removals))
+/// argv as nvcc will see it after the removals: removed tokens dropped, and each `-optf` whose files lost tokens
+/// naming the file written in their place.
+pub fn argv(inv: &Invocation, removals: &[Removal], written: &[WrittenFile]) -> Vec<OsString> {
+    let removed = positions(removals);
+    let tokens = &inv.argv;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if removed.contains(&(Channel::Argv, i)) {
+            i += 1;
+            continue;
+        }
+        if let Some(w) = written.iter().find(|w| w.replaces.at.index == i) {
+            out.push(OsString::from("-optf"));
+            out.push(w.path.clone().into_os_string());
+            i += w.replaces.at.tokens;
+            continue;
+        }
+        out.push(tokens[i].clone());
+        i += 1;
+    }
+    out
 }
 
 fn positions(removals: &[Removal]) -> Positions {

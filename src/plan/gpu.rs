@@ -186,6 +186,8 @@ fn describe_platform(platform: &Platform) -> String {
 /// What the planner knows about this call, for the GPU step.
 pub struct Step<'a> {
     pub invocation: &'a Invocation,
+    /// Where an options file rewritten under `replace` is written.
+    pub scratch: &'a std::path::Path,
     pub gpu: &'a GpuConfig,
     pub compat: &'a Compat,
     /// The NVCC release, or why it is unknown.
@@ -244,7 +246,7 @@ impl Step<'_> {
                     "`[gpu] arch-flags = \"replace\"`: `[gpu] capabilities` ({}) take its place",
                     expansion.describe()
                 );
-                edit::remove(plan, inv, &given, &why)?;
+                edit::remove(plan, inv, &given, &why, self.scratch)?;
                 format!("`[gpu] capabilities`: {} (in place of the removed GPU targets)", expansion.describe())
             }
         };

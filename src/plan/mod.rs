@@ -13,7 +13,7 @@ pub mod host_compiler;
 pub mod target;
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::args::{Channel, Found, Invocation};
 use crate::compat::{Compat, Platform, PlatformTable};
@@ -57,6 +57,17 @@ pub struct Removal {
     pub reason: String,
 }
 
+/// An options file the wrapper writes for nvcc to read in place of the user's (`[gpu] arch-flags = "replace"`
+/// only): what remains of the files an `-optf` in argv names once GPU targets are taken out. Its name is its
+/// contents' hash, so a build reuses it from call to call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenFile {
+    /// The `-optf` occurrence in argv it takes the place of.
+    pub replaces: Found,
+    pub path: PathBuf,
+    pub contents: Vec<u8>,
+}
+
 /// Arguments the wrapper adds, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Addition {
@@ -73,6 +84,8 @@ pub struct Plan {
     pub after: Vec<Addition>,
     /// The user's options taken out (`[gpu] arch-flags = "replace"` only).
     pub removed: Vec<Removal>,
+    /// Options files written for nvcc in place of the user's that lost tokens (`replace` only).
+    pub written: Vec<WrittenFile>,
     /// Environment variables set for nvcc.
     pub env: Vec<(&'static str, OsString)>,
     /// Decisions that changed nothing, with why (shown by `explain` and the debug log).
@@ -95,6 +108,7 @@ impl Plan {
             before: Vec::new(),
             after: Vec::new(),
             removed: Vec::new(),
+            written: Vec::new(),
             // Raised on every exec, so that a chain leading back to a wrapper stops (see `locate`).
             env: vec![(vars::DEPTH, (depth + 1).to_string().into())],
             notes: Vec::new(),
@@ -113,14 +127,14 @@ impl Plan {
         if self.removed.is_empty() {
             args.extend(inv.argv.iter().cloned());
         } else {
-            args.extend(edit::argv(inv, &self.removed));
+            args.extend(edit::argv(inv, &self.removed, &self.written));
         }
         args.extend(ours(&self.after));
         args
     }
 
     pub fn changes_nothing(&self) -> bool {
-        self.before.is_empty() && self.after.is_empty() && self.removed.is_empty()
+        self.before.is_empty() && self.after.is_empty() && self.removed.is_empty() && self.written.is_empty()
     }
 }
 
@@ -132,6 +146,8 @@ pub struct Inputs<'a> {
     pub probes: &'a dyn Probes,
     pub nvcc: RealNvcc,
     pub depth: u32,
+    /// Where options files the plan writes go (see `WrittenFile`).
+    pub scratch: &'a Path,
 }
 
 /// Decide what to run for this invocation.
@@ -177,6 +193,7 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
     }
     gpu::Step {
         invocation: inv,
+        scratch: inputs.scratch,
         gpu: &settings.gpu,
         compat: inputs.compat,
         release: release.version.clone(),

@@ -129,7 +129,8 @@ fn config(text: &str) -> Loaded {
 }
 
 fn plan_for(i: &Invocation, config: &Loaded, probes: &FakeProbes, depth: u32) -> Result<Plan> {
-    plan(Inputs { invocation: i, config, compat: &Compat::built_in(), probes, nvcc: nvcc(), depth })
+    let scratch = Path::new("/scratch");
+    plan(Inputs { invocation: i, config, compat: &Compat::built_in(), probes, nvcc: nvcc(), depth, scratch })
 }
 
 fn plan_with(args: &[&str], env: &[(&str, &str)], cfg: &str, probes: &FakeProbes) -> Result<Plan> {
@@ -445,7 +446,7 @@ mod gpu {
     }
 
     #[test]
-    fn replace_inlines_options_files_that_lose_tokens_recursively_and_leaves_others_named() {
+    fn replace_rewrites_options_files_that_lose_tokens_into_a_new_one_and_leaves_others_named() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("outer.opt"), "-DOUTER \"-DSP=a b\" -optf inner.opt,clean.opt -O2").unwrap();
         std::fs::write(dir.path().join("inner.opt"), "-arch=sm_70 -DINNER").unwrap();
@@ -454,11 +455,21 @@ mod gpu {
         let args = ["-optf", "outer.opt,other.opt", "-c", "--options-file=other.opt", "a.cu"];
         let (p, command) = in_dir(dir.path(), &args, &[], &with_policy("replace")).unwrap();
         assert_eq!(p.removed.len(), 1);
-        let user: Vec<&str> = command.iter().map(String::as_str).skip(OURS.len() + 1).collect();
+        // Issue 12: the remaining words go to a new options file (argv stays short, and nvcc splits them by its
+        // options-file rules), one per line in double quotes; files that lose nothing stay named.
+        assert_eq!(p.written.len(), 1);
+        let written = &p.written[0];
         assert_eq!(
-            user,
-            ["-DOUTER", "-DSP=a b", "-DINNER", "-DCLEAN", "-O2", "-DOTHER", "-c", "--options-file=other.opt", "a.cu"]
+            String::from_utf8_lossy(&written.contents),
+            "\"-DOUTER\"\n\"-DSP=a b\"\n\"-DINNER\"\n\"-DCLEAN\"\n\"-O2\"\n\"-DOTHER\"\n"
         );
+        assert!(written.path.starts_with("/scratch") && written.path.extension().unwrap() == "optf");
+        let user: Vec<&str> = command.iter().map(String::as_str).skip(OURS.len() + 1).collect();
+        let new = written.path.to_str().unwrap();
+        assert_eq!(user, ["-optf", new, "-c", "--options-file=other.opt", "a.cu"]);
+        // The same contents, the same file: a build reuses it.
+        let (again, _) = in_dir(dir.path(), &args, &[], &with_policy("replace")).unwrap();
+        assert_eq!(again.written, p.written);
         // Respect: the flag in the file counts as given, nothing changes.
         let (p, command) = in_dir(dir.path(), &args, &[], CAPS).unwrap();
         assert!(gencodes(&p).is_empty() && p.removed.is_empty());

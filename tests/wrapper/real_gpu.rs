@@ -163,6 +163,35 @@ fn replace_reaches_into_options_files_and_env_channels() {
     assert_eq!(embedded(&r.cuobjdump, &r.sb.file("k2.o")), set(&["sm_86"]));
 }
 
+/// Issue 12: what remains of an options file under `replace` is read by nvcc's own options-file rules, so a word
+/// that nvcc reads as one (`"-DB=\"p q\""` is `-DB=p q`) stays one; it used to be copied into argv and re-split.
+#[test]
+fn replace_keeps_every_remaining_word_of_an_options_file_as_nvcc_reads_it() {
+    for release in ["12.4", "13.0"] {
+        let Some(r) = real(release) else { continue };
+        let cfg = r.config("arch-flags = \"replace\"\n");
+        r.sb.write("words.opt", "-gencode arch=compute_75,code=sm_75\n\"-DB=\\\"p q\\\"\" -DC=a\\\"b \"-DSP=x y\"\n");
+        r.sb.write(
+            "words.cu",
+            "#define p 40\n#define q +2\n#define ab 1\n#define x 3\n#define y *4\n\
+             static_assert(B == 42 && C == 1 && SP == 12, \"the options file's words changed\");\n\
+             __global__ void k() {}\n",
+        );
+        for (how, nvcc) in [("nvcc alone", r.sb.real_nvcc()), ("the wrapper", r.sb.nvcc())] {
+            let mut nvcc = nvcc;
+            let out = nvcc
+                .env("NVCC_WRAPPER_CONFIG", &cfg)
+                .env("NVCC_WRAPPER_CAPABILITIES", "8.6")
+                .args(["-ccbin", "g++-12", "-optf", "words.opt", "-c", "words.cu", "-o", "words.o"])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{release}, {how}: {}", stderr(&out));
+        }
+        // Through the wrapper, only the configured target is embedded.
+        assert_eq!(embedded(&r.cuobjdump, &r.sb.file("words.o")), set(&["sm_86"]), "{release}");
+    }
+}
+
 #[test]
 fn each_release_refuses_what_it_cannot_build_before_nvcc_runs() {
     // (release, capabilities, what the wrapper says)
