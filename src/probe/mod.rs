@@ -13,9 +13,10 @@ pub mod system;
 pub mod toolkit;
 
 use std::fmt;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 /// A probe that failed: the program it ran (or the file it read), the arguments, and what went wrong.
 #[derive(Debug)]
@@ -35,6 +36,8 @@ pub enum ProbeErrorKind {
     Failed { status: ExitStatus, first_line: String },
     /// The output did not say what we looked for.
     Unexpected { expected: &'static str, found: String },
+    /// The program did not finish in time and was killed.
+    TimedOut(Duration),
 }
 
 impl ProbeError {
@@ -78,6 +81,9 @@ impl fmt::Display for ProbeError {
                 }
                 Ok(())
             }
+            ProbeErrorKind::TimedOut(limit) => {
+                write!(f, "`{command}` did not finish within {} s and was stopped", limit.as_secs())
+            }
             ProbeErrorKind::Unexpected { expected, found } => {
                 let source = if self.args.is_empty() { "contents of" } else { "output from" };
                 write!(f, "unexpected {source} `{command}`: expected {expected}, got `{found}`")
@@ -104,23 +110,66 @@ fn first_line(text: &str) -> &str {
     }
 }
 
+/// How long a probe may take. `g++ --version` takes milliseconds and `nvcc --version` a few tens; a program that
+/// has not answered in this time is hung (waiting on a lock, a network file system, a terminal) and is stopped, so the
+/// wrapper never hangs a build with it.
+pub const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// What every program a probe starts is given, so that it cannot start the wrapper probing again (a "compiler" that is
+/// a script around `nvcc`): the wrapper's loop counter at its limit, so such a wrapper stops at once (exit 125)
+/// instead of recursing. `locate`'s tests check this names its counter and limit.
+pub const LOOP_GUARD: (&str, &str) = ("NVCC_WRAPPER_DEPTH", "8");
+
 /// Runs `program args` and returns its stdout.
 ///
-/// No shell, no timeout, and the environment is inherited untouched: a compiler may be a Nix cc-wrapper or a ccache
-/// link that needs its environment, and none of the lines we parse is translated by the locale. Stdin is closed so
-/// that a program waiting for input fails instead of hanging.
+/// No shell, and the environment is inherited (a compiler may be a Nix cc-wrapper or a ccache link that needs its
+/// environment, and none of the lines we parse is translated by the locale) but for the loop guard. Stdin is closed so
+/// that a program waiting for input fails instead of hanging, and a program still running after `TIME_LIMIT` is killed.
 fn run(program: &Path, args: &[&str]) -> Result<String, ProbeError> {
-    let output = Command::new(program)
+    run_within(program, args, TIME_LIMIT)
+}
+
+fn run_within(program: &Path, args: &[&str], limit: Duration) -> Result<String, ProbeError> {
+    let fail = |kind| ProbeError::new(program, args, kind);
+    let mut child = Command::new(program)
         .args(args)
+        .env(LOOP_GUARD.0, LOOP_GUARD.1)
         .stdin(Stdio::null())
-        .output()
-        .map_err(|err| ProbeError::new(program, args, ProbeErrorKind::Io(err)))?;
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| fail(ProbeErrorKind::Io(err)))?;
+    // Both pipes are drained while waiting, so a chatty program never blocks on a full pipe.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let deadline = Instant::now() + limit;
+    let mut pause = Duration::from_micros(50);
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|err| fail(ProbeErrorKind::Io(err)))? {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(fail(ProbeErrorKind::TimedOut(limit)));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
+    };
+    let stdout = String::from_utf8_lossy(&stdout.join().unwrap_or_default()).into_owned();
+    if !status.success() {
+        let stderr = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned();
         let said = if first_line(&stderr).is_empty() { first_line(&stdout) } else { first_line(&stderr) };
-        let kind = ProbeErrorKind::Failed { status: output.status, first_line: said.to_string() };
-        return Err(ProbeError::new(program, args, kind));
+        return Err(fail(ProbeErrorKind::Failed { status, first_line: said.to_string() }));
     }
     Ok(stdout)
 }
@@ -154,6 +203,22 @@ mod tests {
         let err = run(Path::new("/nonexistent/g++-99"), &["--version"]).unwrap_err();
         assert!(matches!(err.kind, ProbeErrorKind::Io(_)), "{err:?}");
         assert!(err.to_string().starts_with("could not run `/nonexistent/g++-99 --version`: "), "{err}");
+    }
+
+    #[test]
+    fn a_hung_program_is_stopped_and_named() {
+        let started = Instant::now();
+        let err = run_within(Path::new("/bin/sleep"), &["30"], Duration::from_millis(300)).unwrap_err();
+        assert!(matches!(err.kind, ProbeErrorKind::TimedOut(_)), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "not stopped in time: {:?}", started.elapsed());
+        assert_eq!(err.to_string(), "`/bin/sleep 30` did not finish within 0 s and was stopped");
+    }
+
+    #[test]
+    fn a_probed_program_gets_the_loop_guard_and_chatty_output_whole() {
+        let out =
+            run(Path::new("/bin/sh"), &["-c", "echo $NVCC_WRAPPER_DEPTH; head -c 300000 /dev/zero | tr '\\0' x >&2"]);
+        assert_eq!(out.unwrap(), "8\n");
     }
 
     #[test]
