@@ -503,7 +503,9 @@ impl Step<'_> {
     }
 
     fn share_libstdcxx(&self, chosen: &Known, stdenv: &Known, plan: &mut Plan) {
-        let recorded = self.config.config.host_compiler.stdenv.as_ref().and_then(|e| {
+        // The section the compilers came from: for a cross build the target's stdenv compiler records its own
+        // libstdc++ in `[target.host-compiler]` (a Nix cross package writes it there, and probing it is not wanted).
+        let recorded = self.settings.stdenv.as_ref().and_then(|e| {
             Some(StdenvLibstdcxx { gcc_install_dir: e.gcc_install_dir.clone()?, runtime_dir: e.libstdcxx_dir.clone()? })
         });
         let dirs = match recorded.map(Ok).unwrap_or_else(|| self.probes.libstdcxx(&stdenv.path)) {
