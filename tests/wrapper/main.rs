@@ -8,6 +8,7 @@ mod support;
 mod config_and_env;
 mod cross;
 mod gpu;
+mod nix;
 mod passthrough;
 mod real_compat;
 mod real_cross;
