@@ -641,6 +641,14 @@ fn realised_package_has_the_wrapper_as_nvcc_its_config_and_its_setup_hook() {
     let hook = std::fs::read_to_string(r.native.join("nix-support/setup-hook")).unwrap();
     assert!(hook.contains(&format!("export CUDACXX={}/bin/nvcc\n", r.native.display())), "{hook}");
     assert!(!hook.contains("@out@") && !hook.contains("@cudaToolkitRoot@"), "{hook}");
+    // bin/nvcc-wrapper finds the package's config too (for explain and doctor on it).
+    let shown = ok(Command::new(r.native.join("bin/nvcc-wrapper"))
+        .args(["explain", "--", "-c", "k.cu"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin"));
+    let found = shown.lines().find_map(|l| l.strip_prefix("config file:")).unwrap_or_else(|| panic!("{shown}"));
+    let config = r.native.join("share/nvcc-wrapper/config.toml");
+    assert_eq!(Path::new(found.trim()).canonicalize().unwrap(), config, "{shown}");
 }
 
 #[test]
