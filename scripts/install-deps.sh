@@ -2,7 +2,9 @@
 # install-deps.sh: install the Debian packages nvcc-wrapper's tests need
 # (host compilers the real nvcc releases accept or reject, cross compilers,
 # qemu-user to run cross-built binaries, build tools, Nix for the Nix tests,
-# pip for scripts/fetch-toolkits.sh).
+# pip for scripts/fetch-toolkits.sh). Nix needs no further setup: the tests
+# run it as root with their own settings (NIX_CONFIG: no build users, no
+# sandbox, no binary cache), and it creates /nix/store on first use.
 #
 # Usage: scripts/install-deps.sh [--dry-run]
 #
@@ -23,7 +25,8 @@ PACKAGES=(
   qemu-user                       # runs the aarch64 / ppc64le binaries
   g++-aarch64-linux-gnu g++-11-aarch64-linux-gnu binutils-aarch64-linux-gnu
   g++-powerpc64le-linux-gnu g++-11-powerpc64le-linux-gnu
-  nix-bin                         # nix-instantiate --parse/--eval, offline
+  nix-bin                         # nix-instantiate/nix-build of nix/, offline (as root: no daemon needed)
+  strace                          # proves nothing is probed before the real nvcc runs
   file                            # identifies the ELF machine of build outputs
   python3-pip                     # fetch-toolkits.sh downloads wheels with pip
 )

@@ -9,6 +9,7 @@ mod config_and_env;
 mod cross;
 mod gpu;
 mod hostile;
+mod nix;
 mod passthrough;
 mod personalities;
 mod real_compat;

@@ -1,0 +1,53 @@
+# `cudaPackages.nvcc-wrapped`: the wrapped nvcc of a CUDA package set, for `nativeBuildInputs`.
+#
+# Like `gcc` in a package set, it runs on the set's host platform and builds for the set's target platform: its
+# stdenv is that of `targetPackages`, the set whose derivations put it in nativeBuildInputs. In a native set all
+# are the same. In a cross set (pkgsCross.aarch64-multiplatform), a derivation's nativeBuildInputs get the copy of
+# this attribute from the build-host set (Nixpkgs' splicing), which is then: the x86_64 nvcc and wrapper, for the
+# cross stdenv of the aarch64 set, with that set's capabilities, and the target's CUDA headers and libraries joined
+# as `[target] cuda-root`.
+#
+# callPackage'd in the CUDA package set by ./overlay.nix.
+{
+  lib,
+  pkgs,
+  cudaMajorMinorVersion,
+  cuda_nvcc-unwrapped,
+}:
+let
+  consumer = pkgs.targetPackages or pkgs;
+  setName = "cudaPackages_" + lib.replaceStrings [ "." ] [ "_" ] cudaMajorMinorVersion;
+  # The same CUDA release, in the consumer's package set: its capabilities and platform are what the derivations
+  # being built ask for.
+  consumerCuda = consumer.${setName} or consumer.cudaPackages;
+  inherit (consumerCuda) flags;
+
+  isCross = consumer.stdenv.hostPlatform.system != consumer.stdenv.buildPlatform.system;
+
+  # The target's CUDA files in one directory (include/, lib/), for a cross build: a store-path nvcc has no
+  # targets/<dir> of another CPU.
+  targetCudaRoot = pkgs.symlinkJoin {
+    name = "cuda-target-root-${consumer.stdenv.hostPlatform.config}-${cudaMajorMinorVersion}";
+    paths = lib.unique (
+      lib.concatMap
+        (p: [
+          (lib.getDev p)
+          (lib.getLib p)
+          (lib.getOutput "static" p)
+        ])
+        [
+          consumerCuda.cuda_cudart
+          consumerCuda.cuda_cccl
+        ]
+    );
+  };
+in
+consumer.makeNvccWrapper {
+  cuda_nvcc = cuda_nvcc-unwrapped;
+  inherit (consumer) stdenv;
+  inherit cudaMajorMinorVersion;
+  inherit (pkgs._cuda.db) nvccCompatibilities;
+  inherit (flags) cudaCapabilities cudaForwardCompat;
+  hostRedistSystem = flags.hostRedistSystem or consumerCuda.backendStdenv.hostRedistSystem or null;
+  targetCudaRoot = if isCross then targetCudaRoot else null;
+}

@@ -1,0 +1,259 @@
+# makeNvccWrapper: a drop-in `nvcc` for one stdenv, so a CUDA derivation can keep plain `stdenv` instead of switching
+# to `cudaPackages.backendStdenv`.
+#
+# The result holds `bin/nvcc` (the nvcc-wrapper binary, under the name that makes it the drop-in),
+# `share/nvcc-wrapper/config.toml` (found by the wrapper next to the `bin/nvcc` it was started as) and
+# `nix-support/setup-hook`. The config records facts only: the real nvcc and its release, the stdenv compiler with
+# its libstdc++ exactly as cc-wrapper computes them, the capabilities, and for a cross build the target. The binary
+# makes every decision (which host compiler, which libstdc++ flags, which -gencode, which cross flags) at each call,
+# as it does at a shell, and probes nothing because everything it would probe is written down.
+#
+# The build runs the wrapper on its own config (`nvcc-wrapper explain`), so a request it cannot build (a Jetson
+# capability for x86_64, a capability this release lacks, a platform the release does not ship) fails the Nix build
+# with the wrapper's own `nvcc-wrapper: error:` and `help:` lines.
+{
+  lib,
+  buildPackages,
+}:
+{
+  # The unwrapped nvcc (Nixpkgs' `cudaPackages.cuda_nvcc`): it runs on the build platform.
+  cuda_nvcc,
+  # The stdenv of the derivations that will use this nvcc: its compiler builds their C++ code, and nvcc's objects
+  # must link with its libstdc++. A cross stdenv (pkgsCross.*) makes this a cross nvcc.
+  stdenv,
+  # The NVCC release, "12.4" (Nixpkgs' `cudaPackages.cudaMajorMinorVersion`).
+  cudaMajorMinorVersion ? lib.versions.majorMinor cuda_nvcc.version,
+  # Nixpkgs' host-compiler limits per release (`_cuda.db.nvccCompatibilities`, shaped
+  # `{ "12.4" = { gcc = { maxMajorVersion = "13"; ... }; clang = { ... }; }; }`). Used only to decide whether the
+  # closure needs a second GCC; the wrapper checks every compiler against its own table.
+  nvccCompatibilities,
+  # GPU capabilities, as Nixpkgs' `config.cudaCapabilities` / `cudaPackages.flags.cudaCapabilities` (["8.6" "9.0a"]).
+  cudaCapabilities ? [ ],
+  # Also embed PTX for newer GPUs (Nixpkgs' `cudaForwardCompat`, default true there too).
+  cudaForwardCompat ? true,
+  # What the wrapper does when a build names its own GPU targets: "respect", "replace" or "append".
+  archFlags ? "respect",
+  # More compilers the wrapper may choose from: cc-wrapper packages (`pkgs.clang_17`, `buildPackages.gcc12`) or
+  # compiler tables `{ path; family; version; target; }`.
+  extraCandidates ? [ ],
+  # Whom the build is for. hostPlatform other than buildPlatform makes a cross nvcc.
+  buildPlatform ? stdenv.buildPlatform,
+  hostPlatform ? stdenv.hostPlatform,
+  # Which CUDA platform the target's files are, in Nixpkgs' redist terms (`flags.hostRedistSystem`):
+  # "linux-aarch64" is Jetson, "linux-sbsa" an Arm server (and, from 13.0, Jetson Thor). null: the wrapper's default.
+  hostRedistSystem ? null,
+  # For a cross build: a directory with the target's CUDA headers and libraries (`include/cuda_runtime.h`,
+  # `lib/libcudart_static.a`), e.g. a symlinkJoin of the target's cuda_cudart and cuda_cccl. A store-path nvcc has no
+  # `targets/<dir>` for another CPU.
+  targetCudaRoot ? null,
+  # Where the stdenv compiler's libstdc++ comes from, as cc-wrapper's `gccForLibs`: the GCC itself for a GCC stdenv;
+  # for a Clang stdenv the GCC its wrapper was given (cc-wrapper does not expose it, so pass it).
+  gccForLibs ?
+    if stdenv.cc.isClang or false then
+      stdenv.cc.gccForLibs
+        or (throw "makeNvccWrapper: the stdenv compiler is Clang: pass `gccForLibs`, the GCC whose libstdc++ it uses")
+    else
+      stdenv.cc.cc,
+  # The GCC (a cc-wrapper building for hostPlatform) of a major version, for when nvcc does not accept the stdenv
+  # compiler. The default, buildPackages."gccN", is the cross GCC in a cross package set, as stdenv.cc is.
+  gccForMajor ? major: buildPackages."gcc${major}",
+  nvcc-wrapper ? buildPackages.nvcc-wrapper,
+  runCommand ? buildPackages.runCommand,
+}:
+let
+  inherit (lib)
+    concatStringsSep
+    nameValuePair
+    optional
+    optionalString
+    optionals
+    toInt
+    ;
+
+  toml = import ./toml.nix { inherit lib; };
+
+  # The wrapper's own cross machinery applies when the target is another CPU (another Nix system).
+  isCross = hostPlatform.system != buildPlatform.system;
+  # cc-wrapper's test for its library paths: any difference of platform (a musl target included).
+  ccIsCross = !(lib.systems.equals buildPlatform hostPlatform);
+
+  triple = hostPlatform.config;
+
+  # The wrapper reads versions of up to three parts (GCC snapshots have four).
+  shortVersion = version: concatStringsSep "." (lib.take 3 (lib.splitVersion version));
+
+  familyOf = cc: if cc.isClang or false then "clang" else "gcc";
+
+  # A cc-wrapper package as the wrapper's compiler table: its C++ driver and what probing it would find. A table
+  # given as such (extraCandidates) is written as it is.
+  compiler =
+    cc:
+    if !lib.isDerivation cc then
+      cc
+    else
+      {
+        path = "${cc}/bin/${cc.targetPrefix or ""}${if familyOf cc == "clang" then "clang++" else "g++"}";
+        family = familyOf cc;
+        version = shortVersion (cc.cc.version or cc.version);
+        target = triple;
+      };
+
+  stdenvCompiler = compiler stdenv.cc // {
+    # Exactly what cc-wrapper puts on the link line for `gccForLibs` (its -L flags), so the wrapper can point another
+    # compiler at the same libstdc++.
+    gcc-install-dir = "${gccForLibs}/lib/gcc/${triple}/${gccForLibs.version}";
+    libstdcxx-dir = "${lib.getLib gccForLibs}${optionalString ccIsCross "/${triple}"}/lib";
+  };
+
+  # Nixpkgs' own data decides only whether a second GCC enters the closure: when it says the stdenv compiler is
+  # newer than this release accepts.
+  limits =
+    nvccCompatibilities.${cudaMajorMinorVersion}
+      or (throw "makeNvccWrapper: nvccCompatibilities has no entry for CUDA ${cudaMajorMinorVersion}");
+  stdenvMajor = toInt (lib.versions.major stdenvCompiler.version);
+  tooNew = stdenvMajor > toInt limits.${stdenvCompiler.family}.maxMajorVersion;
+  compatibleGcc = gccForMajor limits.gcc.maxMajorVersion;
+
+  candidates = optional tooNew (compiler compatibleGcc) ++ map compiler extraCandidates;
+
+  platform =
+    {
+      linux-aarch64 = "jetson";
+      linux-sbsa = "sbsa";
+    }
+    .${toString hostRedistSystem} or null;
+
+  hostCompilerEntries = [
+    (nameValuePair "stdenv" stdenvCompiler)
+    (nameValuePair "candidates" (if candidates == [ ] then null else candidates))
+  ];
+
+  # The target is written for a cross build, and on aarch64 (where Jetson and Arm servers differ) natively too.
+  writeTarget = isCross || hostPlatform.isAarch64 or false;
+
+  configToml = toml.document {
+    comment = [
+      "Written by makeNvccWrapper: what Nixpkgs knows, recorded so that nvcc-wrapper probes nothing."
+      "The wrapper makes every choice from these facts at each call: see `nvcc-wrapper explain -- ARGS`."
+    ];
+    tables = [
+      {
+        name = null;
+        entries = [
+          (nameValuePair "nvcc" (lib.getExe' cuda_nvcc "nvcc"))
+          (nameValuePair "cuda-version" cudaMajorMinorVersion)
+        ];
+      }
+    ]
+    ++ optional (!isCross) {
+      name = [ "host-compiler" ];
+      entries = hostCompilerEntries;
+    }
+    ++ [
+      {
+        name = [ "gpu" ];
+        entries = [
+          (nameValuePair "capabilities" cudaCapabilities)
+          (nameValuePair "forward-compat" cudaForwardCompat)
+          (nameValuePair "arch-flags" archFlags)
+        ];
+      }
+    ]
+    ++ optionals writeTarget [
+      {
+        name = [ "target" ];
+        entries = [
+          (nameValuePair "system" hostPlatform.system)
+          (nameValuePair "platform" platform)
+          (nameValuePair "cuda-root" (if isCross && targetCudaRoot != null then "${targetCudaRoot}" else null))
+        ];
+      }
+    ]
+    ++ optional isCross {
+      name = [
+        "target"
+        "host-compiler"
+      ];
+      entries = hostCompilerEntries;
+    };
+  };
+
+  # The setup hook, with this package's paths put in at evaluation time.
+  setupHook =
+    builtins.replaceStrings
+      [ "@out@" "@cudaToolkitRoot@" ]
+      [ (builtins.placeholder "out") "${lib.getBin cuda_nvcc}" ]
+      (builtins.readFile ./setup-hook.sh);
+
+  # The same expansion the drop-in applies, in CMake's spelling, for CMAKE_CUDA_ARCHITECTURES: computed by the
+  # binary, so CMake's flags and the wrapper's can never differ.
+  gencodeArgs = [
+    "--format"
+    "cmake"
+    "--cuda-version"
+    cudaMajorMinorVersion
+    "--system"
+    hostPlatform.system
+  ]
+  ++ optionals (platform != null) [
+    "--platform"
+    platform
+  ]
+  ++ optional cudaForwardCompat "--forward-compat"
+  ++ cudaCapabilities;
+
+  # The unwrapped nvcc is propagated: its other tools (ptxas, fatbinary, nvlink, ...) stay on PATH behind the
+  # wrapper, and its own setup hook still finds the CUDA libraries for CMake (our hook keeps it off the compiler).
+  propagated = lib.unique [
+    (lib.getDev cuda_nvcc)
+    (lib.getBin cuda_nvcc)
+  ];
+
+  version = cuda_nvcc.version or cudaMajorMinorVersion;
+in
+runCommand "${optionalString isCross "${triple}-"}cuda_nvcc-wrapped-${version}"
+  {
+    inherit configToml setupHook;
+    passAsFile = [
+      "configToml"
+      "setupHook"
+    ];
+    nvccWrapper = nvcc-wrapper;
+    cmakeArchitectures = lib.escapeShellArgs gencodeArgs;
+    propagated = concatStringsSep " " propagated;
+    hasCapabilities = if cudaCapabilities == [ ] then "" else "1";
+    passthru = {
+      inherit
+        configToml
+        cudaCapabilities
+        cudaForwardCompat
+        cudaMajorMinorVersion
+        candidates
+        ;
+      unwrapped = cuda_nvcc;
+      # Facts as the file records them, for tests and other tools.
+      inherit stdenvCompiler isCross targetCudaRoot;
+    };
+    meta = {
+      description = "nvcc that chooses its host compiler, GPU targets and cross settings (nvcc-wrapper)";
+      mainProgram = "nvcc";
+      platforms = lib.platforms.linux;
+    };
+  }
+  ''
+    mkdir -p "$out/bin" "$out/share/nvcc-wrapper" "$out/nix-support"
+    cp "$configTomlPath" "$out/share/nvcc-wrapper/config.toml"
+    ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc"
+    ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc-wrapper"
+
+    # The wrapper's verdict on its own config: a compile and link it cannot plan fails this build with its message.
+    echo "nvcc-wrapper's plan for \`nvcc check.cu -o check\` with this config:"
+    NVCC_WRAPPER_CONFIG="$out/share/nvcc-wrapper/config.toml" "$out/bin/nvcc-wrapper" explain -- check.cu -o check
+
+    if [ -n "$hasCapabilities" ]; then
+      eval "set -- $cmakeArchitectures"
+      "$nvccWrapper/bin/nvcc-wrapper" gencode "$@" > "$out/nix-support/cmake-cuda-architectures"
+    fi
+    cp "$setupHookPath" "$out/nix-support/setup-hook"
+    echo "$propagated" > "$out/nix-support/propagated-build-inputs"
+  ''

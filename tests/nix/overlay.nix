@@ -1,0 +1,195 @@
+# nix/overlay.nix and nix/overlay-backend-stdenv.nix applied to stand-in package sets shaped as Nixpkgs' (the real
+# `lib`; `_cuda` an extensible set whose `extensions` every CUDA package set applies, as Nixpkgs' does; a CUDA scope
+# with `cudaMajorMinorVersion`, `cuda_nvcc`, `flags`, `backendStdenv`, `pkgs`), evaluated, not built. Returns the
+# facts tests/wrapper/nix.rs asserts.
+#
+# Two package-set shapes: a native x86_64 set, and a cross pair as pkgsCross.aarch64-multiplatform has it, the
+# aarch64 set (`cross`) and its build-host set (`crossBuildHost`, x86_64 host, aarch64 target), whose
+# `cudaPackages.nvcc-wrapped` is what splicing gives a cross derivation's nativeBuildInputs.
+{ nixpkgsLib }:
+let
+  lib = import nixpkgsLib;
+  root = "/stand-in";
+
+  package =
+    name: _files: attrs:
+    {
+      type = "derivation";
+      inherit name;
+      outPath = "${root}/${name}";
+    }
+    // attrs;
+  s = import ./stand-ins.nix { inherit lib package; };
+
+  runCommand =
+    name: env: _script:
+    package name { } (env.passthru or { });
+
+  gcc =
+    version: targetPrefix:
+    s.wrapCC {
+      cc = s.unwrappedGcc { inherit version targetPrefix; };
+      inherit targetPrefix;
+    };
+
+  # A CUDA package set as Nixpkgs builds one: a scope over the package set, extended by `_cuda.extensions`.
+  cudaPackagesFor =
+    pkgs: version: capabilities: jetson:
+    let
+      base = self: {
+        inherit pkgs;
+        cudaMajorMinorVersion = version;
+        callPackage = lib.callPackageWith (pkgs // self);
+        cuda_nvcc = s.cuda_nvcc { version = "${version}.131"; };
+        cuda_cudart = package "cuda_cudart-${pkgs.stdenv.hostPlatform.config}-${version}" { } { };
+        cuda_cccl = package "cuda_cccl-${pkgs.stdenv.hostPlatform.config}-${version}" { } { };
+        flags = {
+          cudaCapabilities = capabilities;
+          cudaForwardCompat = true;
+          hostRedistSystem = if jetson then "linux-aarch64" else "linux-${pkgs.stdenv.hostPlatform.parsed.cpu.name}";
+        };
+        # Nixpkgs' backendStdenv: a GCC nvcc accepts, with the attributes its flags come from.
+        backendStdenv = s.stdenv { cc = gcc "13.3.0" ""; } // {
+          cudaCapabilities = capabilities;
+          cudaForwardCompat = true;
+          hasJetsonCudaCapability = jetson;
+          nvccHostCCMatchesStdenvCC = false;
+        };
+      };
+    in
+    lib.fix (lib.extends (lib.composeManyExtensions pkgs._cuda.extensions) base);
+
+  # A package set: `stdenv`, the GCCs it offers (for its target), `_cuda`, `cudaPackages_12_4`, and the overlays.
+  packageSet =
+    {
+      stdenv,
+      gccPrefix,
+      capabilities,
+      jetson ? false,
+      buildPackages ? null,
+      targetPackages ? null,
+      overlays,
+    }:
+    lib.fix (
+      lib.extends (lib.composeManyExtensions overlays) (
+        self:
+        {
+          inherit lib stdenv runCommand;
+          callPackage = lib.callPackageWith self;
+          buildPackages = if buildPackages == null then self else buildPackages;
+          targetPackages = if targetPackages == null then self else targetPackages;
+          gcc13 = gcc "13.3.0" gccPrefix;
+          # Nixpkgs' rustPlatform, recording what package.nix asks it to build.
+          rustPlatform.buildRustPackage = args: package "${args.pname}-${args.version}" { } { recorded = args; };
+          symlinkJoin = args: package args.name { } { inherit (args) paths; };
+          _cuda = lib.makeExtensible (_: {
+            extensions = [ ];
+            db = { inherit (s) nvccCompatibilities; };
+          });
+          cudaPackages_12_4 = cudaPackagesFor self "12.4" capabilities jetson;
+          cudaPackages = self.cudaPackages_12_4;
+        }
+      )
+    );
+
+  step1 = import ../../nix/overlay.nix;
+  step2 = import ../../nix/overlay-backend-stdenv.nix;
+
+  nativeStdenv = s.stdenv { cc = gcc "14.2.0" ""; };
+  native = packageSet {
+    stdenv = nativeStdenv;
+    gccPrefix = "";
+    capabilities = [ "8.6" ];
+    overlays = [
+      step1
+      step2
+    ];
+  };
+  nativeStep1 = packageSet {
+    stdenv = nativeStdenv;
+    gccPrefix = "";
+    capabilities = [ "8.6" ];
+    overlays = [ step1 ];
+  };
+
+  crossPrefix = "aarch64-unknown-linux-gnu-";
+  crossStdenv = s.stdenv {
+    cc = gcc "14.2.0" crossPrefix;
+    hostPlatform = lib.systems.examples.aarch64-multiplatform;
+  };
+  cross = packageSet {
+    stdenv = crossStdenv;
+    gccPrefix = crossPrefix;
+    capabilities = [ "8.7" ];
+    jetson = true;
+    buildPackages = crossBuildHost;
+    overlays = [ step1 ];
+  };
+  crossBuildHost = packageSet {
+    stdenv = nativeStdenv;
+    gccPrefix = crossPrefix;
+    capabilities = [ "8.7" ];
+    jetson = false;
+    targetPackages = cross;
+    overlays = [ step1 ];
+  };
+
+  names = map (p: p.name);
+
+  # The example derivation, with a stdenv whose mkDerivation records its arguments.
+  example =
+    pkgs:
+    import ../../nix/examples/hello-cmake {
+      inherit lib;
+      stdenv = pkgs.stdenv // {
+        mkDerivation = args: args;
+      };
+      cmake = package "cmake-3.30" { } { };
+      inherit (pkgs) cudaPackages;
+    };
+in
+{
+  native = {
+    packageName = native.nvcc-wrapper.name;
+    packageArgs = {
+      inherit (native.nvcc-wrapper.recorded) pname version;
+    };
+    wrapped = native.cudaPackages.nvcc-wrapped.configToml;
+    # makeNvccWrapper called by hand with what the overlay reads from the package set: the same file.
+    byHand =
+      (native.makeNvccWrapper {
+        cuda_nvcc = native.cudaPackages.cuda_nvcc-unwrapped;
+        inherit (native) stdenv;
+        nvccCompatibilities = s.nvccCompatibilities;
+        cudaCapabilities = [ "8.6" ];
+        hostRedistSystem = "linux-x86_64";
+      }).configToml;
+    wrappedName = native.cudaPackages.nvcc-wrapped.name;
+    step1 = {
+      cudaNvcc = nativeStep1.cudaPackages.cuda_nvcc.name;
+      backendStdenvCc = nativeStep1.cudaPackages.backendStdenv.cc.name;
+    };
+    step2 = {
+      cudaNvcc = native.cudaPackages.cuda_nvcc.name;
+      unwrapped = native.cudaPackages.cuda_nvcc-unwrapped.name;
+      backendStdenvCc = native.cudaPackages.backendStdenv.cc.name;
+      backendStdenvIsStdenv = native.cudaPackages.backendStdenv.cc == native.stdenv.cc;
+      inherit (native.cudaPackages.backendStdenv)
+        cudaCapabilities
+        hasJetsonCudaCapability
+        nvccHostCCMatchesStdenvCC
+        ;
+    };
+    example = {
+      nativeBuildInputs = names (example native).nativeBuildInputs;
+      buildInputs = names (example native).buildInputs;
+    };
+  };
+  cross = {
+    # What a cross derivation's nativeBuildInputs get from `cudaPackages.nvcc-wrapped`.
+    wrapped = crossBuildHost.cudaPackages.nvcc-wrapped.configToml;
+    wrappedName = crossBuildHost.cudaPackages.nvcc-wrapped.name;
+    # The target's CUDA files: the aarch64 set's cudart and cccl.
+    targetCudaRoot = names crossBuildHost.cudaPackages.nvcc-wrapped.targetCudaRoot.paths;
+  };
+}

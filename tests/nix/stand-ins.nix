@@ -1,0 +1,93 @@
+# Stand-ins for the parts of Nixpkgs that are not in `lib` (this checkout has the real `lib` only): cc-wrapper
+# packages, a stdenv, the unwrapped GCC and its `lib` output, `cuda_nvcc`, `runCommand`, and Nixpkgs' CUDA data.
+# Attribute names follow Nixpkgs' own (cc-wrapper's passthru `cc`, `isClang`, `isGNU`, `targetPrefix`; stdenv's
+# `cc`, `buildPlatform`, `hostPlatform`; `_cuda.db.nvccCompatibilities.<release>.gcc.maxMajorVersion`), so that
+# nix/ reads them exactly as it would read Nixpkgs'.
+#
+# `package name attrs` makes a package: for evaluation, a derivation-shaped attribute set whose outPath is a
+# directory the test prepares (no store path is realised); for realisation, a real derivation (see realise.nix).
+{ lib, package }:
+rec {
+  platform = lib.systems.elaborate;
+
+  # The unwrapped GCC: `version`, and its libraries (libstdc++) in the `lib` output, as Nixpkgs' gcc.
+  unwrappedGcc =
+    {
+      version,
+      targetPrefix ? "",
+      files ? { },
+      libFiles ? { },
+    }:
+    package "${targetPrefix}gcc-${version}" files {
+      pname = "${targetPrefix}gcc";
+      inherit version;
+      lib = package "${targetPrefix}gcc-${version}-lib" libFiles { };
+    };
+
+  # cc-wrapper's result: `bin/${targetPrefix}g++` (or clang++), and passthru `cc`, `isClang`, `isGNU`,
+  # `targetPrefix`; its version is the wrapped compiler's.
+  wrapCC =
+    {
+      cc,
+      isClang ? false,
+      targetPrefix ? "",
+      files ? { },
+    }:
+    package "${cc.pname}-wrapper-${cc.version}" files {
+      inherit cc isClang targetPrefix;
+      isGNU = !isClang;
+      inherit (cc) version;
+    };
+
+  unwrappedClang = { version, files ? { } }: package "clang-${version}" files {
+    pname = "clang";
+    inherit version;
+  };
+
+  # A stdenv as makeNvccWrapper reads it. Platforms are lib.systems.elaborate'd, as Nixpkgs' are.
+  stdenv =
+    {
+      cc,
+      buildPlatform ? "x86_64-linux",
+      hostPlatform ? buildPlatform,
+    }:
+    {
+      inherit cc;
+      buildPlatform = platform buildPlatform;
+      hostPlatform = platform hostPlatform;
+      targetPlatform = platform hostPlatform;
+    };
+
+  # `cudaPackages.cuda_nvcc`: a toolkit root with bin/nvcc (outputs are not split here, so getBin/getDev give it).
+  cuda_nvcc =
+    {
+      version,
+      files ? { },
+    }:
+    package "cuda_nvcc-${version}" files {
+      pname = "cuda_nvcc";
+      inherit version;
+    };
+
+  # Nixpkgs' `_cuda.db.nvccCompatibilities`, for the releases the tests use (values as NVIDIA's host_config.h says,
+  # the same as compat-data/host-compilers.toml; the strings as Nixpkgs writes them).
+  nvccCompatibilities =
+    let
+      row = gcc: clang: {
+        gcc = {
+          minMajorVersion = "6";
+          maxMajorVersion = gcc;
+        };
+        clang = {
+          minMajorVersion = "7";
+          maxMajorVersion = clang;
+        };
+      };
+    in
+    {
+      "11.8" = row "11" "14";
+      "12.4" = row "13" "17";
+      "13.0" = row "15" "20";
+      "13.5" = row "16" "22";
+    };
+}
