@@ -44,3 +44,41 @@ fn thousands_of_nested_options_files_do_not_crash_the_wrapper() {
     assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
     assert_eq!(sb.recorded().args(), ["-optf", "o/0.opt", "-c", "k.cu"], "a command line nvcc refuses is nvcc's");
 }
+
+/// A stdenv compiler that is a script around `nvcc` (which is the wrapper): probing it starts the wrapper, which
+/// would probe it again, without end. Probes hand their programs the loop counter at its limit, so the inner wrapper
+/// stops at once and the outer one carries on without that compiler.
+#[test]
+fn a_compiler_that_calls_nvcc_does_not_make_the_wrapper_recurse() {
+    let sb = Sandbox::new();
+    let cc = sb.write("loop/g++", "#!/bin/sh\nexec nvcc \"$@\"\n");
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = sb.write("loop.toml", &format!("[host-compiler]\nstdenv = \"{}\"\n", cc.display()));
+    let start = Instant::now();
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).args(["-c", "k.cu"]).output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The compiler could not be probed, so it is left out, and the call goes on to nvcc without it.
+    let args = sb.recorded().args();
+    assert_eq!(args[args.len() - 2..], ["-c", "k.cu"]);
+    assert!(!args.iter().any(|a| a.contains("loop/g++")), "{args:?}");
+    let explain = sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &config).args(["explain", "--", "-c", "k.cu"]).output();
+    let text = stdout(&explain.unwrap());
+    assert!(text.contains("the stdenv compiler is left out: `") && text.contains("exit status: 125"), "{text}");
+}
+
+/// A compiler that never answers is stopped after the probe time limit, named, and left out.
+#[test]
+fn a_hung_compiler_is_stopped_and_named() {
+    let sb = Sandbox::new();
+    let cc = sb.write("hung/g++", "#!/bin/sh\nexec sleep 600\n");
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = sb.write("hung.toml", &format!("[host-compiler]\nstdenv = \"{}\"\n", cc.display()));
+    let mut cmd = std::process::Command::new(WRAPPER);
+    cmd.env_clear().env("PATH", sb.path()).current_dir(sb.dir.path());
+    cmd.env("NVCC_WRAPPER_CONFIG", &config).args(["explain", "--", "-c", "k.cu"]);
+    let child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let out = wait_at_most(child, Duration::from_secs(30), "explain with a hung compiler");
+    let text = stdout(&out);
+    assert!(text.contains(&format!("`{} --version` did not finish within 10 s", cc.display())), "{text}");
+}
