@@ -83,3 +83,33 @@ fn a_hung_compiler_is_stopped_and_named() {
     let text = stdout(&out);
     assert!(text.contains(&format!("`{} --version` did not finish within 10 s", cc.display())), "{text}");
 }
+
+/// `explain`'s `runs:` line, pasted into bash, runs exactly the argv the drop-in gives nvcc, whatever bytes the
+/// arguments hold: it used to print bytes that are not UTF-8 as U+FFFD and CR or ESC raw inside quotes.
+#[test]
+fn explain_pasted_into_bash_runs_exactly_what_the_drop_in_runs() {
+    use std::os::unix::ffi::OsStrExt;
+    let sb = Sandbox::new();
+    let odd: [&[u8]; 6] = [b"-DX=\xff\xfe", b"-DCR=a\rb", b"-DNL=a\nb", b"-DESC=\x1b[31m", b"it's \\ \"q\"", b""];
+    let args: Vec<&std::ffi::OsStr> = odd.iter().map(|w| std::ffi::OsStr::from_bytes(w)).collect();
+    let out = sb.nvcc().args(&args).arg("-c").arg("k.cu").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let direct = sb.recorded().argv;
+    std::fs::remove_file(&sb.record).unwrap();
+
+    let mut explain = sb.wrapper_cli();
+    explain.env("NVCC_WRAPPER_CONFIG", &sb.config).arg("explain").arg("--").args(&args).args(["-c", "k.cu"]);
+    let text = stdout(&explain.output().unwrap());
+    assert!(!text.contains('\u{fffd}') && !text.contains('\r') && !text.contains('\x1b'), "{text:?}");
+    let runs = text.lines().find_map(|l| l.strip_prefix("runs:")).unwrap_or_else(|| panic!("{text}")).trim_start();
+    let pasted = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(runs)
+        .env_clear()
+        .env("FAKE_NVCC_RECORD", &sb.record)
+        .current_dir(sb.dir.path())
+        .output()
+        .unwrap();
+    assert!(pasted.status.success(), "{}", stderr(&pasted));
+    assert_eq!(sb.recorded().argv, direct, "the pasted line ran another command");
+}
