@@ -364,7 +364,7 @@ pub fn invoked_path(ctx: &Context) -> Option<PathBuf> {
     if argv0.components().count() > 1 {
         return Some(ctx.absolute(argv0));
     }
-    which::which_in(argv0, ctx.env.get(vars::PATH), &ctx.cwd).ok()
+    which::which_in(argv0, Some(ctx.search_path()), &ctx.cwd).ok()
 }
 
 #[cfg(test)]

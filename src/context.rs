@@ -32,6 +32,9 @@ pub mod vars {
     pub const PATH: &str = "PATH";
 }
 
+/// The search path when `PATH` is unset, as glibc's `execvp` and coreutils' `env` have it.
+pub const DEFAULT_PATH: &str = "/bin:/usr/bin";
+
 #[derive(Debug, Clone, Default)]
 pub struct Context {
     /// `argv[0]` exactly as the caller gave it (a bare name, a relative or an absolute path).
@@ -62,6 +65,12 @@ impl Context {
     /// The name the wrapper was called by (`nvcc`, `nvcc-wrapper`), without its directory.
     pub fn invoked_name(&self) -> &OsStr {
         Path::new(&self.argv0).file_name().unwrap_or(&self.argv0)
+    }
+
+    /// The directories to search for programs: `PATH`, or when it is unset the default `execvp` and `env` use
+    /// (`confstr(_CS_PATH)` on Linux), never the working directory, which bash alone searches then.
+    pub fn search_path(&self) -> &OsStr {
+        self.env.get(vars::PATH).unwrap_or(OsStr::new(DEFAULT_PATH))
     }
 
     /// Resolve a path the user wrote relative to the working directory.

@@ -11,9 +11,34 @@ use crate::context::Env;
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::WrittenFile;
 
-/// Replace this process with nvcc. Returns only if that fails.
-pub fn exec(nvcc: &Path, args: &[OsString], env: &Env) -> Error {
-    let err = Command::new(nvcc).arg0(nvcc).args(args).env_clear().envs(env.iter()).exec();
+/// Replace this process with nvcc. Returns only if that fails, with why.
+pub fn exec(nvcc: &Path, args: &[OsString], env: &Env) -> std::io::Error {
+    Command::new(nvcc).arg0(nvcc).args(args).env_clear().envs(env.iter()).exec()
+}
+
+/// `E2BIG`: the arguments and environment are more than the kernel takes (`std::io::ErrorKind::ArgumentListTooLong`
+/// is newer than this crate's minimum Rust).
+const E2BIG: i32 = 7;
+
+/// Whether exec failed because the command line and environment are too long for the kernel.
+pub fn too_long(err: &std::io::Error) -> bool {
+    err.raw_os_error() == Some(E2BIG)
+}
+
+/// The error for an nvcc that could not be started.
+pub fn cannot_run(nvcc: &Path, err: &std::io::Error) -> Error {
+    if too_long(err) {
+        return Error::new(
+            ErrorKind::CannotExec,
+            format!(
+                "cannot run the real nvcc {}: its arguments and environment are longer than the kernel takes ({err})",
+                nvcc.display()
+            ),
+        )
+        .with_help(
+            "put arguments in an options file (`-optf FILE`, which nvcc reads itself), or shorten the environment",
+        );
+    }
     Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {}: {err}", nvcc.display()))
         .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
 }

@@ -58,10 +58,13 @@ pub fn depth(ctx: &Context) -> Result<u32> {
     let Some(raw) = ctx.env.non_empty(vars::DEPTH) else {
         return Ok(0);
     };
-    let depth: u32 = raw.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
+    let digits = raw.to_str().filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+    let depth = digits.ok_or_else(|| {
         Error::new(ErrorKind::Environment, format!("{}={} is not a whole number", vars::DEPTH, raw.to_string_lossy()))
             .with_help(format!("{} is set by the wrapper itself; unset it", vars::DEPTH))
     })?;
+    // A number too large for any counter is a chain too deep all the same.
+    let depth: u32 = depth.parse().unwrap_or(u32::MAX);
     if depth >= MAX_DEPTH {
         return Err(Error::new(
             ErrorKind::Loop,
@@ -81,9 +84,10 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
         let file = config.source.path.clone().unwrap_or_default();
         let path = configured.clone();
         if !path.is_file() {
+            let what = if path.is_dir() { "is a directory, not the nvcc program" } else { "does not exist" };
             return Err(Error::new(
                 ErrorKind::NvccNotFound,
-                format!("`nvcc = \"{}\"` in {} does not exist", configured.display(), file.display()),
+                format!("`nvcc = \"{}\"` in {} {what}", configured.display(), file.display()),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH"));
         }
@@ -97,7 +101,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
         return Ok(RealNvcc { path, found_by: FoundBy::Config(file) });
     }
 
-    let search = ctx.env.get(vars::PATH).unwrap_or(OsStr::new(""));
+    let search = ctx.search_path();
     let mut skipped = Vec::new();
     if let Ok(all) = which::which_in_all("nvcc", Some(search), &ctx.cwd) {
         for candidate in all {
@@ -108,12 +112,23 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
             }
         }
     }
-    let message = if skipped.is_empty() {
-        "no real nvcc found: there is no `nvcc` on PATH".to_string()
+    // `nvcc` files on PATH that cannot be run: worth naming, since they look like the answer.
+    let unusable: Vec<String> = std::env::split_paths(search)
+        .map(|dir| ctx.absolute(&dir).join("nvcc"))
+        .filter(|p| {
+            p.exists() && !skipped.iter().any(|s| s == p) && which::which_in(p, Some(search), &ctx.cwd).is_err()
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut message = if skipped.is_empty() {
+        "no real nvcc found: there is no runnable `nvcc` on PATH".to_string()
     } else {
         let listed: Vec<String> = skipped.iter().map(|p| p.display().to_string()).collect();
-        format!("no real nvcc found: the only `nvcc` on PATH is this wrapper ({})", listed.join(", "))
+        format!("no real nvcc found: the only runnable `nvcc` on PATH is this wrapper ({})", listed.join(", "))
     };
+    if !unusable.is_empty() {
+        message += &format!(", and {} cannot be run (not an executable file)", unusable.join(", "));
+    }
     Err(Error::new(ErrorKind::NvccNotFound, message)
         .with_help("add the CUDA toolkit's bin directory to PATH, or set `nvcc` in the config file"))
 }
@@ -153,7 +168,7 @@ mod tests {
         let only_me = dir.path().join("wrapper/bin").display().to_string();
         let err = find(&ctx(&only_me, Some(wrapper), None), &Loaded::default()).unwrap_err();
         assert_eq!(err.kind, ErrorKind::NvccNotFound);
-        assert!(err.message.contains("only `nvcc` on PATH is this wrapper"), "{err}");
+        assert!(err.message.contains("only runnable `nvcc` on PATH is this wrapper"), "{err}");
     }
 
     #[test]
@@ -190,7 +205,34 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = find(&ctx(&dir.path().display().to_string(), None, None), &Loaded::default()).unwrap_err();
         assert_eq!(err.kind, ErrorKind::NvccNotFound);
-        assert!(err.message.contains("no `nvcc` on PATH"));
+        assert!(err.message.contains("no runnable `nvcc` on PATH"));
+    }
+
+    #[test]
+    fn what_stands_in_nvccs_place_is_named_for_what_it_is() {
+        // Issue 12: a directory used to "not exist", and a non-executable nvcc on PATH was not mentioned at all.
+        let dir = tempfile::tempdir().unwrap();
+        let loaded = Loaded {
+            config: crate::config::Config { nvcc: Some("/usr".into()), ..Default::default() },
+            source: crate::config::Source { path: Some(dir.path().join("c.toml")), ..Default::default() },
+        };
+        let err = find(&ctx("", None, None), &loaded).unwrap_err();
+        assert!(err.message.contains("`nvcc = \"/usr\"`") && err.message.contains("is a directory"), "{err}");
+        std::fs::write(dir.path().join("nvcc"), "#!/bin/sh\n").unwrap();
+        let err = find(&ctx(&dir.path().display().to_string(), None, None), &Loaded::default()).unwrap_err();
+        let plain = dir.path().join("nvcc").display().to_string();
+        assert!(err.message.contains(&format!("{plain} cannot be run (not an executable file)")), "{err}");
+    }
+
+    #[test]
+    fn with_path_unset_the_default_path_is_searched_not_the_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        executable(&dir.path().join("nvcc"));
+        let ctx = Context { cwd: dir.path().to_path_buf(), ..Context::default() };
+        match find(&ctx, &Loaded::default()) {
+            Ok(found) => assert!(found.path.starts_with("/bin") || found.path.starts_with("/usr/bin"), "{found:?}"),
+            Err(err) => assert_eq!(err.kind, ErrorKind::NvccNotFound),
+        }
     }
 
     #[test]
@@ -199,5 +241,7 @@ mod tests {
         assert_eq!(depth(&ctx("", None, Some("3"))).unwrap(), 3);
         assert_eq!(depth(&ctx("", None, Some(&MAX_DEPTH.to_string()))).unwrap_err().kind, ErrorKind::Loop);
         assert_eq!(depth(&ctx("", None, Some("many"))).unwrap_err().kind, ErrorKind::Environment);
+        // Too large for a counter: a chain too deep, not "not a whole number".
+        assert_eq!(depth(&ctx("", None, Some("999999999999"))).unwrap_err().kind, ErrorKind::Loop);
     }
 }

@@ -16,14 +16,31 @@ pub fn init(ctx: &Context) -> Result<()> {
     let Some(filter) = ctx.env.non_empty(vars::LOG) else {
         return Ok(());
     };
-    let filter = filter.to_str().and_then(|f| EnvFilter::try_new(f).ok()).ok_or_else(|| {
-        Error::new(ErrorKind::Environment, format!("{}={} is not a log filter", vars::LOG, filter.to_string_lossy()))
+    let filter =
+        filter.to_str().filter(|f| is_filter(f)).and_then(|f| EnvFilter::try_new(f).ok()).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Environment,
+                format!("{}={} is not a log filter", vars::LOG, filter.to_string_lossy()),
+            )
             .with_help(format!("use a level such as {}=debug, or unset it", vars::LOG))
-    })?;
+        })?;
     // A second init (only possible in tests) keeps the first subscriber.
     let _ =
         tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).event_format(Line).try_init();
     Ok(())
+}
+
+/// Whether `text` is a filter the wrapper's log can use: comma-separated levels (`debug`) or `target=level`
+/// directives. tracing would also take any bare word as a target name (`NVCC_WRAPPER_LOG=garbage` logs nothing, with
+/// no word said), so a word that is not a level is refused.
+fn is_filter(text: &str) -> bool {
+    let level =
+        |l: &str| matches!(l.to_ascii_lowercase().as_str(), "off" | "error" | "warn" | "info" | "debug" | "trace");
+    let target = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+    text.split(',').map(str::trim).filter(|d| !d.is_empty()).all(|d| match d.split_once('=') {
+        Some((t, l)) => target(t) && level(l),
+        None => level(d),
+    }) && text.split(',').any(|d| !d.trim().is_empty())
 }
 
 struct Line;
@@ -37,5 +54,20 @@ where
         write!(writer, "nvcc-wrapper[{}]: ", event.metadata().level())?;
         ctx.field_format().format_fields(writer.by_ref(), event)?;
         writeln!(writer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_filter;
+
+    #[test]
+    fn levels_and_directives_are_filters_and_other_words_are_not() {
+        for good in ["debug", "TRACE", "nvcc_wrapper=debug", "warn,nvcc_wrapper::plan=trace", " info "] {
+            assert!(is_filter(good), "{good:?}");
+        }
+        for bad in ["garbage", "debgu", "nvcc_wrapper=loud", "=debug", ",", "a b=debug"] {
+            assert!(!is_filter(bad), "{bad:?}");
+        }
     }
 }

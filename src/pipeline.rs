@@ -23,7 +23,8 @@ pub fn run(ctx: &Context) -> Result<i32> {
         let located = locate::locate(ctx, &config::load(ctx)?)?;
         let plan = Plan::pass_through(located.nvcc, located.depth);
         debug!("{}=1: running {} with the arguments untouched", vars::DISABLE, plan.nvcc.path.display());
-        return Err(exec(&plan.nvcc.path, &ctx.args, &prepare::nvcc_env(ctx, &plan)));
+        let err = exec(&plan.nvcc.path, &ctx.args, &prepare::nvcc_env(ctx, &plan));
+        return Err(exec::cannot_run(&plan.nvcc.path, &err));
     }
     let prepared = prepare::prepare(ctx, ctx.args.clone())?;
     if tracing::enabled!(tracing::Level::DEBUG) {
@@ -41,7 +42,19 @@ pub fn run(ctx: &Context) -> Result<i32> {
         output::stdout(dry_run_line(&prepared, &command))?;
         return Ok(0);
     }
-    Err(exec(&prepared.plan.nvcc.path, &command[1..], &prepared.nvcc_env(ctx)))
+    let nvcc = &prepared.plan.nvcc.path;
+    let err = exec(nvcc, &command[1..], &prepared.nvcc_env(ctx));
+    if exec::too_long(&err) && !prepared.plan.changes_nothing() {
+        // The call was within the kernel's limit as given, and the wrapper's additions pushed it over: run it as
+        // nvcc alone would, rather than fail a build nvcc could have run.
+        eprintln!(
+            "nvcc-wrapper: warning: with the wrapper's additions the command is longer than the kernel takes ({err}): running nvcc without them"
+        );
+        let plain = Plan::pass_through(prepared.plan.nvcc.clone(), prepared.setup.located.depth);
+        let err = exec(nvcc, &ctx.args, &prepare::nvcc_env(ctx, &plain));
+        return Err(exec::cannot_run(nvcc, &err));
+    }
+    Err(exec::cannot_run(nvcc, &err))
 }
 
 /// The command as one shell line, exact for any bytes. Variables the plan changes for nvcc (a rewritten

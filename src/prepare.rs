@@ -33,7 +33,7 @@ impl Setup {
         config::apply_env(&mut config, &ctx.env)?;
         let compat = Compat::load(config.config.compat_data.as_deref())?;
         let located = locate::locate(ctx, &config)?;
-        let probes = System { path: ctx.env.get(vars::PATH).map(Into::into), cwd: ctx.cwd.clone() };
+        let probes = System { path: Some(ctx.search_path().into()), cwd: ctx.cwd.clone() };
         Ok(Setup { config, compat, located, probes, scratch: scratch_dir(&ctx.env) })
     }
 

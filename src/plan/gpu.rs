@@ -230,7 +230,20 @@ impl Step<'_> {
             return Ok(());
         }
         if let Some(why) = single_output_conflict(inv, &expansion) {
-            plan.notes.push(why);
+            // With no target of its own the call falls back to nvcc's default architecture: say so, as it is not
+            // what was configured.
+            let fallback = given
+                .is_empty()
+                .then(|| self.release.as_ref().ok().and_then(|r| self.compat.capabilities.nvcc_default_arch(*r)))
+                .flatten();
+            match fallback {
+                Some(default) => plan.warnings.push(format!(
+                    "{why}; with no GPU target on the command line nvcc builds its default, {} (pass one target, such as -arch={})",
+                    default.compute_name(),
+                    expansion.real.last().map_or(default.sm_name(), |c| c.sm_name())
+                )),
+                None => plan.notes.push(why),
+            }
             return Ok(());
         }
         let flags = expansion.gencode();

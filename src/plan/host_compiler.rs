@@ -242,8 +242,10 @@ impl Step<'_> {
         let version = match &self.release {
             Ok(v) => *v,
             Err(e) => {
-                plan.notes.push(format!(
-                    "the NVCC release is unknown ({e}); set `cuda-version` in the config: no host compiler is chosen"
+                // Said on stderr, not only in the log: without the release nothing is chosen or checked, and the
+                // build gets whatever nvcc picks by itself.
+                plan.warnings.push(format!(
+                    "the NVCC release is unknown ({e}): no host compiler is chosen; set `cuda-version` in the config"
                 ));
                 return None;
             }

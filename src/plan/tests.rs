@@ -287,7 +287,8 @@ fn unknown_release_adds_nothing_and_says_why() {
     probes.nvcc = Err("nvcc --version failed".into());
     let p = plan_with(&["-c", "a.cu"], &[], "", &probes).unwrap();
     assert!(added(&p).is_empty());
-    assert!(p.notes.iter().any(|n| n.contains("cuda-version")), "{:?}", p.notes);
+    // Issue 12: a warning on stderr, not a silent note.
+    assert!(p.warnings.iter().any(|n| n.contains("release is unknown") && n.contains("cuda-version")), "{:?}", p);
     // Newer than the table: the newest limits, said so.
     let p = plan_with(&["-c", "a.cu"], &[], "", &FakeProbes::debian("14.0")).unwrap();
     assert_eq!(added(&p), ["-ccbin=/usr/bin/g++"]);
@@ -506,7 +507,12 @@ mod gpu {
             let (p, command) = run(args, &[], &with_policy("replace"));
             assert!(gencodes(&p).is_empty() && p.removed.is_empty(), "{args:?}");
             assert_eq!(command[command.len() - args.len()..], **args);
-            assert!(p.notes.iter().any(|n| n.contains(note)), "{args:?}: {:?}", p.notes);
+            let said: Vec<&String> = p.notes.iter().chain(&p.warnings).collect();
+            assert!(said.iter().any(|n| n.contains(note)), "{args:?}: {said:?}");
+            // Issue 12: with no target of its own, nvcc falls back to its default, and the user hears it.
+            let own_target = args.iter().any(|a| a.starts_with("-arch")) || args.contains(&"-lto");
+            let warned = p.warnings.iter().any(|w| w.contains("nvcc builds its default, compute_75"));
+            assert_eq!(warned, !own_target, "{args:?}: {:?}", p.warnings);
         }
         // One target fits them.
         let one = "[gpu]\ncapabilities = [\"8.6\"]\narch-flags = \"replace\"\n";

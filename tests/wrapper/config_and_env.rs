@@ -106,6 +106,7 @@ fn bad_switch_values_exit_64() {
         ("NVCC_WRAPPER_DRY_RUN", "maybe"),
         ("NVCC_WRAPPER_DISABLE", "2"),
         ("NVCC_WRAPPER_LOG", "[[["),
+        ("NVCC_WRAPPER_LOG", "garbage"),
         ("NVCC_WRAPPER_DEPTH", "x"),
     ] {
         let out = sb.nvcc().env(var, value).arg("-c").output().unwrap();

@@ -113,3 +113,41 @@ fn explain_pasted_into_bash_runs_exactly_what_the_drop_in_runs() {
     assert!(pasted.status.success(), "{}", stderr(&pasted));
     assert_eq!(sb.recorded().argv, direct, "the pasted line ran another command");
 }
+
+/// Right at the kernel's argument limit, a call nvcc alone runs must run through the wrapper too: when its additions
+/// push the command over the limit (E2BIG), it runs nvcc without them and says so. `prlimit --stack` sets the limit
+/// (a quarter of the stack limit, at least 128 KiB) without a shell adding variables of its own.
+#[test]
+fn a_call_at_the_argument_limit_still_runs_when_the_additions_do_not_fit() {
+    let Some(prlimit) = real_program("prlimit") else { return };
+    let sb = Sandbox::new();
+    let fake = sb.cuda_bin.join("nvcc");
+    let stack = "--stack=262144:262144";
+    // As the wrapper runs nvcc without additions: argv[0] its path, the sandbox's variables and the loop counter.
+    let direct = |pad: usize| {
+        let mut cmd = std::process::Command::new(&prlimit);
+        cmd.arg(stack).arg(&fake).arg("x".repeat(pad)).args(["-c", "k.cu"]);
+        cmd.env_clear().env("PATH", sb.path()).env("FAKE_NVCC_RECORD", &sb.record);
+        cmd.env("NVCC_WRAPPER_CONFIG", &sb.config).env("NVCC_WRAPPER_DEPTH", "1").current_dir(sb.dir.path());
+        cmd.output().unwrap().status.success()
+    };
+    // The longest single argument nvcc alone still gets (one argument may hold 128 KiB; the total is the limit).
+    let (mut fits, mut fails) = (1usize, 131_000usize);
+    assert!(direct(fits) && !direct(fails), "the limit is not where this test expects it");
+    while fails - fits > 1 {
+        let mid = (fits + fails) / 2;
+        if direct(mid) {
+            fits = mid;
+        } else {
+            fails = mid;
+        }
+    }
+    let _ = std::fs::remove_file(&sb.record);
+    let mut cmd = std::process::Command::new(&prlimit);
+    cmd.arg(stack).arg(sb.wrapper_bin.join("nvcc")).arg("x".repeat(fits)).args(["-c", "k.cu"]);
+    cmd.env_clear().env("PATH", sb.path()).env("FAKE_NVCC_RECORD", &sb.record);
+    let out = cmd.env("NVCC_WRAPPER_CONFIG", &sb.config).current_dir(sb.dir.path()).output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    assert!(stderr(&out).contains("longer than the kernel takes"), "{}", stderr(&out));
+    assert_eq!(sb.recorded().args()[1..], ["-c", "k.cu"], "nvcc ran with the user's arguments only");
+}

@@ -86,14 +86,14 @@ fn no_real_nvcc_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(127));
     let err = stderr(&out);
     assert!(
-        err.starts_with("nvcc-wrapper: error: no real nvcc found: the only `nvcc` on PATH is this wrapper"),
+        err.starts_with("nvcc-wrapper: error: no real nvcc found: the only runnable `nvcc` on PATH is this wrapper"),
         "{err}"
     );
     assert!(err.contains("\nhelp: "), "{err}");
 
     let out = sb.nvcc().env("PATH", "/nonexistent").env_remove("NVCC_WRAPPER_CONFIG").arg("-c").output().unwrap();
     assert_eq!(out.status.code(), Some(127));
-    assert!(stderr(&out).contains("there is no `nvcc` on PATH"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("there is no runnable `nvcc` on PATH"), "{}", stderr(&out));
 }
 
 #[test]
