@@ -5,7 +5,6 @@
 //! wrappers that lead back to it, are caught by a depth counter in the environment (`NVCC_WRAPPER_DEPTH`), raised on
 //! every exec.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use crate::config::Loaded;

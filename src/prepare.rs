@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::args::Invocation;
 use crate::compat::Compat;
 use crate::config::{self, Loaded};
-use crate::context::{vars, Context, Env};
+use crate::context::{Context, Env};
 use crate::error::Result;
 use crate::locate::{self, Located};
 use crate::plan::{self, Plan};
