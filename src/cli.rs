@@ -89,12 +89,16 @@ enum PlatformArg {
 pub fn run(ctx: &Context) -> Result<i32> {
     let cli = match Cli::try_parse_from(std::iter::once(ctx.argv0.clone()).chain(ctx.args.iter().cloned())) {
         Ok(cli) => cli,
-        Err(e) => {
-            // --help and --version are successes clap reports as errors; it prints them itself.
-            let code = if e.use_stderr() { ErrorKind::Usage.exit_code() } else { 0 };
+        // --help and --version are successes clap reports as errors; it prints them itself.
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return Ok(code);
+            return Ok(0);
         }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            return Err(Error::new(ErrorKind::Usage, "nvcc-wrapper requires a subcommand: explain, doctor, compat or gencode")
+                .with_help("`nvcc-wrapper --help` says what each does; installed as `nvcc`, the wrapper is the drop-in"));
+        }
+        Err(e) => return Err(usage_error(&e.render().to_string())),
     };
     match cli.command {
         Command::Explain { args } => explain(ctx, args),
@@ -104,6 +108,28 @@ pub fn run(ctx: &Context) -> Result<i32> {
             gencode(ctx, cuda_version, forward_compat, format, system, platform, capabilities)
         }
     }
+}
+
+/// clap's report of a bad command line, in the wrapper's own shape: one `nvcc-wrapper: error:` line (clap's error
+/// with its indented details joined to it) and a `help:` line with the usage.
+fn usage_error(rendered: &str) -> Error {
+    let mut lines = rendered.lines();
+    let mut message = lines.next().unwrap_or_default().trim_start_matches("error: ").trim_end_matches(':').to_string();
+    let mut usage = None;
+    for line in lines {
+        if let Some(u) = line.strip_prefix("Usage: ") {
+            usage = Some(u.trim().to_string());
+        } else if line.starts_with(' ') && usage.is_none() && !line.trim().is_empty() {
+            message += &format!(": {}", line.trim());
+        }
+    }
+    let command =
+        usage.as_deref().and_then(|u| u.split(" <").next()).unwrap_or("nvcc-wrapper").trim_end_matches(" [OPTIONS]");
+    let help = match &usage {
+        Some(u) => format!("usage: {u}; `{command} --help` says more"),
+        None => format!("`{command} --help` says more"),
+    };
+    Error::new(ErrorKind::Usage, message).with_help(help)
 }
 
 fn gencode(
@@ -135,6 +161,16 @@ fn gencode(
     // for the target: only the settings come from the flags, and an error names the flag.
     let loaded = config::load(ctx)?;
     let compat = Compat::load(loaded.config.compat_data.as_deref())?;
+    if let Some(v) = release {
+        let rows = compat.host_compilers.releases();
+        let (oldest, newest) = (rows[0].nvcc.release(), rows[rows.len() - 1].nvcc.release());
+        if !v.has_minor() || compat.host_compilers.limits_for(v).is_none() {
+            return Err(usage(
+                format!("`--cuda-version {v}` is not an NVCC release the tables know"),
+                &format!("give a release from {oldest} to {newest}, with its minor part (12.4, 13.0)"),
+            ));
+        }
+    }
     let named = target::Named::flags();
     let mut notes = Vec::new();
     let platform = if system.is_some() || platform.is_some() {
@@ -177,6 +213,10 @@ fn explain(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
 }
 
 fn compat_scan(ctx: &Context, root: &std::path::Path) -> Result<i32> {
+    if !root.is_dir() {
+        return Err(Error::new(ErrorKind::Usage, format!("`compat scan {}`: no such directory", root.display()))
+            .with_help("give the root of a CUDA toolkit (the directory holding bin/ and include/)"));
+    }
     let scan = crate::probe::toolkit::scan(root)?;
     output::stdout(scan.row())?;
     let loaded = config::load(ctx)?;

@@ -24,6 +24,11 @@ impl Version {
         Version { major, minor, patch: 0, parts: 2 }
     }
 
+    /// Whether a minor part was written (`12.4`, not `12`).
+    pub fn has_minor(self) -> bool {
+        self.parts >= 2
+    }
+
     /// The `major.minor` release this version belongs to (`11.8.89` -> `11.8`).
     pub fn release(self) -> Self {
         Version::major_minor(self.major, self.minor)

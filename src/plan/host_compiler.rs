@@ -214,22 +214,27 @@ impl Step<'_> {
                 return Err(self.no_cross_compiler());
             }
             Err(NoneAccepted { considered }) => {
-                let listed = if considered.is_empty() {
-                    "none found".to_string()
-                } else {
-                    considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
-                };
                 let (prefix, target) = match self.cross {
                     Some(p) => (format!("{}-", p.gnu_triples[0]), format!(" for {}", p.name)),
                     None => (String::new(), String::new()),
                 };
+                let install = format!("{prefix}g++-{} or {prefix}clang++-{}", accepts.newest_gcc, accepts.newest_clang);
+                // Nothing at all to choose from: there is nothing to allow either.
+                if considered.is_empty() {
+                    return Err(Error::new(
+                        ErrorKind::HostCompiler,
+                        format!("no host compiler{target}: nvcc {release} accepts {}, and there is no g++ or clang++ on PATH and none in `{}`", accepts.describe(), self.section()),
+                    )
+                    .with_help(format!("install one (e.g. {install}), or name it in `{} stdenv` or with `-ccbin`", self.section())));
+                }
+                let listed = considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
                 return Err(Error::new(
                     ErrorKind::HostCompiler,
                     format!("no usable host compiler{target}: nvcc {release} accepts {}, and none of these is: {listed}", accepts.describe()),
                 )
                 .with_help(format!(
-                    "install one (e.g. {prefix}g++-{} or {prefix}clang++-{}) and list it in `{} candidates`, pass `-ccbin`, or set `allow-unsupported = true` to try the stdenv compiler anyway",
-                    accepts.newest_gcc, accepts.newest_clang, self.section()
+                    "install one (e.g. {install}) and list it in `{} candidates`, pass `-ccbin`, or set `allow-unsupported = true` to try the stdenv compiler anyway",
+                    self.section()
                 )));
             }
         }

@@ -17,3 +17,4 @@ mod real_cross;
 mod real_gpu;
 mod real_host_compiler;
 mod real_nvcc;
+mod reliability;

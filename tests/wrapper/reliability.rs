@@ -1,0 +1,83 @@
+//! docs/reliability.md's table of bad input, run row by row: each command in a fresh sandbox, its exit code, its one
+//! `nvcc-wrapper: error:` line with the message and its `help:` line, and nvcc not run. The table is the
+//! documentation; this keeps it true.
+
+use crate::support::*;
+
+/// A markdown code span's text: `` `a` ``, ``` `` a`b `` ```.
+fn code_span(cell: &str) -> &str {
+    let cell = cell.trim();
+    let fence = cell.len() - cell.trim_start_matches('`').len();
+    assert!(fence > 0, "not a code span: {cell:?}");
+    let inner = &cell[fence..cell.len() - fence];
+    // One space inside a fence pads a span that starts or ends with a backtick.
+    if fence > 1 {
+        inner.strip_prefix(' ').unwrap_or(inner).strip_suffix(' ').unwrap_or(inner.strip_prefix(' ').unwrap_or(inner))
+    } else {
+        inner
+    }
+}
+
+/// (command, exit code, message) of every row between the markers.
+fn rows() -> Vec<(String, i32, String)> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reliability.md")).unwrap();
+    let start = doc.find("<!-- rows:").expect("the rows marker");
+    let end = doc.find("<!-- end of rows -->").expect("the end marker");
+    doc[start..end]
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|line| {
+            let cells: Vec<&str> = line.trim().trim_matches('|').split(" | ").collect();
+            assert_eq!(cells.len(), 3, "a row has three cells: {line}");
+            let code = cells[1].trim().parse().unwrap_or_else(|_| panic!("exit code in: {line}"));
+            (code_span(cells[0]).to_string(), code, code_span(cells[2]).to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_table_has_every_documented_exit_code() {
+    let codes: std::collections::BTreeSet<i32> = rows().iter().map(|r| r.1).collect();
+    for code in [2, 64, 65, 66, 69, 74, 78, 125, 127] {
+        assert!(codes.contains(&code), "no row for exit code {code}");
+    }
+}
+
+#[test]
+fn every_bad_input_in_docs_reliability_gets_its_exit_code_and_one_error_and_help_line() {
+    let rows = rows();
+    assert!(rows.len() >= 30, "the table lost rows: {}", rows.len());
+    let mut wrong = Vec::new();
+    for (command, code, message) in rows {
+        let sb = Sandbox::new();
+        sb.write("k.cu", "__global__ void k() {}\n");
+        std::os::unix::fs::symlink(WRAPPER, sb.wrapper_bin.join("nvcc-wrapper")).unwrap();
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&command)
+            .env_clear()
+            .env("PATH", sb.path())
+            .env("FAKE_NVCC_RECORD", &sb.record)
+            .env("NVCC_WRAPPER_CONFIG", &sb.config)
+            .env("WRAPPER_BIN", &sb.wrapper_bin)
+            .env("CUDA_BIN", &sb.cuda_bin)
+            .current_dir(sb.dir.path())
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().collect();
+        let right = out.status.code() == Some(code)
+            && lines.len() == 2
+            && lines[0].starts_with("nvcc-wrapper: error: ")
+            && lines[0].contains(&message)
+            && lines[1].starts_with("help: ")
+            && lines[1].len() > 10;
+        if !right {
+            wrong.push(format!("`{command}`: exit {:?} (want {code}), {message:?} in:\n{err}", out.status.code()));
+        }
+        if sb.ran() {
+            wrong.push(format!("`{command}`: nvcc ran"));
+        }
+    }
+    assert!(wrong.is_empty(), "{} row(s) of docs/reliability.md do not hold:\n\n{}", wrong.len(), wrong.join("\n"));
+}
