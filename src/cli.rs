@@ -95,8 +95,11 @@ pub fn run(ctx: &Context) -> Result<i32> {
             return Ok(0);
         }
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            return Err(Error::new(ErrorKind::Usage, "nvcc-wrapper requires a subcommand: explain, doctor, compat or gencode")
-                .with_help("`nvcc-wrapper --help` says what each does; installed as `nvcc`, the wrapper is the drop-in"));
+            return Err(Error::new(
+                ErrorKind::Usage,
+                "nvcc-wrapper requires a subcommand: explain, doctor, compat or gencode",
+            )
+            .with_help("`nvcc-wrapper --help` says what each does; installed as `nvcc`, the wrapper is the drop-in"));
         }
         Err(e) => return Err(usage_error(&e.render().to_string())),
     };
