@@ -94,6 +94,7 @@ fn path_str(path: &Path) -> &str {
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn every_nix_file_parses() {
     if real_program("nix-instantiate").is_none() {
         return;
@@ -251,6 +252,7 @@ fn check_case(case: &str, config: &str, runs: &str) {
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_native_stdenv_in_range_records_one_compiler_and_nvcc_gets_it() {
     check_case(
         "native-in-range",
@@ -272,6 +274,7 @@ arch-flags = "respect"
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_gcc_14_stdenv_with_nvcc_12_4_gets_gcc_13_and_keeps_gcc_14s_libstdcxx() {
     check_case(
         "native-stdenv-too-new",
@@ -295,6 +298,7 @@ arch-flags = "respect"
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_clang_stdenv_gets_the_clang_nvcc_accepts_with_the_gcc_install_of_its_libstdcxx() {
     check_case(
         "clang-stdenv",
@@ -317,6 +321,7 @@ arch-flags = "respect"
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_jetson_cross_records_the_target_and_its_cuda_root() {
     check_case(
         "jetson-cross",
@@ -347,6 +352,7 @@ candidates = [{ path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-13.3.0/bin/aa
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_sbsa_cross_with_nvcc_13_0_builds_grace_hopper_and_thor() {
     check_case(
         "sbsa-cross",
@@ -376,6 +382,7 @@ stdenv = { path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-14.2.0/bin/aarch64
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_ppc64le_cross_with_nvcc_12_4_gets_the_cross_gcc_13() {
     check_case(
         "ppc64le-cross",
@@ -409,6 +416,7 @@ candidates = [{ path = "ROOT/powerpc64le-unknown-linux-gnu-gcc-wrapper-13.3.0/bi
 // ---------------------------------------------------------------------------------------------------------------
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv() {
     let Some(lib) = nixpkgs_lib() else { return };
     let Some(facts) = eval_json("overlay.nix", None, &[("nixpkgsLib", path_str(&lib))], &[]) else { return };
@@ -458,6 +466,7 @@ fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv(
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() {
     let Some(lib) = nixpkgs_lib() else { return };
     if !can_build() {
@@ -624,6 +633,7 @@ fn recorded(package: &Path) -> toml::Value {
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn realised_package_has_the_wrapper_as_nvcc_its_config_and_its_setup_hook() {
     let Some(r) = realised() else { return };
     let target = std::fs::read_link(r.native.join("bin/nvcc")).unwrap();
@@ -652,6 +662,7 @@ fn realised_package_has_the_wrapper_as_nvcc_its_config_and_its_setup_hook() {
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn realised_native_nvcc_compiles_links_and_runs_hello_with_gcc_11_and_gcc_12s_libstdcxx() {
     let Some(r) = realised() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -673,6 +684,7 @@ fn realised_native_nvcc_compiles_links_and_runs_hello_with_gcc_11_and_gcc_12s_li
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn realised_jetson_nvcc_cross_compiles_hello_for_aarch64_that_runs_under_qemu() {
     let Some(r) = realised() else { return };
     let (Some(qemu), Some(cuobjdump)) = (real_program("qemu-aarch64"), real_tool("cuobjdump")) else { return };
@@ -693,6 +705,7 @@ fn realised_jetson_nvcc_cross_compiles_hello_for_aarch64_that_runs_under_qemu() 
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_bad_capability_list_fails_the_nix_build_with_the_wrappers_message() {
     let Some(args) = realise_args() else { return };
     if !can_build() {
@@ -755,6 +768,7 @@ fn hook_env(package: &Path, before: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn setup_hook_exports_the_wrapped_nvcc_and_keeps_nixpkgs_hook_off_the_host_compiler() {
     let Some(r) = realised() else { return };
     let config = recorded(&r.native);
@@ -791,6 +805,7 @@ fn setup_hook_exports_the_wrapped_nvcc_and_keeps_nixpkgs_hook_off_the_host_compi
 }
 
 #[test]
+#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn cmake_builds_the_example_through_the_setup_hook_with_the_wrapped_nvcc() {
     let Some(r) = realised() else { return };
     let Some(cmake) = real_program("cmake") else { return };

@@ -265,6 +265,7 @@ fn cross_build(case: &Case) -> Option<Cross> {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nvcc_13_0_builds_for_arm_servers() {
     // `platform` left out: sbsa is the default for aarch64.
     cross_build(&Case {
@@ -278,6 +279,7 @@ fn nvcc_13_0_builds_for_arm_servers() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nvcc_13_5_builds_for_arm_servers_with_the_configured_cross_compiler() {
     // A GNU triple for the system, and the target's stdenv compiler named in `[target.host-compiler]`.
     cross_build(&Case {
@@ -292,6 +294,7 @@ fn nvcc_13_5_builds_for_arm_servers_with_the_configured_cross_compiler() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nvcc_12_4_builds_for_arm_servers() {
     cross_build(&Case {
         name: "sbsa-12.4",
@@ -304,6 +307,7 @@ fn nvcc_12_4_builds_for_arm_servers() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nvcc_12_4_builds_for_a_jetson_shaped_target_directory() {
     // 12.4's root holds both sbsa-linux and aarch64-linux; nvcc alone would pick sbsa-linux for the cross compiler,
     // so only the wrapper's --target-directory makes it the Jetson one (cross_build checks nvcc's _TARGET_DIR_).
@@ -325,6 +329,7 @@ int sum_first(const std::vector<int>& v, int n) { int s = 0; for (int i = 0; i <
 "#;
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nvcc_11_8_picks_gcc_11_for_arm_servers_and_shares_gcc_12s_libstdcxx() {
     // nvcc 11.8 rejects GCC 12, the target's default compiler: the wrapper must choose aarch64-linux-gnu-g++-11 by
     // itself. 8.6: Jetson capabilities are refused for sbsa before 13.2.
@@ -372,6 +377,7 @@ fn nvcc_11_8_picks_gcc_11_for_arm_servers_and_shares_gcc_12s_libstdcxx() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nvcc_12_4_builds_for_power() {
     cross_build(&Case {
         name: "ppc64le-12.4",
@@ -384,6 +390,7 @@ fn nvcc_12_4_builds_for_power() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nvcc_11_8_picks_gcc_11_for_power() {
     cross_build(&Case {
         name: "ppc64le-11.8",
@@ -454,6 +461,7 @@ fn nix_style_build(name: &str, cx: Cross, cuda_root: &Path) {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nix_style_cuda_root_with_nvcc_13_0() {
     let Some((cuda_root, _tmp, view)) = nix_style_inputs("sbsa-13.0") else { return };
     let target = format!("[target]\nsystem = \"aarch64-linux\"\ncuda-root = {}", toml_path(&cuda_root));
@@ -471,6 +479,7 @@ fn nix_style_cuda_root_with_nvcc_13_0() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nix_style_cuda_root_from_the_environment_with_nvcc_12_4() {
     let Some((cuda_root, _tmp, view)) = nix_style_inputs("sbsa-12.4") else { return };
     let target = "[target]\nsystem = \"aarch64-linux\"\nplatform = \"sbsa\"";
@@ -480,6 +489,7 @@ fn nix_style_cuda_root_from_the_environment_with_nvcc_12_4() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nix_style_target_from_the_environment_alone_with_nvcc_13_5() {
     let Some((cuda_root, _tmp, view)) = nix_style_inputs("sbsa-13.5") else { return };
     // No `[target]` at all: the system (a GNU triple), platform and cuda-root come from the variables.
@@ -510,6 +520,7 @@ const MARKER_CU: &str = "#include <nvcc_wrapper_sysroot_marker.h>\n\
                          static_assert(NVCC_WRAPPER_SYSROOT_MARKER == 42, \"the sysroot's marker header\");\n";
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_sysroot_reaches_the_cross_compiler() {
     let Some(root) = real_cross_target("sbsa-13.0") else { return };
     if real_program("qemu-aarch64").is_none() || real_program("aarch64-linux-gnu-g++").is_none() {
@@ -564,6 +575,7 @@ fn a_sysroot_reaches_the_cross_compiler() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_platform_the_release_does_not_ship_is_refused() {
     let Some(root) = real_toolkit("13.0") else { return };
     // No capabilities, so that only the platform can be wrong. (the [target] table, what the message must name: the
@@ -580,6 +592,7 @@ fn a_platform_the_release_does_not_ship_is_refused() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn capabilities_are_checked_against_the_target_platform() {
     let Some(root) = real_cross_target("jetson-12.4") else { return };
     // Orin (8.7) is Jetson: not for an Arm server with 12.4 (sbsa serves it from 13.2 on).
@@ -596,6 +609,7 @@ fn capabilities_are_checked_against_the_target_platform() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_compiler_for_another_machine_is_refused() {
     let Some(root) = real_cross_target("sbsa-13.0") else { return };
     let Some(gxx) = real_program("g++") else { return };
@@ -613,6 +627,7 @@ fn a_compiler_for_another_machine_is_refused() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn no_cross_compiler_at_all_is_an_error() {
     let Some(root) = real_cross_target("sbsa-13.0") else { return };
     let Some(gxx) = real_program("g++") else { return };
@@ -629,6 +644,7 @@ fn no_cross_compiler_at_all_is_an_error() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_toolkit_without_the_target_directory_needs_cuda_root() {
     let Some((_tmp, view)) = view_of("13.0") else { return };
     let Some(cx) = Cross::new(&view, "[target]\nsystem = \"aarch64-linux\"", "9.0a") else { return };
@@ -654,12 +670,14 @@ fn missing_path_is_refused(root: &Path, key: &str) {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_missing_sysroot_is_an_error() {
     let Some(root) = real_cross_target("sbsa-13.0") else { return };
     missing_path_is_refused(&root, "sysroot");
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_missing_cuda_root_is_an_error() {
     // Where the toolkit lacks the target directory, so that cuda-root is what the build would use.
     let Some((_tmp, view)) = view_of("13.0") else { return };
