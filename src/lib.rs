@@ -15,6 +15,8 @@ pub mod context;
 pub mod doctor;
 pub mod error;
 pub mod exec;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod locate;
 pub mod log;
 pub mod output;

@@ -5,7 +5,7 @@
 //! option from the table it recognised, where it sits and how it was spelled. It never re-spells or drops a token;
 //! deciding what to add is `plan`'s job.
 
-mod split;
+pub mod split;
 pub mod table;
 
 use std::ffi::{OsStr, OsString};
