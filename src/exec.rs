@@ -6,14 +6,43 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::context::Env;
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::WrittenFile;
 
-/// Replace this process with nvcc. Returns only if that fails, with why.
+/// Whether the caller started the wrapper with SIGPIPE ignored. Rust's runtime sets SIGPIPE to ignored before
+/// `main` (for its own writes), and `Command` sets it back to the default right before exec, so without this nvcc
+/// would always start with the default, whatever the caller chose; `main.rs` records it from a constructor that runs
+/// before the runtime.
+static CALLER_IGNORES_SIGPIPE: AtomicBool = AtomicBool::new(false);
+
+/// Record the SIGPIPE disposition the process started with. Only for the binary's constructor (see `main.rs`).
+pub extern "C" fn record_caller_sigpipe() {
+    // SAFETY: with a null new action, sigaction only reads the current one into `old`, which it may fully write.
+    let ignored = unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    };
+    CALLER_IGNORES_SIGPIPE.store(ignored, Ordering::Relaxed);
+}
+
+/// Replace this process with nvcc, with the caller's SIGPIPE disposition. Returns only if that fails, with why.
 pub fn exec(nvcc: &Path, args: &[OsString], env: &Env) -> std::io::Error {
-    Command::new(nvcc).arg0(nvcc).args(args).env_clear().envs(env.iter()).exec()
+    let mut command = Command::new(nvcc);
+    command.arg0(nvcc).args(args).env_clear().envs(env.iter());
+    if CALLER_IGNORES_SIGPIPE.load(Ordering::Relaxed) {
+        // SAFETY: runs in this process right before execve, after std's reset of SIGPIPE to the default; signal()
+        // is async-signal-safe and touches no memory of ours.
+        unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    }
+    command.exec()
 }
 
 /// `E2BIG`: the arguments and environment are more than the kernel takes (`std::io::ErrorKind::ArgumentListTooLong`

@@ -1,5 +1,10 @@
 //! The binary: read the process state once, run, exit. Everything else is in the library (see `lib.rs`).
 
+/// Runs before Rust's runtime ignores SIGPIPE, to learn how the caller left it (see `exec`).
+#[used]
+#[link_section = ".init_array"]
+static RECORD_CALLER_SIGPIPE: extern "C" fn() = nvcc_wrapper::exec::record_caller_sigpipe;
+
 fn main() {
     let ctx = nvcc_wrapper::context::Context::from_process();
     std::process::exit(nvcc_wrapper::main_with(&ctx))
