@@ -10,6 +10,7 @@ mod cross;
 mod gpu;
 mod passthrough;
 mod personalities;
+mod probe_cache;
 mod real_compat;
 mod real_cross;
 mod real_gpu;
