@@ -30,6 +30,12 @@ pub mod vars {
     pub const NVCC_APPEND_FLAGS: &str = "NVCC_APPEND_FLAGS";
     pub const NVCC_CCBIN: &str = "NVCC_CCBIN";
     pub const PATH: &str = "PATH";
+    /// The probe cache: a switch (on unless `0`), and its directory (default `$XDG_CACHE_HOME/nvcc-wrapper/probes`,
+    /// else `$HOME/.cache/nvcc-wrapper/probes`).
+    pub const PROBE_CACHE: &str = "NVCC_WRAPPER_PROBE_CACHE";
+    pub const PROBE_CACHE_DIR: &str = "NVCC_WRAPPER_PROBE_CACHE_DIR";
+    pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+    pub const HOME: &str = "HOME";
 }
 
 /// The search path when `PATH` is unset, as glibc's `execvp` and coreutils' `env` have it.

@@ -154,3 +154,29 @@ fn only_probe_and_exec_start_programs() {
         }
     }
 }
+
+#[test]
+fn the_drop_in_reaches_no_clap_no_json_and_no_other_personality() {
+    // clap parses only the wrapper's own command line (`cli`). JSON is read only from a toolkit's version.json
+    // (probe/nvcc.rs: only when the release must be probed and the probe cache has no answer) and written only by
+    // `cli`. The drop-in's own steps import neither, nor another personality's module.
+    for file in sources() {
+        let module = module_of(&file);
+        let code = non_test_code(&file);
+        if module != "cli" {
+            assert!(!code.contains("clap::"), "{} uses clap: only the wrapper's own command line may", file.display());
+        }
+        if module != "cli" && !file.ends_with("probe/nvcc.rs") {
+            assert!(!code.contains("serde_json"), "{} uses JSON, which the drop-in must not reach", file.display());
+        }
+    }
+    let edges = graph();
+    for module in ["pipeline", "prepare", "locate", "plan", "probe", "config", "args", "exec", "log"] {
+        for personality in ["cli", "doctor"] {
+            assert!(!edges[module].contains_key(personality), "{module} imports {personality}");
+        }
+    }
+    // Not vacuous: the reader sees the drop-in's real imports and cli's clap.
+    assert!(edges["pipeline"].contains_key("prepare"));
+    assert!(non_test_code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli.rs")).contains("clap::"));
+}

@@ -1,11 +1,12 @@
 //! Finding the real nvcc, and making sure the wrapper never ends up running itself.
 //!
 //! The wrapper is usually installed as `nvcc`, often first on PATH, so the plain PATH search would find it again.
-//! Candidates whose canonical path is the wrapper's own are skipped. Copies or hard links of the wrapper, and other
-//! wrappers that lead back to it, are caught by a depth counter in the environment (`NVCC_WRAPPER_DEPTH`), raised on
-//! every exec.
+//! Candidates that are the wrapper's own executable file are skipped: the same device and inode, reached through any
+//! symbolic or hard link (one `stat` each, where comparing canonical paths costs a `readlink` per path component).
+//! Copies of the wrapper, and other wrappers that lead back to it, are caught by a depth counter in the environment
+//! (`NVCC_WRAPPER_DEPTH`), raised on every exec.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::config::Loaded;
 use crate::context::{vars, Context};
@@ -76,21 +77,21 @@ pub fn depth(ctx: &Context) -> Result<u32> {
 
 /// The real nvcc: the config's `nvcc`, else the first `nvcc` on PATH that is not this wrapper.
 pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
-    let me = ctx.current_exe.as_deref().and_then(|p| p.canonicalize().ok());
-    let is_me = |p: &Path| me.is_some() && p.canonicalize().ok() == me;
+    let me = ctx.current_exe.as_deref().and_then(|p| std::fs::metadata(p).ok()).map(|m| file_id(&m));
+    let is_me = |m: &std::fs::Metadata| me == Some(file_id(m));
 
     if let Some(configured) = &config.config.nvcc {
         let file = config.source.path.clone().unwrap_or_default();
         let path = configured.clone();
-        if !path.is_file() {
+        let Some(meta) = std::fs::metadata(&path).ok().filter(std::fs::Metadata::is_file) else {
             let what = if path.is_dir() { "is a directory, not the nvcc program" } else { "does not exist" };
             return Err(Error::new(
                 ErrorKind::NvccNotFound,
                 format!("`nvcc = \"{}\"` in {} {what}", configured.display(), file.display()),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH"));
-        }
-        if is_me(&path) {
+        };
+        if is_me(&meta) {
             return Err(Error::new(
                 ErrorKind::Loop,
                 format!("`nvcc = \"{}\"` in {} is this wrapper itself", configured.display(), file.display()),
@@ -104,7 +105,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
     let mut skipped = Vec::new();
     if let Ok(all) = which::which_in_all("nvcc", Some(search), &ctx.cwd) {
         for candidate in all {
-            if is_me(&candidate) {
+            if std::fs::metadata(&candidate).is_ok_and(|m| is_me(&m)) {
                 skipped.push(candidate);
             } else {
                 return Ok(RealNvcc { path: candidate, found_by: FoundBy::Path });
@@ -132,11 +133,18 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
         .with_help("add the CUDA toolkit's bin directory to PATH, or set `nvcc` in the config file"))
 }
 
+/// What makes a file the same file: its device and inode.
+fn file_id(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::context::Env;
     use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
 
     fn executable(path: &Path) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -168,6 +176,32 @@ mod tests {
         let err = find(&ctx(&only_me, Some(wrapper), None), &Loaded::default()).unwrap_err();
         assert_eq!(err.kind, ErrorKind::NvccNotFound);
         assert!(err.message.contains("only runnable `nvcc` on PATH is this wrapper"), "{err}");
+    }
+
+    #[test]
+    fn skips_a_hard_link_of_the_wrapper_and_refuses_one_configured() {
+        let dir = tempfile::tempdir().unwrap();
+        let wrapper = dir.path().join("wrapper/bin/nvcc-wrapper");
+        executable(&wrapper);
+        std::fs::create_dir_all(dir.path().join("linked")).unwrap();
+        std::fs::hard_link(&wrapper, dir.path().join("linked/nvcc")).unwrap();
+        let real = dir.path().join("cuda/bin/nvcc");
+        executable(&real);
+        let path = format!("{}:{}", dir.path().join("linked").display(), dir.path().join("cuda/bin").display());
+        let found = find(&ctx(&path, Some(wrapper.clone()), None), &Loaded::default()).unwrap();
+        assert_eq!(found.path, real);
+        let loaded = Loaded {
+            config: crate::config::Config { nvcc: Some(dir.path().join("linked/nvcc")), ..Default::default() },
+            ..Loaded::default()
+        };
+        assert_eq!(find(&ctx("", Some(wrapper), None), &loaded).unwrap_err().kind, ErrorKind::Loop);
+        // A copy is another file: only the depth counter can stop it.
+        std::fs::copy(&real, dir.path().join("copy")).unwrap();
+        let copy = Loaded {
+            config: crate::config::Config { nvcc: Some(dir.path().join("copy")), ..Default::default() },
+            ..Loaded::default()
+        };
+        assert!(find(&ctx("", Some(real), None), &copy).is_ok());
     }
 
     #[test]

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use crate::args::Invocation;
 use crate::compat::Compat;
 use crate::config::{self, Loaded};
-use crate::context::{Context, Env};
+use crate::context::{vars, Context, Env};
 use crate::error::Result;
 use crate::locate::{self, Located};
 use crate::plan::{self, Plan};
+use crate::probe::cache::ProbeCache;
 use crate::probe::system::System;
 
 /// Everything a plan is made from, before the command line is looked at.
@@ -33,7 +34,7 @@ impl Setup {
         config::apply_env(&mut config, &ctx.env)?;
         let compat = Compat::load(config.config.compat_data.as_deref())?;
         let located = locate::locate(ctx, &config)?;
-        let probes = System { path: Some(ctx.search_path().into()), cwd: ctx.cwd.clone() };
+        let probes = System { path: Some(ctx.search_path().into()), cwd: ctx.cwd.clone(), cache: probe_cache(ctx)? };
         Ok(Setup { config, compat, located, probes, scratch: scratch_dir(&ctx.env) })
     }
 
@@ -83,20 +84,74 @@ pub fn nvcc_env(ctx: &Context, plan: &Plan) -> Env {
     env
 }
 
-/// The user's cache directory for the wrapper (`$XDG_CACHE_HOME/nvcc-wrapper`, else `~/.cache/nvcc-wrapper`, else
-/// one under /tmp), and in it the place for rewritten options files. nvcc splits an `-optf` value at commas, so a
-/// directory whose path has one is not used.
-pub fn scratch_dir(env: &Env) -> PathBuf {
+/// The user's cache directory for the wrapper: an absolute `$XDG_CACHE_HOME` (as the XDG spec requires), else
+/// `~/.cache`, with `nvcc-wrapper` under it; `None` without either.
+fn cache_base(env: &Env) -> Option<PathBuf> {
     let absolute = |name: &str| env.non_empty(name).map(Path::new).filter(|p| p.is_absolute());
-    let cache = absolute("XDG_CACHE_HOME")
-        .map(Path::to_path_buf)
-        .or_else(|| absolute("HOME").map(|home| home.join(".cache")))
+    let base = absolute(vars::XDG_CACHE_HOME).map(Path::to_path_buf).or_else(|| absolute(vars::HOME).map(|h| h.join(".cache")));
+    base.map(|b| b.join("nvcc-wrapper"))
+}
+
+/// Where options files rewritten under `arch-flags = "replace"` go: `options-files` in the cache directory, else one
+/// under /tmp. nvcc splits an `-optf` value at commas, so a directory whose path has one is not used.
+pub fn scratch_dir(env: &Env) -> PathBuf {
+    cache_base(env)
         .filter(|dir| !dir.as_os_str().as_encoded_bytes().contains(&b','))
-        .unwrap_or_else(|| PathBuf::from("/tmp"));
-    cache.join("nvcc-wrapper/options-files")
+        .unwrap_or_else(|| PathBuf::from("/tmp/nvcc-wrapper"))
+        .join("options-files")
+}
+
+/// Where probing keeps what it found: `$NVCC_WRAPPER_PROBE_CACHE_DIR`, else `probes` in the cache directory; none
+/// with `NVCC_WRAPPER_PROBE_CACHE=0` or without a home. Only decided here: nothing is read or created until a probe
+/// is needed, so a config that records everything never touches it.
+pub fn probe_cache(ctx: &Context) -> Result<ProbeCache> {
+    if ctx.env.switch(vars::PROBE_CACHE)? == Some(false) {
+        return Ok(ProbeCache::off(format!("{}=0", vars::PROBE_CACHE)));
+    }
+    if let Some(dir) = ctx.env.non_empty(vars::PROBE_CACHE_DIR) {
+        return Ok(ProbeCache::at(ctx.absolute(Path::new(dir))));
+    }
+    Ok(match cache_base(&ctx.env) {
+        Some(base) => ProbeCache::at(base.join("probes")),
+        None => ProbeCache::off(format!("no {} and no {}", vars::XDG_CACHE_HOME, vars::HOME)),
+    })
 }
 
 /// Set up and prepare `args` in one go: what the drop-in and `explain` do.
 pub fn prepare(ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
     Setup::new(ctx)?.prepare(ctx, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache_for(vars: &[(&str, &str)]) -> Result<ProbeCache> {
+        let ctx = Context { env: vars.iter().copied().collect(), cwd: PathBuf::from("/work"), ..Context::default() };
+        probe_cache(&ctx)
+    }
+
+    fn dir(vars: &[(&str, &str)]) -> Option<PathBuf> {
+        cache_for(vars).unwrap().dir().map(Path::to_path_buf)
+    }
+
+    #[test]
+    fn the_probe_cache_lives_in_the_users_cache_directory_unless_told_otherwise() {
+        let home = ("HOME", "/home/u");
+        assert_eq!(dir(&[home]), Some(PathBuf::from("/home/u/.cache/nvcc-wrapper/probes")));
+        assert_eq!(dir(&[home, ("XDG_CACHE_HOME", "/xdg")]), Some(PathBuf::from("/xdg/nvcc-wrapper/probes")));
+        // A relative XDG_CACHE_HOME is invalid by the spec and ignored.
+        assert_eq!(dir(&[home, ("XDG_CACHE_HOME", "rel")]), Some(PathBuf::from("/home/u/.cache/nvcc-wrapper/probes")));
+        assert_eq!(dir(&[home, ("NVCC_WRAPPER_PROBE_CACHE_DIR", "/c")]), Some(PathBuf::from("/c")));
+        assert_eq!(dir(&[("NVCC_WRAPPER_PROBE_CACHE_DIR", "c")]), Some(PathBuf::from("/work/c")));
+        assert_eq!(
+            dir(&[home, ("NVCC_WRAPPER_PROBE_CACHE", "1")]),
+            Some(PathBuf::from("/home/u/.cache/nvcc-wrapper/probes"))
+        );
+        assert_eq!(dir(&[home, ("NVCC_WRAPPER_PROBE_CACHE_DIR", "/c"), ("NVCC_WRAPPER_PROBE_CACHE", "0")]), None);
+        assert_eq!(dir(&[]), None);
+        let err = cache_for(&[home, ("NVCC_WRAPPER_PROBE_CACHE", "nope")]).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Environment);
+        assert!(err.message.contains("NVCC_WRAPPER_PROBE_CACHE=nope"), "{err}");
+    }
 }

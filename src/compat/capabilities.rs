@@ -3,14 +3,15 @@
 //! types, lookups by capability and release, and the structural checks. Turning capabilities into `-gencode`
 //! flags is the planner's job.
 
-use super::{invalid, parse_toml, read, within, Capability, CompatError, Suffix};
+use super::{invalid, parse_toml, read, within, Capability, CompatError, Suffix, Text};
 use crate::version::Version;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::path::Path;
-use std::sync::OnceLock;
 
-const BUILT_IN: &str = include_str!("../../compat-data/capabilities.toml");
-const BUILT_IN_NAME: &str = "compat-data/capabilities.toml (built in)";
+// `BUILT_IN_CAPABILITIES` and `BUILT_IN_NVCC_DEFAULT_ARCH`: the rows of compat-data/capabilities.toml, compiled in
+// by build.rs.
+include!(concat!(env!("OUT_DIR"), "/capabilities.rs"));
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -38,15 +39,15 @@ impl Kind {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct CapabilityInfo {
     pub capability: Capability,
-    pub architecture: String,
-    pub example_gpus: Vec<String>,
+    pub architecture: Text,
+    pub example_gpus: Cow<'static, [Text]>,
     pub kind: Kind,
     pub first_cuda: Version,
     pub last_cuda: Option<Version>,
     /// The Jetson module family ("Orin", "Thor"); `None` for every non-Jetson capability.
-    pub jetson_part: Option<String>,
-    pub source: String,
-    pub note: Option<String>,
+    pub jetson_part: Option<Text>,
+    pub source: Text,
+    pub note: Option<Text>,
 }
 
 impl CapabilityInfo {
@@ -67,7 +68,7 @@ pub struct DefaultArch {
     pub first_cuda: Version,
     pub last_cuda: Option<Version>,
     pub capability: Capability,
-    pub source: String,
+    pub source: Text,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -79,8 +80,8 @@ struct File {
 
 #[derive(Debug, Clone)]
 pub struct CapabilityTable {
-    capabilities: Vec<CapabilityInfo>,
-    nvcc_default_arch: Vec<DefaultArch>,
+    capabilities: Cow<'static, [CapabilityInfo]>,
+    nvcc_default_arch: Cow<'static, [DefaultArch]>,
 }
 
 impl CapabilityTable {
@@ -112,17 +113,23 @@ impl CapabilityTable {
                 return fail("[[nvcc-default-arch]] ranges must be in order and must not overlap".to_string());
             }
         }
-        Ok(CapabilityTable { capabilities: file.capability, nvcc_default_arch: file.nvcc_default_arch })
+        Ok(CapabilityTable {
+            capabilities: Cow::Owned(file.capability),
+            nvcc_default_arch: Cow::Owned(file.nvcc_default_arch),
+        })
     }
 
     pub fn load(path: &Path) -> Result<Self, CompatError> {
         Self::parse(&read(path)?, &path.display().to_string())
     }
 
-    /// The table compiled into the binary.
+    /// The table compiled into the binary: no parsing at run time.
     pub fn built_in() -> &'static Self {
-        static TABLE: OnceLock<CapabilityTable> = OnceLock::new();
-        TABLE.get_or_init(|| Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests"))
+        static TABLE: CapabilityTable = CapabilityTable {
+            capabilities: Cow::Borrowed(BUILT_IN_CAPABILITIES),
+            nvcc_default_arch: Cow::Borrowed(BUILT_IN_NVCC_DEFAULT_ARCH),
+        };
+        &TABLE
     }
 
     pub fn all(&self) -> &[CapabilityInfo] {

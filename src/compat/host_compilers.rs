@@ -1,15 +1,15 @@
 //! `compat-data/host-compilers.toml`: the newest GCC and Clang majors each NVCC release accepts. Owns the row type,
 //! the release lookup (patch rows included) and the structural checks; choosing a compiler is the planner's job.
 
-use super::{invalid, parse_toml, read, CompatError};
+use super::{invalid, parse_toml, read, CompatError, Text};
 use crate::version::Version;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
-use std::sync::OnceLock;
 
-const BUILT_IN: &str = include_str!("../../compat-data/host-compilers.toml");
-const BUILT_IN_NAME: &str = "compat-data/host-compilers.toml (built in)";
+// `BUILT_IN_RELEASES`: the rows of compat-data/host-compilers.toml, compiled in by build.rs.
+include!(concat!(env!("OUT_DIR"), "/host_compilers.rs"));
 
 /// A C++ compiler family nvcc knows how to drive as its host compiler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
@@ -67,8 +67,8 @@ pub struct HostLimits {
     /// nvcc's own version (`nvcc --version`: `V12.2.128`), `major.minor` or a patch build.
     pub nvcc: Version,
     pub accepts: Accepts,
-    pub source: String,
-    pub note: Option<String>,
+    pub source: Text,
+    pub note: Option<Text>,
 }
 
 /// A row as the file spells it.
@@ -78,8 +78,8 @@ struct Row {
     nvcc: Version,
     newest_gcc: u32,
     newest_clang: u32,
-    source: String,
-    note: Option<String>,
+    source: Text,
+    note: Option<Text>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -90,7 +90,7 @@ struct File {
 
 #[derive(Debug, Clone)]
 pub struct HostCompilerTable {
-    releases: Vec<HostLimits>,
+    releases: Cow<'static, [HostLimits]>,
 }
 
 impl HostCompilerTable {
@@ -120,17 +120,17 @@ impl HostCompilerTable {
                 note: r.note,
             })
             .collect();
-        Ok(HostCompilerTable { releases })
+        Ok(HostCompilerTable { releases: Cow::Owned(releases) })
     }
 
     pub fn load(path: &Path) -> Result<Self, CompatError> {
         Self::parse(&read(path)?, &path.display().to_string())
     }
 
-    /// The table compiled into the binary.
+    /// The table compiled into the binary: no parsing at run time.
     pub fn built_in() -> &'static Self {
-        static TABLE: OnceLock<HostCompilerTable> = OnceLock::new();
-        TABLE.get_or_init(|| Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests"))
+        static TABLE: HostCompilerTable = HostCompilerTable { releases: Cow::Borrowed(BUILT_IN_RELEASES) };
+        &TABLE
     }
 
     pub fn releases(&self) -> &[HostLimits] {

@@ -20,6 +20,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
+/// Text in a table row: borrowed from the binary for the built-in tables (compiled in by build.rs), owned for an
+/// override file.
+pub type Text = Cow<'static, str>;
+
 /// A compatibility file that could not be used. Every variant names the file (or the built-in copy) it is about.
 #[derive(Debug)]
 pub enum CompatError {
@@ -144,6 +148,58 @@ mod tests {
     #[allow(dead_code)]
     struct Row {
         name: String,
+    }
+
+    /// A file of compat-data/, read now (not when the binary was built).
+    fn data_file(name: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("compat-data").join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// `None` when two tables print the same, field by field (`{:#?}` shows every field, and a version's parts as
+    /// written, which `==` on `Version` does not compare); else the first line that differs.
+    fn difference(parsed: &impl fmt::Debug, compiled: &impl fmt::Debug) -> Option<String> {
+        let (parsed, compiled) = (format!("{parsed:#?}"), format!("{compiled:#?}"));
+        if parsed == compiled {
+            return None;
+        }
+        let mut lines = parsed.lines().zip(compiled.lines()).enumerate();
+        let first =
+            lines.find(|(_, (a, b))| a != b).map(|(i, (a, b))| format!("line {}: toml {a:?}, compiled {b:?}", i + 1));
+        Some(first.unwrap_or_else(|| "one is a prefix of the other".to_string()))
+    }
+
+    #[test]
+    fn compiled_in_tables_equal_the_toml_files() {
+        // Parsed by the loader an override goes through, which also checks each table's invariants.
+        let host = HostCompilerTable::parse(&data_file("host-compilers.toml"), "host-compilers.toml").unwrap();
+        let caps = CapabilityTable::parse(&data_file("capabilities.toml"), "capabilities.toml").unwrap();
+        let platforms = PlatformTable::parse(&data_file("platforms.toml"), "platforms.toml").unwrap();
+        let built = Compat::built_in();
+        for (name, diff) in [
+            ("host-compilers.toml", difference(&host, &*built.host_compilers)),
+            ("capabilities.toml", difference(&caps, &*built.capabilities)),
+            ("platforms.toml", difference(&platforms, &*built.platforms)),
+        ] {
+            assert!(diff.is_none(), "compat-data/{name} and the table build.rs compiled in differ: {}", diff.unwrap());
+        }
+        // Not vacuous: the tables are full, and compiled in (borrowed from the binary), not parsed.
+        assert!(built.host_compilers.releases().len() >= 25 && built.capabilities.all().len() >= 39);
+        assert!(matches!(built.platforms.all()[0].name, Cow::Borrowed("x86_64-linux")));
+    }
+
+    #[test]
+    fn the_comparison_sees_a_changed_value_or_a_version_spelled_differently() {
+        let text = data_file("host-compilers.toml");
+        let built = HostCompilerTable::built_in();
+        let changed = HostCompilerTable::parse(&text.replacen("newest-gcc = 9", "newest-gcc = 8", 1), "t").unwrap();
+        assert!(difference(&changed, built).unwrap().contains("newest_gcc: 8"));
+        // `11.0.0` == `11.0` as versions, but the row would print differently: the comparison must see it.
+        let respelled =
+            HostCompilerTable::parse(&text.replacen("nvcc = \"11.0\"", "nvcc = \"11.0.0\"", 1), "t").unwrap();
+        assert!(difference(&respelled, built).is_some());
+        let note = CapabilityTable::parse(&data_file("capabilities.toml").replacen("note = \"", "note = \"x", 1), "t");
+        assert!(difference(&note.unwrap(), CapabilityTable::built_in()).is_some());
     }
 
     #[test]

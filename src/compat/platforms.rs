@@ -3,14 +3,15 @@
 //! lookups by name, triple and Nix system, and the rule "may this capability be built for this platform". Finding
 //! a cross compiler or a target directory on disk is not its job.
 
-use super::{invalid, parse_toml, read, within, CapabilityInfo, CompatError};
+use super::{invalid, parse_toml, read, within, CapabilityInfo, CompatError, Text};
 use crate::version::Version;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::path::Path;
-use std::sync::OnceLock;
 
-const BUILT_IN: &str = include_str!("../../compat-data/platforms.toml");
-const BUILT_IN_NAME: &str = "compat-data/platforms.toml (built in)";
+// `BUILT_IN_PLATFORMS` and `BUILT_IN_JETSON_SERVED_BY`: the rows of compat-data/platforms.toml, compiled in by
+// build.rs.
+include!(concat!(env!("OUT_DIR"), "/platforms.rs"));
 
 /// NVCC releases `first_cuda ..= last_cuda` (inclusive; no `last_cuda`: still shipped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -30,16 +31,16 @@ impl ReleaseRange {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Platform {
     /// The directory under `TOP/targets/`, which is also nvcc's `--target-directory` value.
-    pub name: String,
+    pub name: Text,
     /// The name in NVIDIA's redistributable manifests (`linux-sbsa`).
-    pub nvidia_redist: String,
-    pub gnu_triples: Vec<String>,
-    pub nix_system: String,
+    pub nvidia_redist: Text,
+    pub gnu_triples: Cow<'static, [Text]>,
+    pub nix_system: Text,
     pub jetson: bool,
     /// The releases that ship this target; gaps between ranges are releases that do not.
-    pub shipped: Vec<ReleaseRange>,
-    pub source: String,
-    pub note: Option<String>,
+    pub shipped: Cow<'static, [ReleaseRange]>,
+    pub source: Text,
+    pub note: Option<Text>,
 }
 
 impl Platform {
@@ -59,10 +60,10 @@ impl Platform {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct JetsonServedBy {
-    pub platform: String,
-    pub part: String,
+    pub platform: Text,
+    pub part: Text,
     pub first_cuda: Version,
-    pub source: String,
+    pub source: Text,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -74,8 +75,8 @@ struct File {
 
 #[derive(Debug, Clone)]
 pub struct PlatformTable {
-    platforms: Vec<Platform>,
-    jetson_served_by: Vec<JetsonServedBy>,
+    platforms: Cow<'static, [Platform]>,
+    jetson_served_by: Cow<'static, [JetsonServedBy]>,
 }
 
 impl PlatformTable {
@@ -91,7 +92,7 @@ impl PlatformTable {
             if platform.shipped.is_empty() {
                 return fail(format!("{name}: shipped has no range"));
             }
-            for range in &platform.shipped {
+            for range in platform.shipped.iter() {
                 if range.last_cuda.is_some_and(|last| last.release() < range.first_cuda.release()) {
                     return fail(format!("{name}: a shipped range ends before it starts"));
                 }
@@ -113,17 +114,20 @@ impl PlatformTable {
                 Some(_) => {}
             }
         }
-        Ok(PlatformTable { platforms: file.platform, jetson_served_by: file.jetson_served_by })
+        Ok(PlatformTable { platforms: Cow::Owned(file.platform), jetson_served_by: Cow::Owned(file.jetson_served_by) })
     }
 
     pub fn load(path: &Path) -> Result<Self, CompatError> {
         Self::parse(&read(path)?, &path.display().to_string())
     }
 
-    /// The table compiled into the binary.
+    /// The table compiled into the binary: no parsing at run time.
     pub fn built_in() -> &'static Self {
-        static TABLE: OnceLock<PlatformTable> = OnceLock::new();
-        TABLE.get_or_init(|| Self::parse(BUILT_IN, BUILT_IN_NAME).expect("the built-in table is checked by tests"))
+        static TABLE: PlatformTable = PlatformTable {
+            platforms: Cow::Borrowed(BUILT_IN_PLATFORMS),
+            jetson_served_by: Cow::Borrowed(BUILT_IN_JETSON_SERVED_BY),
+        };
+        &TABLE
     }
 
     pub fn all(&self) -> &[Platform] {
@@ -186,7 +190,7 @@ mod tests {
     }
 
     fn names<'a>(platforms: impl IntoIterator<Item = &'a Platform>) -> Vec<&'a str> {
-        platforms.into_iter().map(|p| p.name.as_str()).collect()
+        platforms.into_iter().map(|p| &*p.name).collect()
     }
 
     #[test]
@@ -239,8 +243,8 @@ mod tests {
     fn jetson_served_by_names_real_parts() {
         let parts: Vec<&str> =
             CapabilityTable::built_in().all().iter().filter_map(|c| c.jetson_part.as_deref()).collect();
-        for served in &table().jetson_served_by {
-            assert!(parts.contains(&served.part.as_str()), "unknown Jetson part {}", served.part);
+        for served in table().jetson_served_by.iter() {
+            assert!(parts.contains(&&*served.part), "unknown Jetson part {}", served.part);
             assert!(served.source.starts_with("measured: ") || served.source.starts_with("reported: "));
         }
     }

@@ -129,7 +129,7 @@ impl Step<'_> {
         let links = matches!(self.invocation.phase(), Phase::Link | Phase::Run);
         let files = self.target_files(links, plan)?;
         let sysroot = self.sysroot(links, plan)?;
-        plan.cross = Some(Decision { platform: self.platform.name.clone(), files, sysroot });
+        plan.cross = Some(Decision { platform: self.platform.name.to_string(), files, sysroot });
         Ok(())
     }
 
@@ -146,7 +146,7 @@ impl Step<'_> {
             return Ok(TargetFiles::Given(value));
         }
         let root = self.probes.toolkit_root(self.nvcc);
-        let in_toolkit = root.as_ref().ok().map(|r| r.join("targets").join(dir)).filter(|d| self.probes.exists(d));
+        let in_toolkit = root.as_ref().ok().map(|r| r.join("targets").join(&**dir)).filter(|d| self.probes.exists(d));
         if let Some(in_toolkit) = in_toolkit {
             let mut reason = format!("the target {dir}: its CUDA files are in the toolkit, {}", in_toolkit.display());
             if let Some(c) = &cuda_root {
@@ -234,8 +234,8 @@ impl Step<'_> {
     fn library_dirs(&self, sysroot: &Path) -> Vec<PathBuf> {
         let mut dirs = Vec::new();
         for base in ["lib", "usr/lib"] {
-            for triple in &self.platform.gnu_triples {
-                dirs.push(sysroot.join(base).join(triple));
+            for triple in self.platform.gnu_triples.iter() {
+                dirs.push(sysroot.join(base).join(&**triple));
             }
         }
         dirs.extend(["lib64", "usr/lib64", "lib", "usr/lib"].map(|d| sysroot.join(d)));

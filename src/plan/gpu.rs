@@ -179,7 +179,7 @@ fn describe_platform(platform: &Platform) -> String {
     if platform.jetson {
         format!("{} (Jetson)", platform.name)
     } else {
-        platform.name.clone()
+        platform.name.to_string()
     }
 }
 

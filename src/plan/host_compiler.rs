@@ -373,7 +373,7 @@ impl Step<'_> {
     fn candidates(&self, plan: &mut Plan) -> Vec<Known> {
         let configured = &self.settings.candidates;
         let entries: Vec<CompilerEntry> = if configured.is_empty() {
-            let triples = self.cross.map(|p| p.gnu_triples.iter().map(|t| Some(t.as_str())).collect());
+            let triples = self.cross.map(|p| p.gnu_triples.iter().map(|t| Some(&**t)).collect());
             let mut found: Vec<PathBuf> = Vec::new();
             for triple in triples.unwrap_or_else(|| vec![None]) {
                 for path in self.probes.installed_compilers(triple) {

@@ -88,7 +88,7 @@ pub fn platform<'a>(target: &TargetConfig, table: &'a PlatformTable, named: &Nam
         candidates = table.by_triple(system);
     }
     if candidates.is_empty() {
-        let known: Vec<&str> = table.all().iter().map(|p| p.nix_system.as_str()).collect();
+        let known: Vec<&str> = table.all().iter().map(|p| &*p.nix_system).collect();
         return Err(Error::new(
             named.kind,
             format!("{} is {system:?}, which is not a target nvcc builds for", named.system),

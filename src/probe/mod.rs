@@ -4,8 +4,9 @@
 //! Each submodule keeps its parsers pure (`&str` or bytes in, typed value out) and tested on outputs captured from
 //! real tools (`tests/fixtures/probe/`). The few functions that run a program or read a file are thin shells around
 //! them. This module must not decide anything (which compiler is acceptable is `plan`'s business), read the
-//! environment, or print.
+//! environment, or print (the probe cache's debug log lines aside: they say why an answer was or was not reused).
 
+pub mod cache;
 pub mod compiler;
 pub mod glibcxx;
 pub mod nvcc;

@@ -1,12 +1,16 @@
 //! The probes the planner may ask for, as a trait, and the implementation that really runs programs.
 //!
 //! `plan` takes a `&dyn Probes` and asks only for what its rule needs (a compiler is probed only when the choice
-//! depends on it), so tests answer with fixed facts and the real wrapper runs as few programs as possible.
+//! depends on it), so tests answer with fixed facts and the real wrapper runs as few programs as possible. What
+//! `System` learns by running a compiler or nvcc goes through the probe cache (`cache`), so the next call runs
+//! nothing; `plan` never sees the cache.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::compiler::{Known, StdenvLibstdcxx};
+use super::cache::{self, Entry, ProbeCache};
+use super::compiler::{CompilerFamily, CompilerInfo, Known, StdenvLibstdcxx};
 use crate::version::Version;
 
 pub trait Probes {
@@ -28,34 +32,45 @@ pub trait Probes {
     fn exists(&self, path: &Path) -> bool;
 }
 
-/// Probes that run the real programs, searching `path` (the wrapper's PATH) from `cwd`.
+/// Probes that run the real programs, searching `path` (the wrapper's PATH) from `cwd`, and keep what they find in
+/// `cache`.
 pub struct System {
     pub path: Option<OsString>,
     pub cwd: PathBuf,
+    pub cache: ProbeCache,
 }
 
 impl Probes for System {
     fn nvcc_version(&self, nvcc: &Path) -> Result<(Version, &'static str), String> {
-        let from_json = super::nvcc::toolkit_root_of(nvcc)
-            .ok()
-            .and_then(|root| super::nvcc::read_version_json(&root).ok().flatten())
-            .and_then(|v| v.nvcc.or(v.cuda));
-        match from_json {
-            Some(version) => Ok((version, "the toolkit's version.json")),
-            None => super::nvcc::probe_nvcc(nvcc).map(|v| (v.full, "`nvcc --version`")).map_err(|e| e.to_string()),
-        }
+        let (found, cached) = self.cache.get_or_probe(nvcc, || {
+            let from_json = super::nvcc::toolkit_root_of(nvcc)
+                .ok()
+                .and_then(|root| super::nvcc::read_version_json(&root).ok().flatten())
+                .and_then(|v| v.nvcc.or(v.cuda));
+            match from_json {
+                Some(version) => Ok(NvccRelease { version, from: ReleaseSource::VersionJson }),
+                None => super::nvcc::probe_nvcc(nvcc)
+                    .map(|v| NvccRelease { version: v.full, from: ReleaseSource::NvccVersion })
+                    .map_err(|e| e.to_string()),
+            }
+        })?;
+        Ok((found.version, found.from.describe(cached)))
     }
 
     fn compiler(&self, path: &Path) -> Result<Known, String> {
-        let info = super::compiler::probe_compiler(path).map_err(|e| e.to_string())?;
+        let (info, _) =
+            self.cache.get_or_probe(path, || super::compiler::probe_compiler(path).map_err(|e| e.to_string()))?;
         Ok(Known { path: path.to_path_buf(), family: info.family, version: info.version, target: Some(info.target) })
     }
 
     fn libstdcxx(&self, path: &Path) -> Result<StdenvLibstdcxx, String> {
-        Ok(StdenvLibstdcxx {
-            gcc_install_dir: super::compiler::gcc_install_dir(path).map_err(|e| e.to_string())?,
-            runtime_dir: super::compiler::libstdcxx_dir(path).map_err(|e| e.to_string())?,
-        })
+        let (found, _) = self.cache.get_or_probe(path, || {
+            Ok::<_, String>(StdenvLibstdcxx {
+                gcc_install_dir: super::compiler::gcc_install_dir(path).map_err(|e| e.to_string())?,
+                runtime_dir: super::compiler::libstdcxx_dir(path).map_err(|e| e.to_string())?,
+            })
+        })?;
+        Ok(found)
     }
 
     fn resolve(&self, name: &Path) -> Option<PathBuf> {
@@ -89,6 +104,92 @@ impl Probes for System {
 
     fn exists(&self, path: &Path) -> bool {
         path.exists()
+    }
+}
+
+/// The NVCC release as probed, and where it was read.
+struct NvccRelease {
+    version: Version,
+    from: ReleaseSource,
+}
+
+#[derive(Clone, Copy)]
+enum ReleaseSource {
+    VersionJson,
+    NvccVersion,
+}
+
+impl ReleaseSource {
+    /// Where the release came from, for `explain`, `doctor` and the debug log.
+    fn describe(self, cached: bool) -> &'static str {
+        match (self, cached) {
+            (ReleaseSource::VersionJson, false) => "the toolkit's version.json",
+            (ReleaseSource::NvccVersion, false) => "`nvcc --version`",
+            (ReleaseSource::VersionJson, true) => "the probe cache, as the toolkit's version.json said",
+            (ReleaseSource::NvccVersion, true) => "the probe cache, as `nvcc --version` said",
+        }
+    }
+}
+
+impl Entry for NvccRelease {
+    const KIND: &'static str = "nvcc";
+
+    fn fields(&self) -> Vec<(&'static str, Vec<u8>)> {
+        let from = match self.from {
+            ReleaseSource::VersionJson => "version.json",
+            ReleaseSource::NvccVersion => "nvcc --version",
+        };
+        vec![("version", self.version.to_string().into_bytes()), ("from", from.into())]
+    }
+
+    fn from_fields(fields: &BTreeMap<String, Vec<u8>>) -> Option<Self> {
+        let from = match cache::text_field(fields, "from")?.as_str() {
+            "version.json" => ReleaseSource::VersionJson,
+            "nvcc --version" => ReleaseSource::NvccVersion,
+            _ => return None,
+        };
+        Some(NvccRelease { version: cache::text_field(fields, "version")?.parse().ok()?, from })
+    }
+}
+
+impl Entry for CompilerInfo {
+    const KIND: &'static str = "compiler";
+
+    fn fields(&self) -> Vec<(&'static str, Vec<u8>)> {
+        vec![
+            ("family", self.family.to_string().into_bytes()),
+            ("version", self.version.to_string().into_bytes()),
+            ("target", self.target.clone().into_bytes()),
+        ]
+    }
+
+    fn from_fields(fields: &BTreeMap<String, Vec<u8>>) -> Option<Self> {
+        let family = match cache::text_field(fields, "family")?.as_str() {
+            "gcc" => CompilerFamily::Gcc,
+            "clang" => CompilerFamily::Clang,
+            _ => return None,
+        };
+        let version = cache::text_field(fields, "version")?.parse().ok()?;
+        Some(CompilerInfo { family, version, target: cache::text_field(fields, "target")? })
+    }
+}
+
+impl Entry for StdenvLibstdcxx {
+    const KIND: &'static str = "libstdcxx";
+
+    fn fields(&self) -> Vec<(&'static str, Vec<u8>)> {
+        use std::os::unix::ffi::OsStrExt;
+        vec![
+            ("gcc-install-dir", self.gcc_install_dir.as_os_str().as_bytes().to_vec()),
+            ("runtime-dir", self.runtime_dir.as_os_str().as_bytes().to_vec()),
+        ]
+    }
+
+    fn from_fields(fields: &BTreeMap<String, Vec<u8>>) -> Option<Self> {
+        Some(StdenvLibstdcxx {
+            gcc_install_dir: cache::path_field(fields, "gcc-install-dir")?,
+            runtime_dir: cache::path_field(fields, "runtime-dir")?,
+        })
     }
 }
 

@@ -91,11 +91,19 @@ fn debug_log_goes_to_stderr_and_shows_both_commands() {
         err.contains(&format!("nvcc-wrapper[DEBUG]:   + {} (before your arguments): the stdenv compiler", sb.ccbin())),
         "{err}"
     );
-    // The log's lines are `explain`'s, in the same order.
+    // The log's lines are `explain`'s, in the same order (the probe cache's own lines aside: the release is probed).
+    assert!(
+        err.contains("nvcc-wrapper[DEBUG]: probe cache off (no XDG_CACHE_HOME and no HOME): probing nvcc"),
+        "{err}"
+    );
     let explain =
         sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &sb.config).args(["explain", "--", "-c", "a b.cu"]).output();
-    let logged: String =
-        err.lines().filter_map(|l| l.strip_prefix("nvcc-wrapper[DEBUG]: ")).map(|l| format!("{l}\n")).collect();
+    let logged: String = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("nvcc-wrapper[DEBUG]: "))
+        .filter(|l| !l.starts_with("probe cache"))
+        .map(|l| format!("{l}\n"))
+        .collect();
     assert_eq!(logged, stdout(&explain.unwrap()));
 }
 

@@ -13,6 +13,7 @@ mod hostile;
 mod nix;
 mod passthrough;
 mod personalities;
+mod probe_cache;
 mod real_compat;
 mod real_cross;
 mod real_gpu;

@@ -274,7 +274,10 @@ impl RealSandbox {
     }
 
     fn prepare(&self, cmd: &mut Command) {
-        cmd.env("PATH", self.path()).current_dir(self.dir.path());
+        // Each sandbox starts with an empty probe cache of its own, so that it probes as a first call does.
+        cmd.env("PATH", self.path())
+            .env("NVCC_WRAPPER_PROBE_CACHE_DIR", self.dir.path().join("probe-cache"))
+            .current_dir(self.dir.path());
         for var in [
             "NVCC_WRAPPER_CONFIG",
             "NVCC_WRAPPER_LOG",
@@ -290,6 +293,7 @@ impl RealSandbox {
             "NVCC_WRAPPER_TARGET_PLATFORM",
             "NVCC_WRAPPER_TARGET_SYSROOT",
             "NVCC_WRAPPER_TARGET_CUDA_ROOT",
+            "NVCC_WRAPPER_PROBE_CACHE",
         ] {
             cmd.env_remove(var);
         }
