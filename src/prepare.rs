@@ -88,7 +88,9 @@ pub fn nvcc_env(ctx: &Context, plan: &Plan) -> Env {
 /// `~/.cache`, with `nvcc-wrapper` under it; `None` without either.
 fn cache_base(env: &Env) -> Option<PathBuf> {
     let absolute = |name: &str| env.non_empty(name).map(Path::new).filter(|p| p.is_absolute());
-    let base = absolute(vars::XDG_CACHE_HOME).map(Path::to_path_buf).or_else(|| absolute(vars::HOME).map(|h| h.join(".cache")));
+    let base = absolute(vars::XDG_CACHE_HOME)
+        .map(Path::to_path_buf)
+        .or_else(|| absolute(vars::HOME).map(|h| h.join(".cache")));
     base.map(|b| b.join("nvcc-wrapper"))
 }
 
