@@ -26,6 +26,7 @@ PACKAGES=(
   nix-bin                         # nix-instantiate --parse/--eval, offline
   file                            # identifies the ELF machine of build outputs
   python3-pip                     # fetch-toolkits.sh downloads wheels with pip
+  hyperfine strace time           # scripts/bench.sh (run by hand): timings, execve counts, peak RSS
 )
 
 DRY_RUN=0
