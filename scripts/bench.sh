@@ -1,63 +1,163 @@
 #!/usr/bin/env bash
-# What the wrapper costs per nvcc call, measured with hyperfine against the real nvcc 13.0 toolkit (fetched and cached
-# by scripts/fetch-toolkits.sh). NVCC_WRAPPER_DRY_RUN=1 stops right before exec, so those rows are the wrapper's own
-# work: parsing, config, finding nvcc, the release, probing compilers, planning. Results: docs/benchmarks.md.
+# What the wrapper costs per nvcc call, side by side with what any wrapper costs (issue 13). Results and how to read
+# them: docs/benchmarks.md. Run by hand, never in CI; on a shared machine hold the build lock for the whole run
+# (`flock /tmp/cargo.lock scripts/bench.sh`) so that no build runs during a measurement.
+#
+#   scripts/bench.sh            per-call rows (hyperfine -N, all in one run), peak RSS, execve counts
+#   scripts/bench.sh payoff     real NVCC 13.x: examples/kernels.cu for NVIDIA's nine sample targets, directly,
+#                               versus one target through the wrapper (`arch-flags = "replace"`)
+#
+# The "real nvcc" of the per-call rows is a static no-op C program built here and installed as nvcc in a
+# toolkit-shaped directory (with a version.json, as NVIDIA's installers write), so that each row measures only what
+# comes before it. RUNS (default 600) sets the runs per row.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v hyperfine >/dev/null || { echo "bench: install hyperfine (apt-get install hyperfine)" >&2; exit 1; }
+repo=$PWD
+for tool in hyperfine strace /usr/bin/time cc; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool is missing: run scripts/install-deps.sh" >&2; exit 1; }
+done
 
-cargo build --release --locked --quiet
-root=$(scripts/fetch-toolkits.sh --print-root 13.0)
+# The release binary as `cargo build --release` makes it (glibc linked dynamically), and the same with glibc linked
+# in (static-pie), built in a target directory of its own so that neither build undoes the other.
+cargo build --release --locked --quiet --bin nvcc-wrapper
+CARGO_TARGET_DIR=target/static cargo rustc --release --locked --quiet --bin nvcc-wrapper -- -C target-feature=+crt-static
+dynamic=$repo/target/release/nvcc-wrapper
+static=$repo/target/static/release/nvcc-wrapper
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bin"
-ln -s "$PWD/target/release/nvcc-wrapper" "$work/bin/nvcc"
-export PATH="$work/bin:$root/bin:$PATH"
-cp examples/hello.cu "$work/"
-cd "$work"
 
-# Everything recorded: what a Nix package writes, so nothing is probed.
-cat > recorded.toml <<TOML
+payoff() {
+  local root=${1:-$(scripts/fetch-toolkits.sh --print-root 13.0)}
+  local targets=(75 80 86 87 89 90 100 110 120) flags=() t
+  for t in "${targets[@]}"; do flags+=("-gencode=arch=compute_$t,code=sm_$t"); done
+  mkdir -p "$work/bin" "$work/share/nvcc-wrapper"
+  ln -s "$dynamic" "$work/bin/nvcc"
+  cat > "$work/share/nvcc-wrapper/config.toml" <<TOML
 nvcc = "$root/bin/nvcc"
-cuda-version = "13.0"
+cuda-version = "$("$root/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')"
 [host-compiler]
 stdenv = { path = "/usr/bin/g++-12", family = "gcc", version = "12.2.0" }
+[gpu]
+capabilities = ["${CAPABILITY:-9.0}"]
+arch-flags = "replace"
 TOML
+  cp examples/kernels.cu "$work/"
+  cd "$work"
+  echo "payoff: $root/bin/nvcc, ${#targets[@]} targets directly vs ${CAPABILITY:-9.0} through the wrapper"
+  hyperfine --warmup 1 --runs "${COMPILE_RUNS:-3}" -N --export-markdown payoff.md \
+    -n "nvcc directly, ${#targets[@]} targets (${targets[*]})" \
+    "$root/bin/nvcc -ccbin=/usr/bin/g++-12 ${flags[*]} -c kernels.cu -o direct.o" \
+    -n "through the wrapper, same command line, arch-flags = replace, capability ${CAPABILITY:-9.0}" \
+    "bin/nvcc -ccbin=/usr/bin/g++-12 ${flags[*]} -c kernels.cu -o wrapped.o"
+  cat payoff.md
+  printf '\n| object | bytes |\n|---|---:|\n| direct.o (%s targets) | %s |\n| wrapped.o (1 target) | %s |\n' \
+    "${#targets[@]}" "$(stat -c %s direct.o)" "$(stat -c %s wrapped.o)"
+  echo
+  echo "what the wrapper ran:"
+  NVCC_WRAPPER_DRY_RUN=1 bin/nvcc -ccbin=/usr/bin/g++-12 "${flags[@]}" -c kernels.cu -o wrapped.o
+  # Linked programs, for running on a GPU machine (docs/benchmarks.md).
+  if [[ -n ${PAYOFF_OUT:-} ]]; then
+    mkdir -p "$PAYOFF_OUT"
+    "$root/bin/nvcc" -ccbin=/usr/bin/g++-12 "${flags[@]}" kernels.cu -o "$PAYOFF_OUT/kernels-direct"
+    bin/nvcc -ccbin=/usr/bin/g++-12 "${flags[@]}" kernels.cu -o "$PAYOFF_OUT/kernels-wrapped"
+  fi
+}
 
-# A cross build to Arm servers: the toolkit's targets/sbsa-linux (from `fetch-toolkits.sh cross`) and Debian's
-# aarch64 cross g++, probed or recorded. Without those the cross rows are left out.
-cross_rows=()
-if [[ -d $root/targets/sbsa-linux ]] && command -v aarch64-linux-gnu-g++ >/dev/null; then
-  cat > cross.toml <<TOML
-nvcc = "$root/bin/nvcc"
-[target]
-system = "aarch64-linux"
-TOML
-  cat > cross-recorded.toml <<TOML
-nvcc = "$root/bin/nvcc"
-cuda-version = "13.0"
-[target]
-system = "aarch64-linux"
-[target.host-compiler]
-stdenv = { path = "/usr/bin/aarch64-linux-gnu-g++", family = "gcc", version = "12.2.0", target = "aarch64-linux-gnu" }
-TOML
-  cross_rows=(
-    -n 'wrapper plan only, cross to sbsa, nothing recorded (probes aarch64-linux-gnu-g++)'
-    "env NVCC_WRAPPER_DRY_RUN=1 NVCC_WRAPPER_CONFIG=cross.toml nvcc -c hello.cu"
-    -n 'wrapper plan only, cross to sbsa, all recorded'
-    "env NVCC_WRAPPER_DRY_RUN=1 NVCC_WRAPPER_CONFIG=cross-recorded.toml nvcc -c hello.cu"
-  )
-else
-  echo "bench: no $root/targets/sbsa-linux or aarch64-linux-gnu-g++: cross rows left out (fetch-toolkits.sh cross)" >&2
+if [[ ${1:-} == payoff ]]; then
+  shift
+  payoff "$@"
+  exit 0
 fi
 
-hyperfine --warmup 5 --runs "${RUNS:-50}" -N --export-markdown bench-overhead.md \
-  -n 'real nvcc --version' "$root/bin/nvcc --version" \
-  -n 'wrapper nvcc --version' "nvcc --version" \
-  -n 'wrapper plan only, nothing recorded (probes g++)' "env NVCC_WRAPPER_DRY_RUN=1 nvcc -c hello.cu" \
-  -n 'wrapper plan only, all recorded in the config' "env NVCC_WRAPPER_DRY_RUN=1 NVCC_WRAPPER_CONFIG=recorded.toml nvcc -c hello.cu" \
-  "${cross_rows[@]}"
-hyperfine --warmup 1 --runs "${COMPILE_RUNS:-5}" -N --export-markdown bench-compile.md \
-  -n 'real nvcc -c hello.cu' "$root/bin/nvcc -ccbin=/usr/bin/g++-12 -c hello.cu" \
-  -n 'wrapper nvcc -c hello.cu (recorded config)' "env NVCC_WRAPPER_CONFIG=recorded.toml nvcc -c hello.cu"
-cat bench-overhead.md bench-compile.md
+# The no-op "nvcc", in a toolkit-shaped tree, and a compiler-free config recording everything.
+mkdir -p "$work/cuda/bin"
+printf 'int main(void) { return 0; }\n' > "$work/noop.c"
+cc -static -O2 -o "$work/cuda/bin/nvcc" "$work/noop.c"
+printf '{"cuda_nvcc": {"name": "CUDA NVCC", "version": "13.0.88"}}\n' > "$work/cuda/version.json"
+touch -d '1 hour ago' "$work/cuda/bin/nvcc"   # the probe cache keeps nothing changed in the last two seconds
+nvcc=$work/cuda/bin/nvcc
+install_wrapper() { # NAME BINARY [CONFIG TEXT]: NAME/bin/nvcc -> BINARY, the config beside it as an installed one is
+  mkdir -p "$work/$1/bin"
+  ln -s "$2" "$work/$1/bin/nvcc"
+  if [[ -n ${3:-} ]]; then
+    mkdir -p "$work/$1/share/nvcc-wrapper"
+    printf '%s' "$3" > "$work/$1/share/nvcc-wrapper/config.toml"
+  fi
+}
+recorded="nvcc = \"$nvcc\"
+cuda-version = \"13.0\"
+[host-compiler]
+stdenv = { path = \"/usr/bin/g++-12\", family = \"gcc\", version = \"12.2.0\" }
+[gpu]
+capabilities = [\"8.6\"]
+"
+install_wrapper recorded "$dynamic" "$recorded"
+install_wrapper recorded-static "$static" "$recorded"
+install_wrapper plain "$dynamic"
+install_wrapper plain-static "$static"
+
+# A wrapper of the kind other projects ship: settings from a file beside it, -ccbin and -gencode added, exec.
+mkdir -p "$work/bash/bin" "$work/bash/share"
+cat > "$work/bash/share/settings.sh" <<SH
+NVCC=$nvcc
+CCBIN=/usr/bin/g++-12
+CAPABILITIES="86"
+SH
+cat > "$work/bash/bin/nvcc" <<'SH'
+#!/usr/bin/env bash
+source "${0%/*}/../share/settings.sh"
+flags=(-ccbin="$CCBIN")
+for c in $CAPABILITIES; do flags+=("-gencode=arch=compute_$c,code=sm_$c"); done
+exec "$NVCC" "${flags[@]}" "$@"
+SH
+chmod +x "$work/bash/bin/nvcc"
+
+cd "$work"
+args=(-c kernel.cu -o kernel.o)
+export NVCC_WRAPPER_PROBE_CACHE_DIR=$work/probe-cache
+# The no-config rows find the no-op as the first nvcc on PATH after the wrapper, and g++ as the stdenv compiler.
+export PATH="$work/cuda/bin:$PATH"
+echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -r)"
+echo "binaries: dynamic $(stat -c %s "$dynamic") bytes, static $(stat -c %s "$static") bytes"
+hyperfine -N --warmup 20 --runs "${RUNS:-600}" --export-markdown per-call.md --export-json per-call.json \
+  --prepare true --prepare true --prepare true --prepare true --prepare true --prepare true \
+  --prepare "rm -rf $work/probe-cache" --prepare true --prepare true \
+  -n 'static no-op as nvcc, run directly' "$nvcc ${args[*]}" \
+  -n 'env in front of it (one extra exec)' "env $nvcc ${args[*]}" \
+  -n 'env env in front of it (two extra execs)' "env env $nvcc ${args[*]}" \
+  -n 'wrapper, recorded config' "recorded/bin/nvcc ${args[*]}" \
+  -n 'wrapper (static glibc), recorded config' "recorded-static/bin/nvcc ${args[*]}" \
+  -n 'bash wrapper (-ccbin, -gencode, exec)' "bash/bin/nvcc ${args[*]}" \
+  -n 'wrapper, no config, cold probe cache (probes g++)' "plain/bin/nvcc ${args[*]}" \
+  -n 'wrapper, no config, warm probe cache' "plain/bin/nvcc ${args[*]}" \
+  -n 'wrapper (static glibc), no config, warm probe cache' "plain-static/bin/nvcc ${args[*]}"
+cat per-call.md
+echo
+echo "| row | median [ms] |"
+echo "|---|---:|"
+python3 -c '
+import json, sys
+for r in json.load(open("per-call.json"))["results"]:
+    print("| %s | %.3f |" % (r["command"], r["median"] * 1000))'
+
+echo
+echo "| peak RSS of a plan-only call (NVCC_WRAPPER_DRY_RUN=1, /usr/bin/time -f %M, best of 5) | KiB |"
+echo "|---|---:|"
+rss() { local best=; for _ in 1 2 3 4 5; do
+  local kib; kib=$(NVCC_WRAPPER_DRY_RUN=1 /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1)
+  [[ -z $best || $kib -lt $best ]] && best=$kib; done; echo "$best"; }
+echo "| wrapper, recorded config | $(rss recorded/bin/nvcc "${args[@]}") |"
+echo "| wrapper (static glibc), recorded config | $(rss recorded-static/bin/nvcc "${args[@]}") |"
+echo "| wrapper, no config, warm probe cache | $(rss plain/bin/nvcc "${args[@]}") |"
+echo "| static no-op (for scale) | $(NVCC_WRAPPER_DRY_RUN=1 /usr/bin/time -f %M "$nvcc" 2>&1 | tail -n 1) |"
+
+echo
+echo "| processes started (strace -f -e trace=execve; the first is the wrapper itself) | execve | probe cache files opened |"
+echo "|---|---:|---:|"
+trace() { strace -f -qq -e trace=execve,openat -o trace.txt "$@" >/dev/null 2>&1 || true
+  echo "$(grep -c 'execve(' trace.txt) | $(grep -c "probe-cache/" trace.txt)"; }
+echo "| wrapper, recorded config | $(trace recorded/bin/nvcc "${args[@]}") |"
+echo "| wrapper, no config, warm probe cache | $(trace plain/bin/nvcc "${args[@]}") |"
+rm -rf "$work/probe-cache"
+echo "| wrapper, no config, cold probe cache | $(trace plain/bin/nvcc "${args[@]}") |"

@@ -29,6 +29,7 @@ PACKAGES=(
   strace                          # proves nothing is probed before the real nvcc runs
   file                            # identifies the ELF machine of build outputs
   python3-pip                     # fetch-toolkits.sh downloads wheels with pip
+  hyperfine strace time           # scripts/bench.sh (run by hand): timings, execve counts, peak RSS
 )
 
 DRY_RUN=0

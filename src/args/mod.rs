@@ -55,7 +55,7 @@ pub struct Location {
 pub struct Found {
     pub spec: &'static OptionSpec,
     /// The option name as the user wrote it (`-ccbin`, `--compiler-bindir`).
-    pub spelling: String,
+    pub spelling: table::Spelled,
     pub value: Option<OsString>,
     pub at: Location,
 }
@@ -215,8 +215,9 @@ pub const MAX_OPTIONS_FILE_DEPTH: usize = 15;
 /// Walks a token stream, recording what it recognises and descending into options files.
 struct Scanner<'a> {
     cwd: &'a Path,
-    /// The chain of options files being read, to refuse one that includes itself.
-    open: Vec<PathBuf>,
+    /// The chain of options files being read (device and inode, and the path as named), to refuse one that
+    /// includes itself under any name.
+    open: Vec<((u64, u64), PathBuf)>,
 }
 
 impl Scanner<'_> {
@@ -258,8 +259,7 @@ impl Scanner<'_> {
                     },
                 }
             } else if let Some((spec, value)) = table::lookup_joined(bytes) {
-                let spelling = format!("-{}", spec.short.unwrap_or_default());
-                Found { spec, spelling, value: Some(os(value)), at: at(1) }
+                Found { spec, spelling: spec.spelled(table::Spelling::Short), value: Some(os(value)), at: at(1) }
             } else {
                 // Unknown to us: it passes through untouched, and nvcc judges it.
                 continue;
@@ -297,13 +297,13 @@ impl Scanner<'_> {
                 ));
                 return Ok(());
             }
-            let text = std::fs::read(&path).map_err(|e| {
+            let (text, identity) = read_file(&path).map_err(|e| {
                 Error::new(ErrorKind::OptionsFile, format!("cannot read options file {}: {e}", path.display()))
                     .with_help(format!("it is named by {where_named}; create it or fix the name"))
             })?;
-            let identity = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-            if self.open.contains(&identity) {
-                let chain: Vec<String> = self.open.iter().chain([&identity]).map(|p| p.display().to_string()).collect();
+            if self.open.iter().any(|(id, _)| *id == identity) {
+                let chain: Vec<String> =
+                    self.open.iter().map(|(_, p)| p).chain([&path]).map(|p| p.display().to_string()).collect();
                 return Err(Error::new(
                     ErrorKind::OptionsFile,
                     format!("options file {} includes itself: {}", path.display(), chain.join(" -> ")),
@@ -312,14 +312,25 @@ impl Scanner<'_> {
             }
             let tokens: Vec<OsString> = split::options_file(&text).into_iter().map(OsString::from_vec).collect();
             let file_index = inv.options_files.len();
+            self.open.push((identity, path.clone()));
             inv.options_files.push(OptionsFile { named, path, tokens: tokens.clone(), named_by: optf.at });
             let channel = Channel::OptionsFile(file_index);
-            self.open.push(identity);
             self.scan(inv, tokens.into_iter().enumerate().map(|(i, t)| (channel, i, t)).collect())?;
             self.open.pop();
         }
         Ok(())
     }
+}
+
+/// A file's bytes and identity (device and inode), from one open: what a loop of options files is told by.
+fn read_file(path: &Path) -> std::io::Result<(Vec<u8>, (u64, u64))> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let mut file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    let mut text = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut text)?;
+    Ok((text, (meta.dev(), meta.ino())))
 }
 
 fn os(bytes: &[u8]) -> OsString {

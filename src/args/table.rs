@@ -89,7 +89,7 @@ use Arity::{Flag, Joined, Value};
 use Role::*;
 
 /// Sorted by `long` (byte order); a unit test checks it.
-pub static OPTIONS: &[OptionSpec] = &[
+pub const OPTIONS: &[OptionSpec] = &[
     opt("Ofast-compile", Some("Ofc"), Value, Other),
     opt("Wdefault-stream-launch", Some("Wdefault-stream-launch"), Flag, Other),
     opt("Werror", Some("Werror"), Value, Other),
@@ -243,18 +243,111 @@ pub fn lookup(token: &[u8]) -> Option<(&'static OptionSpec, Spelling)> {
         let i = OPTIONS.binary_search_by(|o| o.long.as_bytes().cmp(long)).ok()?;
         return Some((&OPTIONS[i], Spelling::Long));
     }
-    let short = token.strip_prefix(b"-")?;
-    OPTIONS.iter().find(|o| o.short.map(str::as_bytes) == Some(short)).map(|o| (o, Spelling::Short))
+    by_short(token.strip_prefix(b"-")?).map(|o| (o, Spelling::Short))
 }
 
 /// A one-letter option that accepts a glued value (`-I/usr/include`): the spec and the glued value.
 pub fn lookup_joined(token: &[u8]) -> Option<(&'static OptionSpec, &[u8])> {
     let rest = token.strip_prefix(b"-")?;
-    let (&letter, value) = rest.split_first()?;
+    let (letter, value) = rest.split_at_checked(1)?;
     if value.is_empty() {
         return None;
     }
-    OPTIONS.iter().find(|o| o.arity == Joined && o.short.map(str::as_bytes) == Some(&[letter])).map(|o| (o, value))
+    by_short(letter).filter(|o| o.arity == Joined).map(|o| (o, value))
+}
+
+/// The option with this short name, by binary search in `BY_SHORT`: every token that starts with one dash is looked
+/// up, so a scan of the whole table per token was the parser's largest cost (docs/benchmarks.md).
+fn by_short(short: &[u8]) -> Option<&'static OptionSpec> {
+    let (start, end) = BY_FIRST_BYTE[usize::from(*short.first()?)];
+    let candidates = &BY_SHORT[usize::from(start)..usize::from(end)];
+    let i = candidates.binary_search_by(|&i| short_name(i).cmp(short)).ok()?;
+    Some(&OPTIONS[candidates[i]])
+}
+
+/// For each first byte, the range of `BY_SHORT` whose short names start with it (most hold one or two), so that a
+/// token such as `-I/usr/include` is compared with `I` alone.
+const BY_FIRST_BYTE: [(u8, u8); 256] = {
+    assert!(SHORT_COUNT < 256);
+    let mut ranges = [(0, 0); 256];
+    let mut i = 0;
+    while i < SHORT_COUNT {
+        let first = match OPTIONS[BY_SHORT[i]].short {
+            Some(short) => short.as_bytes()[0] as usize,
+            None => 0,
+        };
+        if ranges[first].1 == 0 {
+            ranges[first].0 = i as u8;
+        }
+        ranges[first].1 = i as u8 + 1;
+        i += 1;
+    }
+    ranges
+};
+
+fn short_name(i: usize) -> &'static [u8] {
+    match OPTIONS[i].short {
+        Some(short) => short.as_bytes(),
+        None => b"",
+    }
+}
+
+/// How many options have a short name: the first `SHORT_COUNT` entries of `BY_SHORT`.
+const SHORT_COUNT: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < OPTIONS.len() {
+        if OPTIONS[i].short.is_some() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// Indices into `OPTIONS`: those with a short name first, sorted by it (bytewise), then the rest. Computed by the
+/// compiler from `OPTIONS`, so there is nothing to keep in step by hand.
+const BY_SHORT: [usize; OPTIONS.len()] = {
+    let mut order = [0; OPTIONS.len()];
+    let mut i = 0;
+    while i < OPTIONS.len() {
+        order[i] = i;
+        i += 1;
+    }
+    // Insertion sort: options without a short name sort last.
+    i = 1;
+    while i < OPTIONS.len() {
+        let mut j = i;
+        while j > 0 && short_before(order[j], order[j - 1]) {
+            let t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+            j -= 1;
+        }
+        i += 1;
+    }
+    order
+};
+
+/// Whether option `a` sorts before option `b` in `BY_SHORT`.
+const fn short_before(a: usize, b: usize) -> bool {
+    match (OPTIONS[a].short, OPTIONS[b].short) {
+        (Some(a), Some(b)) => bytes_less(a.as_bytes(), b.as_bytes()),
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+/// `a < b`, bytewise (the order `[u8]::cmp` uses), in a const context.
+const fn bytes_less(a: &[u8], b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < a.len() && i < b.len() {
+        if a[i] != b[i] {
+            return a[i] < b[i];
+        }
+        i += 1;
+    }
+    a.len() < b.len()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,10 +358,24 @@ pub enum Spelling {
 
 impl OptionSpec {
     /// The option as written with that spelling (`-ccbin`, `--compiler-bindir`).
-    pub fn spelled(&self, spelling: Spelling) -> String {
-        match (spelling, self.short) {
-            (Spelling::Short, Some(short)) => format!("-{short}"),
-            _ => format!("--{}", self.long),
+    pub fn spelled(&'static self, spelling: Spelling) -> Spelled {
+        Spelled { spec: self, spelling }
+    }
+}
+
+/// An option's name as the user wrote it, shown with its dashes (`-ccbin`, `--compiler-bindir`). Kept as the table
+/// entry and the spelling rather than a string, since every option on a command line is recorded this way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spelled {
+    pub spec: &'static OptionSpec,
+    pub spelling: Spelling,
+}
+
+impl std::fmt::Display for Spelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.spelling, self.spec.short) {
+            (Spelling::Short, Some(short)) => write!(f, "-{short}"),
+            _ => write!(f, "--{}", self.spec.long),
         }
     }
 }
@@ -283,6 +390,27 @@ mod tests {
         for pair in OPTIONS.windows(2) {
             assert!(pair[0].long < pair[1].long, "{} must sort before {}", pair[0].long, pair[1].long);
         }
+    }
+
+    #[test]
+    fn every_short_and_long_name_is_found_by_lookup() {
+        for o in OPTIONS {
+            assert_eq!(lookup(format!("--{}", o.long).as_bytes()).map(|(f, _)| f), Some(o));
+            if let Some(short) = o.short {
+                assert_eq!(lookup(format!("-{short}").as_bytes()), Some((o, Spelling::Short)), "-{short}");
+            }
+        }
+        let shorts: Vec<&[u8]> = BY_SHORT[..SHORT_COUNT].iter().map(|&i| short_name(i)).collect();
+        assert!(shorts.windows(2).all(|w| w[0] < w[1]), "BY_SHORT is sorted");
+        assert!(BY_SHORT[SHORT_COUNT..].iter().all(|&i| OPTIONS[i].short.is_none()));
+        for miss in [&b"-"[..], b"-zzz", b"-I", b"---", b"--"] {
+            assert!(lookup(miss).is_none() || miss == b"-I", "{:?}", String::from_utf8_lossy(miss));
+        }
+        assert_eq!(
+            lookup_joined(b"-I/usr/include").map(|(o, v)| (o.short, v)),
+            Some((Some("I"), &b"/usr/include"[..]))
+        );
+        assert!(lookup_joined(b"-I").is_none() && lookup_joined(b"-ccbin").is_none());
     }
 
     #[test]

@@ -14,7 +14,7 @@ fn summary(inv: &Invocation) -> Vec<String> {
         .iter()
         .map(|f| match &f.value {
             Some(v) => format!("{}={}", f.spelling, v.to_string_lossy()),
-            None => f.spelling.clone(),
+            None => f.spelling.to_string(),
         })
         .collect()
 }
@@ -201,6 +201,15 @@ mod options_files {
         assert_eq!(err.kind, ErrorKind::OptionsFile);
         assert!(err.message.contains("includes itself"), "{err}");
         assert!(err.message.contains("a.opt -> ") && err.message.contains("b.opt"), "{err}");
+    }
+
+    #[test]
+    fn a_file_including_itself_under_another_name_is_caught() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.opt"), "-c -optf link.opt").unwrap();
+        std::os::unix::fs::symlink("a.opt", dir.path().join("link.opt")).unwrap();
+        let err = in_dir(dir.path(), &["-optf", "a.opt"]).unwrap_err();
+        assert!(err.message.contains("link.opt includes itself"), "{err}");
     }
 
     #[test]
