@@ -108,7 +108,8 @@ pub fn scratch_dir(env: &Env) -> PathBuf {
 /// is needed, so a config that records everything never touches it.
 pub fn probe_cache(ctx: &Context) -> Result<ProbeCache> {
     if ctx.env.switch(vars::PROBE_CACHE)? == Some(false) {
-        return Ok(ProbeCache::off(format!("{}=0", vars::PROBE_CACHE)));
+        let value = ctx.env.get(vars::PROBE_CACHE).unwrap_or_default().to_string_lossy();
+        return Ok(ProbeCache::off(format!("{}={value}", vars::PROBE_CACHE)));
     }
     if let Some(dir) = ctx.env.non_empty(vars::PROBE_CACHE_DIR) {
         return Ok(ProbeCache::at(ctx.absolute(Path::new(dir))));
