@@ -35,8 +35,9 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
         field("config file", setup.config.source.path.as_ref().map_or("none".into(), |p| p.display().to_string())),
         field("real nvcc", format!("{} (found by {})", setup.located.nvcc.path.display(), setup.located.nvcc.found_by)),
     ];
-    let release = || Release::of(setup.config.config.cuda_version, &setup.probes, &setup.located.nvcc.path);
-    let fallback_release = release();
+    // What a failed plan's report needs to show the release; probed only then, since a plan learns it itself.
+    let (cuda_version, probes, nvcc) =
+        (setup.config.config.cuda_version, setup.probes.clone(), setup.located.nvcc.path.clone());
     let table = setup.compat.host_compilers.clone();
     let prepared = match setup.prepare(ctx, SAMPLE.map(OsString::from).to_vec()) {
         Ok(prepared) => prepared,
@@ -44,7 +45,7 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
             for line in header {
                 let _ = writeln!(out, "{line}");
             }
-            write_release(&fallback_release, &table, &mut out, &mut problems);
+            write_release(&Release::of(cuda_version, &probes, &nvcc), &table, &mut out, &mut problems);
             problems.push(problem(&e));
             return Ok((out, problems));
         }

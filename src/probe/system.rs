@@ -34,6 +34,7 @@ pub trait Probes {
 
 /// Probes that run the real programs, searching `path` (the wrapper's PATH) from `cwd`, and keep what they find in
 /// `cache`.
+#[derive(Clone)]
 pub struct System {
     pub path: Option<OsString>,
     pub cwd: PathBuf,
