@@ -47,6 +47,11 @@ impl Capability {
         format!("sm_{}", self.compact())
     }
 
+    /// Device link-time-optimisation intermediate for `code=`: `lto_90a`.
+    pub fn lto_name(self) -> String {
+        format!("lto_{}", self.compact())
+    }
+
     /// Virtual-architecture name for `arch=` and PTX: `compute_90a`.
     pub fn compute_name(self) -> String {
         format!("compute_{}", self.compact())

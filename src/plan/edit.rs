@@ -1,4 +1,5 @@
-//! Taking the user's options out, which happens only under an explicit policy (`[gpu] arch-flags = "replace"`),
+//! Taking the user's options out, which happens only under a documented policy (`[gpu] arch-flags = "replace"`, and
+//! `-dlto` on a device-LTO compile given `[gpu] capabilities`, which nvcc refuses next to `-gencode`),
 //! and the command nvcc then sees. Every token that is not removed reaches nvcc exactly as before, in its place.
 //!
 //! - argv: the removed tokens are dropped by position.

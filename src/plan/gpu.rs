@@ -13,9 +13,10 @@
 
 use std::collections::BTreeSet;
 
+use super::host_compiler::is_host_compiled;
 use super::target::Named;
 use super::{edit, Addition, Plan};
-use crate::args::{Found, Invocation, Role};
+use crate::args::{Found, Invocation, Phase, Role};
 use crate::compat::{Capability, CapabilityInfo, Compat, Platform};
 use crate::config::{ArchFlags, GpuConfig};
 use crate::error::{Error, ErrorKind, Result};
@@ -40,8 +41,23 @@ pub fn expand(capabilities: &[Capability], forward_compat: bool) -> Expansion {
 impl Expansion {
     /// The nvcc flags, machine code first, then the PTX.
     pub fn gencode(&self) -> Vec<String> {
-        let real = self.real.iter().map(|c| format!("-gencode=arch={},code={}", c.compute_name(), c.sm_name()));
-        let ptx = self.ptx.iter().map(|c| format!("-gencode=arch={0},code={0}", c.compute_name()));
+        self.flags(Capability::sm_name, true)
+    }
+
+    /// For a device-LTO compile: the intermediate (`code=lto_XY`) in place of machine code, then the PTX.
+    pub fn lto_gencode(&self) -> Vec<String> {
+        self.flags(Capability::lto_name, true)
+    }
+
+    /// For a device-LTO link: machine code only (nvlink makes it from the objects' intermediates; a PTX target there
+    /// adds nothing, measured on 12.4 and 13.0).
+    pub fn link_gencode(&self) -> Vec<String> {
+        self.flags(Capability::sm_name, false)
+    }
+
+    fn flags(&self, code: fn(Capability) -> String, with_ptx: bool) -> Vec<String> {
+        let real = self.real.iter().map(|c| format!("-gencode=arch={},code={}", c.compute_name(), code(*c)));
+        let ptx = self.ptx.iter().filter(|_| with_ptx).map(|c| format!("-gencode=arch={0},code={0}", c.compute_name()));
         real.chain(ptx).collect()
     }
 
@@ -214,13 +230,6 @@ impl Step<'_> {
         let against = Against { compat: self.compat, release, platform: Some(self.platform), named: self.named };
         check(&expansion, &against)?;
 
-        if let Some(lto) = inv.with_role(Role::DeviceLto).next() {
-            plan.notes.push(format!(
-                "`{}` is given: nvcc refuses -gencode together with device LTO, so no GPU targets are added or removed",
-                lto.spelling
-            ));
-            return Ok(());
-        }
         let given: Vec<&Found> = inv.gpu_targets().collect();
         if !given.is_empty() && gpu.arch_flags == ArchFlags::Respect {
             plan.notes.push(format!(
@@ -228,6 +237,9 @@ impl Step<'_> {
                 describe_given(inv, &given)
             ));
             return Ok(());
+        }
+        if let Some(lto) = DeviceLto::of(inv, &given) {
+            return self.decide_lto(plan, &expansion, &given, lto);
         }
         if let Some(why) = single_output_conflict(inv, &expansion) {
             // With no target of its own the call falls back to nvcc's default architecture: say so, as it is not
@@ -267,6 +279,64 @@ impl Step<'_> {
         Ok(())
     }
 
+    /// A call that asks for device link-time optimisation (see `DeviceLto`): the capabilities in the form its phase
+    /// takes, or a note or warning saying why nothing is added.
+    fn decide_lto(&self, plan: &mut Plan, expansion: &Expansion, given: &[&Found], lto: DeviceLto) -> Result<()> {
+        let inv = self.invocation;
+        let flags: Vec<&Found> = inv.with_role(Role::DeviceLto).collect();
+        let spelled = flags.first().map_or("`code=lto_`".to_string(), |f| format!("`{}`", f.spelling));
+        let append_to_given = !given.is_empty() && self.gpu.arch_flags == ArchFlags::Append;
+        let (args, form) = match lto {
+            DeviceLto::Other => {
+                plan.notes.push(format!(
+                    "{spelled} is given with `{}`, whose output device LTO does not shape: no GPU targets are added or removed",
+                    inv.phase_option().map_or(String::new(), |p| p.spelling.to_string())
+                ));
+                return Ok(());
+            }
+            DeviceLto::Link => (expansion.link_gencode(), "machine code linked from the objects' LTO intermediates"),
+            // nvcc refuses `-dlto` next to `-gencode` when it compiles, so targets given by the user cannot take
+            // more: appending would need the flag out and theirs reinterpreted.
+            DeviceLto::Compile if append_to_given && !flags.is_empty() => {
+                plan.notes.push(format!(
+                    "{spelled} is given with the GPU targets given by {}, and nvcc refuses -gencode next to it: nothing is added (`[gpu] arch-flags = \"append\"`)",
+                    describe_given(inv, given)
+                ));
+                return Ok(());
+            }
+            DeviceLto::Compile => (expansion.lto_gencode(), "device LTO intermediates (`code=lto_XY`)"),
+            DeviceLto::CompileAndLink => match expansion.real.as_slice() {
+                // nvcc's own one-target form: `-dlto -arch=sm_XY` keeps lto_XY and compute_XY, links sm_XY.
+                [only] if !append_to_given => {
+                    (vec![format!("-arch={}", only.sm_name())], "nvcc's one-target device LTO form")
+                }
+                _ => {
+                    plan.warnings.push(format!(
+                        "{spelled} compiles and links in one call, where nvcc links device LTO for one GPU target only, and the configured ones are several ({}): nothing is added, so nvcc builds its default (compile with -dc, then link with -dlink {spelled})",
+                        expansion.describe()
+                    ));
+                    return Ok(());
+                }
+            },
+        };
+        if !given.is_empty() && self.gpu.arch_flags == ArchFlags::Replace {
+            let why = format!(
+                "`[gpu] arch-flags = \"replace\"`: `[gpu] capabilities` ({}) take its place",
+                expansion.describe()
+            );
+            edit::remove(plan, inv, given, &why, self.scratch)?;
+        }
+        if lto == DeviceLto::Compile && !flags.is_empty() {
+            let why = format!(
+                "nvcc refuses {spelled} next to -gencode when it compiles; `code=lto_XY` asks for the same intermediates (device LTO with `[gpu] capabilities`)"
+            );
+            edit::remove(plan, inv, &flags, &why, self.scratch)?;
+        }
+        let reason = format!("`[gpu] capabilities`: {}, as {form} ({spelled})", expansion.describe());
+        plan.before.push(Addition { args: args.into_iter().map(Into::into).collect(), reason });
+        Ok(())
+    }
+
     /// With no capabilities configured and no GPU target given, nvcc builds its own default: say which, since a
     /// build for the wrong GPU fails only when it runs ("no kernel image is available").
     fn note_nvcc_default(&self, plan: &mut Plan) {
@@ -303,6 +373,41 @@ impl Step<'_> {
                 None
             }
         }
+    }
+}
+
+/// How a call that asks for device link-time optimisation takes GPU targets. Measured with nvcc 12.4 and 13.0
+/// (docs/nvcc-facts.md#device-link-time-optimisation): compiling with `-dlto` next to `-gencode` is refused
+/// ("'-dlto' conflicts with '-gencode'"), while `code=lto_XY` stores the same intermediate; a device link takes
+/// `-dlto` with `code=sm_XY` targets, and without `-dlto` fails ("LTO objects found, use -dlto"); one call that
+/// compiles and links cannot name several targets (nvlink gets `--arch=lto_XY`, "not JIT-able"), only `-dlto
+/// -arch=sm_XY`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeviceLto {
+    /// Sources to objects or a library (`-c`, `-dc`, `-lib`): the capabilities as `code=lto_XY`, `-dlto` out.
+    Compile,
+    /// A device link (`-dlink`), or a link of objects only: the capabilities as `code=sm_XY`, `-dlto` kept.
+    Link,
+    /// Sources compiled and linked in one call.
+    CompileAndLink,
+    /// Any other phase (`-E`, `-ptx`, `-ltoir`...): nothing added.
+    Other,
+}
+
+impl DeviceLto {
+    /// `Some` when the call asks for device LTO: `-dlto`/`-lto` anywhere, or (when compiling) given `lto_` codes.
+    fn of(inv: &Invocation, given: &[&Found]) -> Option<DeviceLto> {
+        let sources = inv.inputs.iter().any(|i| is_host_compiled(i));
+        let shape = match inv.phase() {
+            Phase::Compile | Phase::Lib => DeviceLto::Compile,
+            Phase::DeviceLink => DeviceLto::Link,
+            Phase::Link | Phase::Run if sources => DeviceLto::CompileAndLink,
+            Phase::Link | Phase::Run => DeviceLto::Link,
+            Phase::Preprocess | Phase::DeviceOnly => DeviceLto::Other,
+        };
+        let flag = inv.with_role(Role::DeviceLto).next().is_some();
+        let lto_codes = given.iter().any(|f| f.value.as_deref().is_some_and(|v| v.to_string_lossy().contains("lto_")));
+        (flag || (lto_codes && shape == DeviceLto::Compile)).then_some(shape)
     }
 }
 

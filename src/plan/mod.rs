@@ -3,8 +3,9 @@
 //!
 //! A plan adds arguments before the user's (so the user's own flags still win, nvcc using the last value of a
 //! repeated option) or after them, sets environment variables for nvcc, and gives a human reason for every change.
-//! It edits none of the user's tokens, except that a policy the configuration states explicitly (`[gpu]
-//! arch-flags = "replace"`) may remove some: `edit` owns how, and every removal carries its reason.
+//! It edits none of the user's tokens, except that a documented policy may remove some (`[gpu] arch-flags =
+//! "replace"`, and `-dlto` when a device-LTO compile gets the capabilities as `code=lto_XY`): `edit` owns how, and
+//! every removal carries its reason.
 
 pub mod cross;
 mod edit;

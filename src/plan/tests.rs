@@ -497,8 +497,8 @@ mod gpu {
     #[test]
     fn device_lto_and_single_output_phases_keep_their_targets() {
         let rows: &[(&[&str], &str)] = &[
-            (&["-dlto", "-arch=sm_80", "-c", "a.cu"], "device LTO"),
-            (&["-lto", "-c", "a.cu"], "device LTO"),
+            (&["-dlto", "-E", "a.cu"], "whose output device LTO does not shape"),
+            (&["-dlto", "-arch=sm_80", "-ltoir", "a.cu"], "whose output device LTO does not shape"),
             (&["-ptx", "-arch=sm_80", "a.cu"], "writes one file"),
             (&["-cubin", "a.cu"], "writes one file"),
             (&["--optix-ir", "a.cu"], "writes one file"),
@@ -510,7 +510,7 @@ mod gpu {
             let said: Vec<&String> = p.notes.iter().chain(&p.warnings).collect();
             assert!(said.iter().any(|n| n.contains(note)), "{args:?}: {said:?}");
             // Issue 12: with no target of its own, nvcc falls back to its default, and the user hears it.
-            let own_target = args.iter().any(|a| a.starts_with("-arch")) || args.contains(&"-lto");
+            let own_target = args.iter().any(|a| a.starts_with("-arch")) || args.contains(&"-dlto");
             let warned = p.warnings.iter().any(|w| w.contains("nvcc builds its default, compute_75"));
             assert_eq!(warned, !own_target, "{args:?}: {:?}", p.warnings);
         }
@@ -523,6 +523,72 @@ mod gpu {
         assert_eq!(gencodes(&p).len(), 2);
         let (p, _) = run(&["-cubin", "a.cu"], &[], &one_fc);
         assert!(gencodes(&p).is_empty());
+    }
+
+    #[test]
+    fn device_lto_takes_the_form_its_phase_needs() {
+        const LTO: [&str; 3] = [
+            "-gencode=arch=compute_86,code=lto_86",
+            "-gencode=arch=compute_90a,code=lto_90a",
+            "-gencode=arch=compute_90,code=compute_90",
+        ];
+        const LINK: [&str; 2] = ["-gencode=arch=compute_86,code=sm_86", "-gencode=arch=compute_90a,code=sm_90a"];
+        let one = "[gpu]\ncapabilities = [\"8.6\"]\n";
+        // (arguments, config, added, removed tokens, in a note or warning)
+        type Row<'a> = (&'a [&'a str], String, &'a [&'a str], &'a [&'a str], &'a str);
+        let rows: &[Row] = &[
+            // Compiling: intermediates, and the flag nvcc would refuse next to them out.
+            (&["-dlto", "-c", "a.cu"], CAPS.into(), &LTO, &["-dlto"], ""),
+            (&["-lto", "-dc", "a.cu", "-o", "a.o"], CAPS.into(), &LTO, &["-lto"], ""),
+            (&["--dlink-time-opt", "-lib", "a.cu"], CAPS.into(), &LTO, &["--dlink-time-opt"], ""),
+            // Linking: machine code from the intermediates, the flag kept (nvlink needs it).
+            (&["-dlink", "-dlto", "a.o", "b.o", "-o", "d.o"], CAPS.into(), &LINK, &[], ""),
+            (&["-dlto", "a.o", "b.o", "-o", "prog"], CAPS.into(), &LINK, &[], ""),
+            // One call that compiles and links: nvcc's one-target form, or a warning.
+            (&["-dlto", "a.cu", "-o", "prog"], one.into(), &["-arch=sm_86"], &[], ""),
+            (&["-dlto", "a.cu", "-o", "prog"], CAPS.into(), &[], &[], "links device LTO for one GPU target only"),
+            // Targets of the user's own, under each policy.
+            (&["-dlto", "-arch=sm_80", "-c", "a.cu"], with_policy("respect"), &[], &[], "nothing is added"),
+            (&["-dlto", "-arch=sm_80", "-c", "a.cu"], with_policy("append"), &[], &[], "refuses -gencode next to it"),
+            (&["-dlto", "-arch=sm_80", "-c", "a.cu"], with_policy("replace"), &LTO, &["-arch=sm_80", "-dlto"], ""),
+            (&["-dlink", "-dlto", "-arch=sm_80", "a.o"], with_policy("replace"), &LINK, &["-arch=sm_80"], ""),
+            (&["-dlink", "-dlto", "-arch=sm_80", "a.o"], with_policy("append"), &LINK, &[], ""),
+            // `lto_` codes given without the flag ask for device LTO too, when compiling.
+            (&["-gencode=arch=compute_80,code=lto_80", "-c", "a.cu"], with_policy("append"), &LTO, &[], ""),
+            (
+                &["-gencode=arch=compute_80,code=lto_80", "-c", "a.cu"],
+                with_policy("replace"),
+                &LTO,
+                &["-gencode=arch=compute_80,code=lto_80"],
+                "",
+            ),
+        ];
+        let targets = |p: &Plan| -> Vec<String> { added(p).into_iter().filter(|a| !a.starts_with("-ccbin")).collect() };
+        for (args, cfg, want_added, want_removed, said) in rows {
+            let (p, command) = run(args, &[], cfg);
+            assert_eq!(targets(&p), *want_added, "{args:?} {cfg}");
+            let removed: Vec<String> =
+                p.removed.iter().flat_map(|r| r.tokens.iter().map(|t| t.to_string_lossy().into_owned())).collect();
+            assert_eq!(removed, *want_removed, "{args:?} {cfg}");
+            // What is not removed reaches nvcc in order, after the additions.
+            let kept: Vec<&str> = args.iter().copied().filter(|a| !want_removed.contains(a)).collect();
+            assert_eq!(command[command.len() - kept.len()..], kept, "{args:?} {cfg}");
+            if !said.is_empty() {
+                assert!(
+                    p.notes.iter().chain(&p.warnings).any(|n| n.contains(said)),
+                    "{args:?}: {:?} {:?}",
+                    p.notes,
+                    p.warnings
+                );
+            }
+            if !want_removed.is_empty() {
+                assert!(p.removed.iter().all(|r| !r.reason.is_empty()));
+            }
+        }
+        // The flag in an environment channel is taken out of that channel, the rest of it kept.
+        let (p, _) = run(&["-c", "a.cu"], &[("NVCC_APPEND_FLAGS", "-DX -dlto -DY")], CAPS);
+        assert_eq!(targets(&p), LTO);
+        assert!(p.env.contains(&("NVCC_APPEND_FLAGS", OsString::from("-DX -DY"))), "{:?}", p.env);
     }
 
     #[test]
@@ -937,7 +1003,9 @@ mod properties {
             let kept: Vec<OsString> = args(&words).into_iter().enumerate()
                 .filter(|(i, _)| !removed.contains(i)).map(|(_, w)| w).collect();
             prop_assert_eq!(&command[before..command.len() - after], &kept[..]);
-            prop_assert!(policy == 2 || removed.is_empty(), "only replace removes");
+            // Only `replace` removes, and device LTO its compile-time flag (which nvcc refuses next to -gencode).
+            let lto_flag = |r: &super::Removal| r.found.spec.role == crate::args::Role::DeviceLto;
+            prop_assert!(policy == 2 || p.removed.iter().all(lto_flag), "only replace removes");
             // Planning twice gives the same command and environment.
             let again = plan_for(&inv, &config(&cfg), &probes, 0).unwrap();
             prop_assert_eq!(again.command(&inv), command);

@@ -10,6 +10,10 @@
 #   2. 8.0 with forward compat: no sm_90 code inside, so it runs through the driver's JIT of compute_80 PTX
 #      (and fails with the JIT disabled, which proves it).
 #   3. 8.0 without forward compat: fails with "no kernel image is available".
+#   4. a capability the release cannot build is refused before nvcc runs.
+#   5. device LTO across two files (examples/device-lto): LTO intermediates in the objects, machine code from the
+#      device link, the cross-file call inlined, and the program runs; PREBUILT_DIR's programs (the same build by
+#      other releases, made elsewhere) run too.
 # cuobjdump lists what each binary embeds. Exit status: the number of failed checks.
 set -u
 WRAPPER=$(realpath "${1:?usage: run.sh WRAPPER [NVCC] [OUT_DIR]}")
@@ -88,6 +92,35 @@ check "8.0 alone has no image for sm_90" 2 'no kernel image is available' ./p80
 echo "== 4. a release that cannot build the request"
 check "10.1 on nvcc 13.0 is refused before nvcc runs" 65 '10.1 was last accepted by nvcc 12.9' \
     env NVCC_WRAPPER_CAPABILITIES=10.1 nvcc -o never probe.cu
+
+echo "== 5. device LTO across files (issue 14): -dc -dlto, -dlink -dlto, link"
+# Every fatbin entry of a file, in order: "lto sm_86" (a device-LTO intermediate), "ptx sm_90", "cubin sm_90a".
+entries() { # FILE
+    "$CUOBJDUMP" "$1" 2>/dev/null | sed -nE 's/^Fatbin (nvvm|ptx|elf) code:/\1/p; s/^arch = //p' | paste -d' ' - - |
+        sed 's/^nvvm/lto/; s/^elf/cubin/' | paste -sd' '
+}
+calls() { # FILE: how many CALL instructions its sm_90a code has
+    "$CUOBJDUMP" -sass -arch sm_90a "$1" 2>/dev/null | grep -c CALL || true
+}
+export -f entries calls
+cp "$HERE/../../examples/device-lto/main.cu" "$HERE/../../examples/device-lto/square.cu" .
+export NVCC_WRAPPER_CAPABILITIES="8.6;9.0a" NVCC_WRAPPER_FORWARD_COMPAT=1
+check "compile main.cu with -dc -dlto" 0 '' nvcc -dc -dlto main.cu -o main.o
+check "compile square.cu with -dc -dlto" 0 '' nvcc -dc -dlto square.cu -o square.o
+check "the objects hold LTO intermediates for sm_86 and sm_90a, and no machine code" 0 \
+    '^lto sm_86 lto sm_90a ptx sm_90$' entries square.o
+check "device link with -dlto" 0 '' nvcc -dlink -dlto main.o square.o -o dlink.o
+check "the device link holds machine code for sm_86 and sm_90a" 0 '^cubin sm_86 cubin sm_90a$' entries dlink.o
+check "LTO inlined square_of across the files: no CALL in the sm_90a code" 0 '^0$' calls dlink.o
+check "host link of the objects through the wrapper" 0 '' nvcc -dlto main.o square.o -o lto-program
+check "the device-LTO program runs on the GPU" 0 'squared on the GPU with device LTO: 1 4 9 16' ./lto-program
+check "the control, without LTO: separate compilation keeps the call" 0 '' nvcc -dc main.cu -o plain.o
+check "the control's kernel calls square_of" 0 '^[1-9]' calls plain.o
+unset NVCC_WRAPPER_CAPABILITIES NVCC_WRAPPER_FORWARD_COMPAT
+# Programs built elsewhere (another nvcc release, on the development machine) by the same steps, to run here.
+for program in ${PREBUILT_DIR:+"$PREBUILT_DIR"/*}; do
+    check "prebuilt $(basename "$program") runs on the GPU" 0 'squared on the GPU with device LTO: 1 4 9 16' "$program"
+done
 
 echo "failed checks: $failures"
 exit "$failures"

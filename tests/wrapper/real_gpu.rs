@@ -110,6 +110,54 @@ fn a_linked_program_embeds_the_same_and_runs() {
     run_smoke(&r.sb.file("smoke2"));
 }
 
+const LTO_MAIN_CU: &str = include_str!("../../examples/device-lto/main.cu");
+const LTO_SQUARE_CU: &str = include_str!("../../examples/device-lto/square.cu");
+
+/// Issue 14: device LTO with the configured capabilities, the way a separate-compilation build asks for it: each
+/// file with `-dc -dlto`, then `-dlink -dlto`, then the host link. The objects must hold the LTO intermediates of
+/// exactly the configured targets (and the PTX), the device link machine code for each, and the program must run.
+/// Without the wrapper's targets, the same device link gives nvcc's default architecture, which no object holds.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn device_lto_compiles_intermediates_and_links_machine_code_for_the_capabilities() {
+    for (release, default) in [("12.4", "sm_52"), ("13.0", "sm_75"), ("13.5", "sm_75")] {
+        let Some(r) = real(release) else { return };
+        r.sb.write("main.cu", LTO_MAIN_CU);
+        r.sb.write("square.cu", LTO_SQUARE_CU);
+        let nvcc = |args: &[&str]| {
+            r.sb.nvcc()
+                .env("NVCC_WRAPPER_CONFIG", r.sb.file("wrapper.toml"))
+                .env("NVCC_WRAPPER_CAPABILITIES", "8.6;9.0a")
+                .env("NVCC_WRAPPER_FORWARD_COMPAT", "1")
+                .args(args)
+                .assert()
+                .success();
+        };
+        nvcc(&["-dc", "-dlto", "main.cu", "-o", "main.o"]);
+        nvcc(&["-dc", "-dlto", "square.cu", "-o", "square.o"]);
+        for object in ["main.o", "square.o"] {
+            let want = set(&["lto sm_86", "lto sm_90a", "ptx sm_90"]);
+            assert_eq!(embedded(&r.cuobjdump, &r.sb.file(object)), want, "{release} {object}");
+        }
+        nvcc(&["-dlink", "-dlto", "main.o", "square.o", "-o", "dlink.o"]);
+        assert_eq!(embedded(&r.cuobjdump, &r.sb.file("dlink.o")), set(&["sm_86", "sm_90a"]), "{release}");
+        // The host link through nvcc, with the objects only: the device link again, for the configured targets.
+        nvcc(&["-dlto", "main.o", "square.o", "-o", "program"]);
+        run_smoke(&r.sb.file("program"));
+
+        // The control: the real nvcc alone links nvcc's default architecture, from no intermediate at all.
+        let real_nvcc = r.sb.root.join("bin/nvcc");
+        let out = std::process::Command::new(&real_nvcc)
+            .current_dir(r.sb.dir.path())
+            .args(["-ccbin=/usr/bin/g++-12", "-dlink", "-dlto", "main.o", "square.o", "-o", "bare.o"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{release}: {}", stderr(&out));
+        assert!(stderr(&out).contains(&format!("SM Arch ('{default}') not found")), "{release}: {}", stderr(&out));
+        assert_eq!(embedded(&r.cuobjdump, &r.sb.file("bare.o")), set(&[default]), "{release}");
+    }
+}
+
 /// Four targets a package hard-codes, in four spellings.
 const HARD_CODED: &[&str] = &[
     "-gencode",

@@ -329,7 +329,7 @@ pub fn run_smoke(program: &Path) -> String {
 }
 
 /// What a file embeds: `sm_86` for machine code, `ptx sm_90` for PTX (cuobjdump names PTX after its real
-/// architecture: compute_90 PTX is `arch = sm_90`). Plain `cuobjdump FILE` prints each entry's `arch = `, with the
+/// architecture: compute_90 PTX is `arch = sm_90`), `lto sm_86` for a device-LTO intermediate (`code=lto_86`). Plain `cuobjdump FILE` prints each entry's `arch = `, with the
 /// `f` of family code that `--list-elf` leaves out; an executable's empty device-link cubins repeat an
 /// architecture, so this is a set.
 pub fn embedded(cuobjdump: &Path, file: &Path) -> BTreeSet<String> {
@@ -342,6 +342,8 @@ pub fn embedded(cuobjdump: &Path, file: &Path) -> BTreeSet<String> {
             kind = "";
         } else if line.starts_with("Fatbin ptx code:") {
             kind = "ptx ";
+        } else if line.starts_with("Fatbin nvvm code:") {
+            kind = "lto ";
         } else if let Some(arch) = line.strip_prefix("arch = ") {
             found.insert(format!("{kind}{arch}"));
         }
