@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 # The default set (real 13.0, 13.5, 12.4, 11.8 toolkits, the host_config.h of every release, and cuobjdump) and the
-# cross target files (aarch64 and ppc64le, into those toolkits' targets/<dir> and target-roots/) that
-# tests/wrapper/real_cross.rs builds against.
+# cross target files (aarch64 and ppc64le, into their toolkits' targets/<dir> and target-roots/; sbsa-13.1 to
+# sbsa-13.4 bring the 13.1 to 13.4 toolkits too) that tests/wrapper/real_cross.rs builds against.
 scripts/fetch-toolkits.sh default cross
 
 # The real-toolchain tests are #[ignore]d so that a plain `cargo test` counts them as ignored in its own summary;

@@ -14,7 +14,7 @@ TARGET is one of
   headers-all  every pinned headers-X.Y
   cuobjdump    a cuobjdump usable on any toolkit -> $CACHE/tools/cuobjdump
   default      13.0 13.5 12.4 11.8 headers-all cuobjdump (also: no TARGET)
-  sbsa-X.Y     cross target files (aarch64 servers, 13.0 13.5 12.4 11.8)
+  sbsa-X.Y     cross target files (aarch64 servers, 13.0 .. 13.5, 12.4, 11.8)
   ppc64le-X.Y  cross target files (ppc64le, 12.4 11.8)
   jetson-12.4  the sbsa files of 12.4 laid out as Jetson's aarch64-linux:
                NOT real Jetson (L4T) files, see JETSON-SHAPED-FROM-SBSA.txt

@@ -293,6 +293,36 @@ fn nvcc_13_5_builds_for_arm_servers_with_the_configured_cross_compiler() {
     });
 }
 
+/// The releases between 13.0 and 13.5, each with its real sbsa target files, and whether compat-data/platforms.toml's
+/// `[[jetson-served-by]]` row says their Arm-server target also serves Jetson Orin (8.7): from 13.2 on.
+const ARM_SERVERS_13_1_TO_13_4: [(&str, bool); 4] =
+    [("sbsa-13.1", false), ("sbsa-13.2", true), ("sbsa-13.3", true), ("sbsa-13.4", true)];
+
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn nvcc_13_1_to_13_4_build_for_arm_servers_and_for_orin_from_13_2() {
+    let sbsa = "[target]\nsystem = \"aarch64-linux\"\nplatform = \"sbsa\"";
+    let server = |name| Case {
+        name,
+        target: sbsa,
+        capability: "9.0a",
+        sm: "sm_90a",
+        cxx: "aarch64-linux-gnu-g++",
+        cpu: &AARCH64,
+    };
+    for (name, serves_orin) in ARM_SERVERS_13_1_TO_13_4 {
+        let Some(cx) = cross_build(&server(name)) else { return };
+        if serves_orin {
+            cross_build(&Case { capability: "8.7", sm: "sm_87", ..server(name) });
+        } else {
+            // Refused by the wrapper (exit 65, before nvcc makes anything), naming the part and the release.
+            let err = cx.with_config(sbsa, "8.7").refused(65, &[]);
+            let release = cross_target_release(name);
+            assert!(err.contains("8.7 is Jetson Orin") && err.contains(release), "{name}: {err}");
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nvcc_12_4_builds_for_arm_servers() {
