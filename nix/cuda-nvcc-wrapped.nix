@@ -50,4 +50,11 @@ consumer.makeNvccWrapper {
   inherit (flags) cudaCapabilities cudaForwardCompat;
   hostRedistSystem = flags.hostRedistSystem or consumerCuda.backendStdenv.hostRedistSystem or null;
   targetCudaRoot = if isCross then targetCudaRoot else null;
+  # Nixpkgs has cuda_compat only for Jetson builds; its libcuda.so.1 is in compat/ (where Nixpkgs' own
+  # autoAddCudaCompatRunpath hook points the runpath).
+  cudaCompat =
+    if (flags.isJetsonBuild or false) && (consumerCuda.cuda_compat or null) != null then
+      "${consumerCuda.cuda_compat}/compat"
+    else
+      null;
 }

@@ -46,6 +46,9 @@
   # `lib/libcudart_static.a`), e.g. a symlinkJoin of the target's cuda_cudart and cuda_cccl. A store-path nvcc has no
   # `targets/<dir>` for another CPU.
   targetCudaRoot ? null,
+  # Jetson: the directory of the CUDA forward-compatibility libcuda.so (cudaPackages.cuda_compat's `compat/`),
+  # put first in the runpath of everything nvcc links for a Jetson (`[target] cuda-compat`). null: none.
+  cudaCompat ? null,
   # Where the stdenv compiler's libstdc++ comes from, as cc-wrapper's `gccForLibs`: the GCC itself for a GCC stdenv;
   # for a Clang stdenv the GCC its wrapper was given (cc-wrapper does not expose it, so pass it).
   gccForLibs ?
@@ -166,6 +169,7 @@ let
           (nameValuePair "system" hostPlatform.system)
           (nameValuePair "platform" platform)
           (nameValuePair "cuda-root" (if isCross && targetCudaRoot != null then "${targetCudaRoot}" else null))
+          (nameValuePair "cuda-compat" (if cudaCompat != null then "${cudaCompat}" else null))
         ];
       }
     ]

@@ -101,6 +101,9 @@ pub struct TargetConfig {
     pub sysroot: Option<PathBuf>,
     /// The target's CUDA headers and libraries, for layouts without `TOP/targets/<dir>`.
     pub cuda_root: Option<PathBuf>,
+    /// Jetson: the directory of the CUDA forward-compatibility `libcuda.so`, put first in the runpath of what nvcc
+    /// links (`plan::cuda_compat`).
+    pub cuda_compat: Option<PathBuf>,
     /// The compilers for the target, with the `[host-compiler]` keys (used only when the target is another CPU).
     #[serde(default)]
     pub host_compiler: HostCompilerConfig,
@@ -207,6 +210,7 @@ impl Config {
         self.compat_data.as_mut().map(path);
         self.target.sysroot.as_mut().map(path);
         self.target.cuda_root.as_mut().map(path);
+        self.target.cuda_compat.as_mut().map(path);
         for section in [&mut self.host_compiler, &mut self.target.host_compiler] {
             for entry in section.stdenv.iter_mut().chain(section.candidates.iter_mut()) {
                 program(&mut entry.path);
@@ -293,6 +297,7 @@ fn apply_target_env(loaded: &mut Loaded, env: &Env) -> Result<()> {
     for (name, key, slot) in [
         (vars::TARGET_SYSROOT, "sysroot", &mut target.sysroot),
         (vars::TARGET_CUDA_ROOT, "cuda-root", &mut target.cuda_root),
+        (vars::TARGET_CUDA_COMPAT, "cuda-compat", &mut target.cuda_compat),
     ] {
         let Some(path) = env.non_empty(name) else { continue };
         if !Path::new(path).is_absolute() {

@@ -20,11 +20,12 @@ pub mod vars {
     pub const CAPABILITIES: &str = "NVCC_WRAPPER_CAPABILITIES";
     /// Override `[gpu] forward-compat` (a switch).
     pub const FORWARD_COMPAT: &str = "NVCC_WRAPPER_FORWARD_COMPAT";
-    /// Override `[target] system`, `platform`, `sysroot` and `cuda-root` (paths must be absolute).
+    /// Override `[target] system`, `platform`, `sysroot`, `cuda-root` and `cuda-compat` (paths must be absolute).
     pub const TARGET_SYSTEM: &str = "NVCC_WRAPPER_TARGET_SYSTEM";
     pub const TARGET_PLATFORM: &str = "NVCC_WRAPPER_TARGET_PLATFORM";
     pub const TARGET_SYSROOT: &str = "NVCC_WRAPPER_TARGET_SYSROOT";
     pub const TARGET_CUDA_ROOT: &str = "NVCC_WRAPPER_TARGET_CUDA_ROOT";
+    pub const TARGET_CUDA_COMPAT: &str = "NVCC_WRAPPER_TARGET_CUDA_COMPAT";
     /// nvcc's own channels, read so that flags given through them count as given.
     pub const NVCC_PREPEND_FLAGS: &str = "NVCC_PREPEND_FLAGS";
     pub const NVCC_APPEND_FLAGS: &str = "NVCC_APPEND_FLAGS";

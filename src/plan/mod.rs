@@ -8,6 +8,7 @@
 //! every removal carries its reason.
 
 pub mod cross;
+mod cuda_compat;
 mod edit;
 pub mod gpu;
 pub mod host_compiler;
@@ -200,6 +201,16 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         release: release.version.clone(),
         platform,
         named: &named,
+    }
+    .decide(&mut plan)?;
+    cuda_compat::Step {
+        invocation: inv,
+        dir: settings.target.cuda_compat.as_deref(),
+        source: &inputs.config.source,
+        probes: inputs.probes,
+        platform,
+        gpu: &settings.gpu,
+        capabilities: &inputs.compat.capabilities,
     }
     .decide(&mut plan)?;
     plan.release = Some(release);

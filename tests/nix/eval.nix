@@ -111,6 +111,8 @@ lib.mapAttrs (_: configOf) {
     cudaCapabilities = [ "8.7" ];
     hostRedistSystem = "linux-aarch64";
     targetCudaRoot = "${cache}/target-roots/jetson-12.4";
+    # A stand-in for cuda_compat's compat/ (none is reachable here): a directory with a libcuda.so.
+    cudaCompat = "${cache}/target-roots/jetson-12.4/lib/stubs";
   };
 
   # An Arm server (Grace Hopper) and Jetson Thor, both from the sbsa files of nvcc 13.0.

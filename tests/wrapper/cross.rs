@@ -91,6 +91,22 @@ fn missing_pieces_are_errors_with_their_exit_codes_and_nvcc_never_runs() {
             64,
             &["NVCC_WRAPPER_TARGET_CUDA_ROOT", "absolute"],
         ),
+        // `[target] cuda-compat` without a libcuda: the file's (78) or the variable's (64), on a compile too.
+        (
+            &["sbsa-linux"],
+            "[target]\nsystem = \"aarch64-linux\"\ncuda-compat = \"no-compat\"\n",
+            &[],
+            78,
+            &["`[target] cuda-compat`", "no-compat", "no libcuda.so"],
+        ),
+        (
+            &["sbsa-linux"],
+            SBSA,
+            &[("NVCC_WRAPPER_TARGET_CUDA_COMPAT", "/no/compat")],
+            64,
+            &["$NVCC_WRAPPER_TARGET_CUDA_COMPAT"],
+        ),
+        (&["sbsa-linux"], SBSA, &[("NVCC_WRAPPER_TARGET_CUDA_COMPAT", "compat")], 64, &["absolute"]),
         (
             &[],
             SBSA,

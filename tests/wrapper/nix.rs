@@ -322,7 +322,7 @@ arch-flags = "respect"
 
 #[test]
 #[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn eval_jetson_cross_records_the_target_and_its_cuda_root() {
+fn eval_jetson_cross_records_the_target_its_cuda_root_and_cuda_compat() {
     check_case(
         "jetson-cross",
         r#"nvcc = "ROOT/cuda_nvcc-12.4/bin/nvcc"
@@ -337,12 +337,13 @@ arch-flags = "respect"
 system = "aarch64-linux"
 platform = "jetson"
 cuda-root = "CACHE/target-roots/jetson-12.4"
+cuda-compat = "CACHE/target-roots/jetson-12.4/lib/stubs"
 
 [target.host-compiler]
 stdenv = { path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-14.2.0/bin/aarch64-unknown-linux-gnu-g++", family = "gcc", gcc-install-dir = "ROOT/aarch64-unknown-linux-gnu-gcc-14.2.0/lib/gcc/aarch64-unknown-linux-gnu/14.2.0", libstdcxx-dir = "ROOT/aarch64-unknown-linux-gnu-gcc-14.2.0-lib/aarch64-unknown-linux-gnu/lib", target = "aarch64-unknown-linux-gnu", version = "14.2.0" }
 candidates = [{ path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-13.3.0/bin/aarch64-unknown-linux-gnu-g++", family = "gcc", target = "aarch64-unknown-linux-gnu", version = "13.3.0" }]
 "#,
-        "ROOT/cuda_nvcc-12.4/bin/nvcc \
+        "ROOT/cuda_nvcc-12.4/bin/nvcc -Xlinker=-rpath,CACHE/target-roots/jetson-12.4/lib/stubs \
          -ccbin=ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-13.3.0/bin/aarch64-unknown-linux-gnu-g++ \
          -LROOT/aarch64-unknown-linux-gnu-gcc-14.2.0/lib/gcc/aarch64-unknown-linux-gnu/14.2.0 \
          -Xlinker=-rpath,ROOT/aarch64-unknown-linux-gnu-gcc-14.2.0-lib/aarch64-unknown-linux-gnu/lib \

@@ -717,3 +717,77 @@ fn a_missing_cuda_root_is_an_error() {
     let Some(root) = real_cross_target("sbsa-13.0") else { return };
     missing_path_is_refused(&root, "cuda-root");
 }
+
+/// Issue 14: `[target] cuda-compat` on Jetson. The forward-compatibility libcuda must come first in the runpath of
+/// what nvcc links (before the driver's directory the command line gives), on links only, and on Jetson builds only.
+/// No cuda_compat package is reachable here, so the directory holds the target's real libcuda stub as
+/// `libcuda.so.1`: the program then gets the stub's own error (34, cudaErrorStubLibrary) under qemu, which it can
+/// only get by loading that file from that directory, where without the key it finds no libcuda at all (35).
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn cuda_compat_comes_first_in_the_runpath_of_jetson_links_only() {
+    let jetson = Case {
+        name: "jetson-12.4",
+        target: "[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"",
+        capability: "8.7",
+        sm: "sm_87",
+        cxx: "aarch64-linux-gnu-g++",
+        cpu: &AARCH64,
+    };
+    let Some(cx) = cross_build(&jetson) else { return };
+    let Some(_) = real_program("readelf") else { return };
+    let stub = cx.nvcc.parent().unwrap().join("../targets/aarch64-linux/lib/stubs/libcuda.so");
+    let compat = cx.sb.file("cuda_compat/compat");
+    std::fs::create_dir_all(&compat).unwrap();
+    std::fs::copy(&stub, compat.join("libcuda.so.1")).unwrap();
+    let with_compat = |target: &str| format!("{target}\ncuda-compat = {}", toml_path(&compat));
+    let cx = cx.with_config(&with_compat(jetson.target), "8.7");
+    let driver = "-Xlinker=-rpath,/run/opengl-driver/lib";
+
+    cx.build(&[HELLO, driver, "-o", "compat-hello"]);
+    let program = cx.sb.file("compat-hello");
+    let runpath = runpath(&program);
+    assert_eq!(runpath.first().map(PathBuf::from), Some(compat.clone()), "{runpath:?}");
+    let driver_at = runpath.iter().position(|d| d == "/run/opengl-driver/lib");
+    assert!(driver_at.is_some_and(|i| i > 0), "the driver directory must follow: {runpath:?}");
+    let out = std::process::Command::new(AARCH64.qemu).arg("-L").arg(AARCH64.sysroot).arg(&program).output().unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("cuda error 34:"), "the compat directory's libcuda was not the one loaded: {text}");
+    // The same program without the key finds no libcuda at all.
+    let bare = cx.sb.file("hello");
+    let out = std::process::Command::new(AARCH64.qemu).arg("-L").arg(AARCH64.sysroot).arg(&bare).output().unwrap();
+    assert!(stdout(&out).contains("cuda error 35:"), "{}", stdout(&out));
+    assert!(!runpath_of_file_has(&bare, &compat));
+
+    // Compiles, device links and static libraries link nothing: nothing is added.
+    let flag = format!("-Xlinker=-rpath,{}", compat.display());
+    for args in [&["-c", HELLO][..], &["-dc", HELLO], &["-dlink", "hello.o"], &["-lib", "hello.o"]] {
+        assert!(!cx.plan(args).contains(&flag), "{args:?}");
+    }
+    assert!(cx.plan(&[HELLO, "-shared", "-Xcompiler=-fPIC", "-o", "libh.so"]).contains(&flag));
+
+    // An Arm-server build is not a Jetson one: nothing added, for Grace Hopper; Orin on the unified toolkit (13.2
+    // on, see platforms.toml) is.
+    let sbsa = "[target]\nsystem = \"aarch64-linux\"\nplatform = \"sbsa\"";
+    let server = Cross::new(&real_cross_target("sbsa-13.2").unwrap(), &with_compat(sbsa), "9.0a").unwrap();
+    assert!(!server.plan(&[HELLO, "-o", "h"]).contains(&flag));
+    let orin = server.with_config(&with_compat(sbsa), "8.7");
+    assert_eq!(orin.plan(&[HELLO, "-o", "h"]).iter().filter(|w| **w == flag).count(), 1);
+}
+
+/// The `RUNPATH` (or `RPATH`) of an ELF file, as readelf shows it, split at `:`.
+fn runpath(file: &Path) -> Vec<String> {
+    let out = std::process::Command::new("readelf").arg("-d").arg(file).output().unwrap();
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.contains("(RUNPATH)") || l.contains("(RPATH)"))
+        .unwrap_or_else(|| panic!("no runpath in {}:\n{text}", file.display()));
+    let inner = line.rsplit_once('[').and_then(|(_, rest)| rest.strip_suffix(']')).unwrap();
+    inner.split(':').map(String::from).collect()
+}
+
+fn runpath_of_file_has(file: &Path, dir: &Path) -> bool {
+    let out = std::process::Command::new("readelf").arg("-d").arg(file).output().unwrap();
+    stdout(&out).contains(&*dir.to_string_lossy())
+}

@@ -293,6 +293,7 @@ impl RealSandbox {
             "NVCC_WRAPPER_TARGET_PLATFORM",
             "NVCC_WRAPPER_TARGET_SYSROOT",
             "NVCC_WRAPPER_TARGET_CUDA_ROOT",
+            "NVCC_WRAPPER_TARGET_CUDA_COMPAT",
             "NVCC_WRAPPER_PROBE_CACHE",
         ] {
             cmd.env_remove(var);
