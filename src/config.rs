@@ -47,6 +47,21 @@ pub struct HostCompilerConfig {
     /// Pass `-allow-unsupported-compiler` instead of failing when no compiler is in range.
     #[serde(default)]
     pub allow_unsupported: bool,
+    /// What to do when the command asks for host LTO and the compiler nvcc accepts is not the stdenv one, whose
+    /// LTO bytecode the objects will not match.
+    #[serde(default)]
+    pub lto_mismatch: LtoMismatch,
+}
+
+/// `[host-compiler] lto-mismatch`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LtoMismatch {
+    /// Build with the accepted compiler, and say why the link may fail and how to avoid it.
+    #[default]
+    Warn,
+    /// Stop before nvcc runs (exit 69).
+    Error,
 }
 
 /// A compiler, written as its path (`"/usr/bin/g++-11"`) or as a table that also records what probing would find

@@ -15,10 +15,10 @@
 use std::path::{Path, PathBuf};
 
 use super::{Addition, Plan};
-use crate::args::{HostCompilerGiven, Invocation, Phase};
+use crate::args::{HostCompilerGiven, Invocation, Phase, Role};
 pub use crate::compat::Accepts;
 use crate::compat::{CompilerFamily, HostCompilerTable, Platform};
-use crate::config::{CompilerEntry, HostCompilerConfig};
+use crate::config::{CompilerEntry, HostCompilerConfig, LtoMismatch};
 use crate::error::{Error, ErrorKind, Result};
 pub use crate::probe::compiler::{Known, StdenvLibstdcxx};
 use crate::probe::system::Probes;
@@ -96,6 +96,24 @@ pub fn libstdcxx_flags(chosen: &Known, stdenv: &StdenvLibstdcxx, links: bool) ->
     flags
 }
 
+/// The host LTO option this call gives the host compiler (`-flto`, `-flto=auto`, `-flto=thin` ...), as the user
+/// wrote its `-Xcompiler`, unless a later `-fno-lto` turns it off. nvcc splits an `-Xcompiler` value at commas.
+pub fn host_lto(inv: &Invocation) -> Option<String> {
+    let mut found = None;
+    for option in inv.with_role(Role::CompilerOptions) {
+        let Some(value) = &option.value else { continue };
+        let value = value.to_string_lossy();
+        for word in value.split(|c: char| c == ',' || c.is_whitespace()) {
+            if word == "-flto" || word.starts_with("-flto=") {
+                found = Some(format!("{} {word}", option.spelling));
+            } else if word == "-fno-lto" {
+                found = None;
+            }
+        }
+    }
+    found
+}
+
 /// Whether nvcc will run the host compiler on this input (and so check its version): sources, not objects or
 /// libraries. An input with no known extension counts as a source, to be safe.
 pub fn is_host_compiled(input: &std::ffi::OsStr) -> bool {
@@ -170,7 +188,14 @@ impl Step<'_> {
         let allow = settings.allow_unsupported || inv.allows_unsupported_compiler();
         let in_range = stdenv.as_ref().is_some_and(|s| accepts.accepts(s.family, s.version));
         let candidates = if in_range { Vec::new() } else { self.candidates(plan) };
-        match choose(accepts, stdenv.as_ref(), &candidates, settings.prefer, allow) {
+        let lto = host_lto(inv);
+        let mut choice = choose(accepts, stdenv.as_ref(), &candidates, settings.prefer, allow);
+        // With host LTO the stdenv compiler's bytecode is what the link reads: `allow-unsupported` keeps it even when
+        // another compiler is in range (see `lto_mismatch`).
+        if let (Ok(Choice::Other { stdenv: Some(s), .. }), Some(_), true) = (&choice, &lto, allow) {
+            choice = Ok(Choice::Unsupported(s.clone()));
+        }
+        match choice {
             Ok(Choice::Stdenv(s)) => ccbin(
                 plan,
                 &s,
@@ -190,6 +215,9 @@ impl Step<'_> {
                         format!("nvcc {release} accepts {}, and no {whose}stdenv compiler is known", accepts.describe())
                     }
                 };
+                if let (Some(s), Some(lto)) = (&stdenv, &lto) {
+                    self.lto_mismatch(&chosen, s, lto, release, accepts, plan)?;
+                }
                 ccbin(plan, &chosen, format!("{why}: {chosen} is the newest accepted"));
                 if let Some(decision) = plan.host.as_mut() {
                     decision.stdenv = stdenv.as_ref().map(|s| s.path.clone());
@@ -199,10 +227,18 @@ impl Step<'_> {
                 }
             }
             Ok(Choice::Unsupported(s)) => {
-                ccbin(plan, &s, format!(
-                    "no compiler nvcc {release} accepts ({}) was found; allow-unsupported keeps the stdenv compiler {s}",
-                    accepts.describe()
-                ));
+                let why = match &lto {
+                    Some(lto) => format!("host LTO (`{lto}`) needs the stdenv compiler's bytecode"),
+                    None => "no compiler it accepts was found".to_string(),
+                };
+                ccbin(
+                    plan,
+                    &s,
+                    format!(
+                        "nvcc {release} accepts {}, and {why}: allow-unsupported keeps the stdenv compiler {s}",
+                        accepts.describe()
+                    ),
+                );
                 if !inv.allows_unsupported_compiler() {
                     plan.before.push(Addition {
                         args: vec!["-allow-unsupported-compiler".into()],
@@ -239,6 +275,44 @@ impl Step<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Host LTO with a compiler other than the stdenv one: GCC's LTO bytecode is read only by the GCC major that
+    /// wrote it (`lto1: fatal error: bytecode stream in file 'k.o' generated with LTO version 11.3 instead of the
+    /// expected 12.0`, measured), and Clang's IR by no GCC, so the stdenv compiler's link of these objects fails.
+    /// The stdenv compiler is already chosen whenever nvcc accepts it (or, with host LTO, whenever `allow-unsupported`
+    /// is set), and the table's limits are per major, so no candidate of the stdenv's major can be accepted when it
+    /// is not: warn (one line, with the ways out), or stop under `lto-mismatch = "error"`.
+    fn lto_mismatch(
+        &self,
+        chosen: &Known,
+        stdenv: &Known,
+        lto: &str,
+        release: Version,
+        accepts: Accepts,
+        plan: &mut Plan,
+    ) -> Result<()> {
+        if chosen.family == stdenv.family && chosen.version.major == stdenv.version.major {
+            return Ok(());
+        }
+        let section = self.section();
+        let message = format!(
+            "host LTO (`{lto}`) with {chosen}, which nvcc {release} accepts ({}), where the {}stdenv compiler is {stdenv}: the LTO bytecode of these objects will not link with {stdenv}'s",
+            accepts.describe(),
+            self.whose()
+        );
+        let help = format!(
+            "take -flto out of the CUDA compiles (-Xcompiler), build with a stdenv compiler nvcc {release} accepts, or set `allow-unsupported = true` in `{section}` to compile with {stdenv} anyway"
+        );
+        match self.settings.lto_mismatch {
+            LtoMismatch::Warn => {
+                plan.warnings
+                    .push(format!("{message} ({help}; `lto-mismatch = \"error\"` in `{section}` makes this an error)"));
+                Ok(())
+            }
+            LtoMismatch::Error => Err(Error::new(ErrorKind::HostCompiler, message)
+                .with_help(format!("{help}; or set `lto-mismatch = \"warn\"` in `{section}`"))),
+        }
     }
 
     /// The NVCC release and what it accepts, or `None` (with a note) when the release cannot be told or the table

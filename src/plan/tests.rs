@@ -296,6 +296,55 @@ fn unknown_release_adds_nothing_and_says_why() {
 }
 
 #[test]
+fn host_lto_with_another_compiler_than_the_stdenv_one_is_said_or_refused() {
+    let probes = FakeProbes::debian("11.8.89");
+    let lto = |p: &Plan| p.warnings.iter().any(|w| w.contains("host LTO") && w.contains("will not link with"));
+    // (arguments, environment, config extra, LTO warned)
+    type Row<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str, bool);
+    let rows: &[Row] = &[
+        (&["-Xcompiler=-flto", "-c", "a.cu"], &[], "", true),
+        (&["-Xcompiler", "-O2,-flto=auto", "-c", "a.cu"], &[], "", true),
+        (&["--compiler-options=-flto=thin", "-c", "a.cu"], &[], "", true),
+        (&["-c", "a.cu"], &[("NVCC_APPEND_FLAGS", "-Xcompiler=-flto")], "", true),
+        // Turned off again, or not asked for.
+        (&["-Xcompiler=-flto", "-Xcompiler=-fno-lto", "-c", "a.cu"], &[], "", false),
+        (&["-Xcompiler=-fltox", "-c", "a.cu"], &[], "", false),
+        (&["-Xlinker=-flto", "-c", "a.cu"], &[], "", false),
+        (&["-c", "a.cu"], &[], "", false),
+    ];
+    for (args, env, extra, warned) in rows {
+        let cfg = format!("[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n{extra}");
+        let p = plan_with(args, env, &cfg, &probes).unwrap();
+        assert_eq!(added(&p)[0], "-ccbin=/usr/bin/g++-11", "{args:?}");
+        assert_eq!(lto(&p), *warned, "{args:?} {env:?}: {:?}", p.warnings);
+    }
+    let args = &["-Xcompiler=-flto", "-c", "a.cu"];
+    // Under `lto-mismatch = "error"`: stopped, exit 69, with the ways out.
+    let cfg = "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\nlto-mismatch = \"error\"";
+    let err = plan_with(args, &[], cfg, &probes).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::HostCompiler);
+    assert!(err.message.contains("host LTO (`-Xcompiler -flto`) with /usr/bin/g++-11"), "{err}");
+    assert!(err.help.unwrap().contains("allow-unsupported = true"));
+    // `allow-unsupported` keeps the stdenv compiler for host LTO, though another is in range; without LTO it does not.
+    let cfg = "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\nallow-unsupported = true";
+    let p = plan_with(args, &[], cfg, &probes).unwrap();
+    assert_eq!(added(&p), ["-ccbin=/usr/bin/g++-12", "-allow-unsupported-compiler"]);
+    assert!(!lto(&p));
+    let p = plan_with(&["-c", "a.cu"], &[], cfg, &probes).unwrap();
+    assert_eq!(added(&p), ["-ccbin=/usr/bin/g++-11"]);
+    // A release that accepts the stdenv compiler uses it: nothing to say.
+    let p =
+        plan_with(args, &[], "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"", &FakeProbes::debian("12.4.131")).unwrap();
+    assert_eq!(added(&p), ["-ccbin=/usr/bin/g++-12"]);
+    assert!(!lto(&p));
+    // Another family is a mismatch too (Clang's IR is not GCC's).
+    let cfg = "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\ncandidates = [\"/usr/bin/clang++-14\"]";
+    let p = plan_with(args, &[], cfg, &probes).unwrap();
+    assert_eq!(added(&p)[0], "-ccbin=/usr/bin/clang++-14");
+    assert!(lto(&p), "{:?}", p.warnings);
+}
+
+#[test]
 fn unclear_command_lines_get_a_note_and_nothing_else() {
     let p = plan_with(&["-c", "a.cu", "-ccbin"], &[], "", &FakeProbes::debian("11.8.89")).unwrap();
     assert!(p.changes_nothing());

@@ -238,3 +238,84 @@ fn no_compiler_in_range_is_a_clear_error() {
     assert!(err.contains("/usr/bin/g++-12 (gcc 12.2") && err.contains("/usr/bin/clang++-19 (clang 19"), "{err}");
     assert!(err.contains("allow-unsupported"), "{err}");
 }
+
+/// Issue 14: host LTO across host compilers. nvcc 11.8 does not accept the stdenv g++-12, so the wrapper compiles
+/// with g++-11, whose LTO bytecode g++-12 cannot read: the failure is real (and the wrapper says so when it
+/// compiles), `lto-mismatch = "error"` stops it before nvcc runs, `allow-unsupported = true` keeps g++-12 for host
+/// LTO and the build links and runs, and with nvcc 12.4, which accepts g++-12, nothing needs saying.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn host_lto_objects_link_only_when_the_stdenv_compiler_built_them() {
+    let (Some(root_11_8), Some(root_12_4)) = (real_toolkit("11.8"), real_toolkit("12.4")) else { return };
+    if !needs(&["g++-11", "g++-12"]) {
+        return;
+    }
+    let stdenv = "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n";
+    let build = |root: &Path, extra_config: &str| {
+        let sb = RealSandbox::new(root);
+        sb.write("new.cpp", NEW_CXX);
+        sb.write("kernel.cu", KERNEL_CU);
+        let cfg = config(&sb, &format!("{stdenv}{extra_config}"));
+        let cxx = std::process::Command::new("g++-12")
+            .args(["-flto", "-D_GLIBCXX_ASSERTIONS", "-O1", "-c", "new.cpp", "-o", "new.o"])
+            .current_dir(sb.dir.path())
+            .status()
+            .unwrap();
+        assert!(cxx.success());
+        let compile = sb
+            .nvcc()
+            .env("NVCC_WRAPPER_CONFIG", &cfg)
+            .args(["-Xcompiler=-flto", "-c", "kernel.cu", "-o", "kernel.o"])
+            .output()
+            .unwrap();
+        // The link CMake makes for a CUDA executable: the host compiler (the stdenv's), host LTO on.
+        let lib = format!("-L{}", root.join("targets/x86_64-linux/lib").display());
+        let link = compile.status.success().then(|| {
+            std::process::Command::new("g++-12")
+                .args([
+                    "-flto",
+                    "kernel.o",
+                    "new.o",
+                    "-o",
+                    "prog",
+                    &lib,
+                    "-lcudart_static",
+                    "-ldl",
+                    "-lrt",
+                    "-lpthread",
+                ])
+                .current_dir(sb.dir.path())
+                .output()
+                .unwrap()
+        });
+        (sb, compile, link)
+    };
+
+    // nvcc 11.8: g++-11 compiles, said on stderr; g++-12's LTO link of its object fails.
+    let (_sb, compile, link) = build(&root_11_8, "");
+    let said = stderr(&compile);
+    assert!(said.contains("warning: host LTO (`-Xcompiler -flto`) with /usr/bin/g++-11"), "{said}");
+    assert!(said.contains("will not link with /usr/bin/g++-12"), "{said}");
+    let link = link.expect("the compile succeeds");
+    assert!(!link.status.success(), "the mixed-GCC LTO link was expected to fail");
+    assert!(stderr(&link).contains("generated with LTO version 11"), "{}", stderr(&link));
+
+    // Refused before nvcc runs under `lto-mismatch = "error"`.
+    let (sb, compile, _) = build(&root_11_8, "lto-mismatch = \"error\"\n");
+    assert_eq!(compile.status.code(), Some(69), "{}", stderr(&compile));
+    assert!(stderr(&compile).contains("help: take -flto out of the CUDA compiles"), "{}", stderr(&compile));
+    assert!(!sb.file("kernel.o").exists());
+
+    // The way out: `allow-unsupported = true` keeps g++-12 for host LTO; the link reads its bytecode and runs.
+    let (sb, compile, link) = build(&root_11_8, "allow-unsupported = true\n");
+    assert!(!stderr(&compile).contains("host LTO"), "{}", stderr(&compile));
+    let link = link.expect("the compile succeeds");
+    assert!(link.status.success(), "{}", stderr(&link));
+    assert!(run_smoke(&sb.file("prog")).contains("sum 6"));
+
+    // nvcc 12.4 accepts g++-12: the stdenv compiler compiles, and the LTO link works with nothing said.
+    let (sb, compile, link) = build(&root_12_4, "");
+    assert!(!stderr(&compile).contains("host LTO"), "{}", stderr(&compile));
+    assert!(link.expect("the compile succeeds").status.success());
+    assert!(run_smoke(&sb.file("prog")).contains("sum 6"));
+}
