@@ -150,6 +150,11 @@ impl PlatformTable {
         self.platforms.iter().filter(|p| p.nix_system == system).collect()
     }
 
+    /// The `[[jetson-served-by]]` rows: which other platform serves which Jetson part from which release.
+    pub fn jetson_served_by(&self) -> &[JetsonServedBy] {
+        &self.jetson_served_by
+    }
+
     /// Whether `platform` serves the Jetson part `part` in release `cuda` (beyond the Jetson platform itself).
     pub fn serves_jetson_part(&self, platform: &Platform, part: &str, cuda: Version) -> bool {
         if platform.jetson {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use super::target::Named;
 use super::{Addition, Plan};
 use crate::args::{Invocation, Phase};
-use crate::compat::Platform;
+use crate::compat::{Platform, PlatformTable};
 use crate::config::{Source, TargetConfig};
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
@@ -67,6 +67,7 @@ impl Decision {
 /// Fail unless this NVCC release ships the platform. An unknown release is let through (with a note): nvcc itself
 /// will then say what it lacks.
 pub fn check_shipped(
+    platforms: &PlatformTable,
     platform: &Platform,
     release: &std::result::Result<Version, String>,
     named: &Named,
@@ -95,8 +96,22 @@ pub fn check_shipped(
         .collect();
     let mut help = format!("use an nvcc release that ships it ({})", ranges.join(", "));
     if platform.jetson {
-        let sbsa = if named.flags { "`--platform sbsa`" } else { "`platform = \"sbsa\"`" };
-        help.push_str(&format!(", or from 13.0 build for Jetson Thor (and from 13.2 Orin) with {sbsa}"));
+        // The other platforms that serve Jetson parts, as compat-data/platforms.toml says (sbsa: Thor, Orin).
+        let served: Vec<String> = platforms
+            .jetson_served_by()
+            .iter()
+            .map(|s| {
+                let how = match (&*s.platform, named.flags) {
+                    ("sbsa-linux", true) => "`--platform sbsa`".to_string(),
+                    ("sbsa-linux", false) => "`platform = \"sbsa\"`".to_string(),
+                    (other, _) => format!("the target {other}"),
+                };
+                format!("Jetson {} from {} with {how}", s.part, s.first_cuda.release())
+            })
+            .collect();
+        if !served.is_empty() {
+            help.push_str(&format!(", or build for {}", served.join(", and ")));
+        }
     }
     Err(Error::new(
         ErrorKind::Request,

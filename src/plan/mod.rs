@@ -230,7 +230,7 @@ pub fn resolve_target<'a>(
     let platform = target::platform(target, platforms, named)?;
     let cross = platform.nix_system != target::NATIVE_SYSTEM;
     if cross {
-        cross::check_shipped(platform, release, named, notes)?;
+        cross::check_shipped(platforms, platform, release, named, notes)?;
     } else if target.system.is_some() {
         notes.push(format!("the target {} is this machine's: nothing is cross-compiled", platform.name));
     }
