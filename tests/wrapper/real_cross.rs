@@ -341,15 +341,18 @@ fn nvcc_12_4_builds_for_arm_servers() {
 fn nvcc_12_4_builds_for_a_jetson_shaped_target_directory() {
     // 12.4's root holds both sbsa-linux and aarch64-linux; nvcc alone would pick sbsa-linux for the cross compiler,
     // so only the wrapper's --target-directory makes it the Jetson one (cross_build checks nvcc's _TARGET_DIR_).
-    cross_build(&Case {
-        name: "jetson-12.4",
-        target: "[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"",
-        capability: "8.7",
-        sm: "sm_87",
-        cxx: "aarch64-linux-gnu-g++",
-        cpu: &AARCH64,
-    });
+    cross_build(&JETSON_12_4);
 }
+
+/// Orin (8.7) through the Jetson-shaped directory of 12.4.
+const JETSON_12_4: Case = Case {
+    name: "jetson-12.4",
+    target: "[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"",
+    capability: "8.7",
+    sm: "sm_87",
+    cxx: "aarch64-linux-gnu-g++",
+    cpu: &AARCH64,
+};
 
 /// A C++ object built by GCC 12 that needs GCC 12's libstdc++: with `_GLIBCXX_ASSERTIONS`, `operator[]` calls
 /// `std::__glibcxx_assert_fail`, which GCC 11's static libstdc++ lacks (as in real_host_compiler.rs).
@@ -726,14 +729,7 @@ fn a_missing_cuda_root_is_an_error() {
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn cuda_compat_comes_first_in_the_runpath_of_jetson_links_only() {
-    let jetson = Case {
-        name: "jetson-12.4",
-        target: "[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"",
-        capability: "8.7",
-        sm: "sm_87",
-        cxx: "aarch64-linux-gnu-g++",
-        cpu: &AARCH64,
-    };
+    let jetson = JETSON_12_4;
     let Some(cx) = cross_build(&jetson) else { return };
     let Some(_) = real_program("readelf") else { return };
     let stub = cx.nvcc.parent().unwrap().join("../targets/aarch64-linux/lib/stubs/libcuda.so");
