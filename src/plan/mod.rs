@@ -8,6 +8,7 @@
 
 pub mod cross;
 mod edit;
+pub mod fatbin;
 pub mod gpu;
 pub mod host_compiler;
 pub mod target;
@@ -201,6 +202,13 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         named: &named,
     }
     .decide(&mut plan)?;
+    fatbin::Step {
+        invocation: inv,
+        setting: settings.gpu.compress_fatbin,
+        table: &inputs.compat.fatbin,
+        release: release.version.clone(),
+    }
+    .decide(&mut plan);
     plan.release = Some(release);
     Ok(plan)
 }

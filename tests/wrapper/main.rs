@@ -16,6 +16,7 @@ mod personalities;
 mod probe_cache;
 mod real_compat;
 mod real_cross;
+mod real_fatbin;
 mod real_gpu;
 mod real_host_compiler;
 mod real_nvcc;
