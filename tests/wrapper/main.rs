@@ -7,6 +7,7 @@ mod support;
 
 mod config_and_env;
 mod cross;
+mod fatbin;
 mod fuzz_corpus;
 mod gpu;
 mod hostile;
