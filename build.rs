@@ -21,6 +21,7 @@ fn main() {
         ("host-compilers.toml", host_compilers as fn(&Table, &Origin) -> String),
         ("capabilities.toml", capabilities),
         ("platforms.toml", platforms),
+        ("fatbin.toml", fatbin),
     ] {
         let path = Path::new(&manifest).join("compat-data").join(file);
         println!("cargo:rerun-if-changed={}", path.display());
@@ -257,6 +258,25 @@ fn platforms(file: &Table, origin: &Origin) -> String {
             str_field(row, "part", &at),
             version_field(row, "first-cuda", &at),
             str_field(row, "source", &at),
+        )
+        .unwrap();
+    }
+    code.push_str("];\n");
+    code
+}
+
+fn fatbin(file: &Table, origin: &Origin) -> String {
+    let mut code = String::from("/// `compat-data/fatbin.toml`'s rows, written by build.rs.\n");
+    code.push_str("static BUILT_IN_COMPRESSION: &[Compression] = &[\n");
+    for (row, at) in rows(file, "compression", origin, &["first-cuda", "last-cuda", "flags", "source", "note"]) {
+        writeln!(
+            code,
+            "    Compression {{ first_cuda: {}, last_cuda: {}, flags: {}, source: {}, note: {} }},",
+            version_field(row, "first-cuda", &at),
+            optional(row, "last-cuda", &at, version),
+            text_list(row, "flags", &at),
+            str_field(row, "source", &at),
+            optional(row, "note", &at, text),
         )
         .unwrap();
     }

@@ -31,10 +31,11 @@ nvccWrapperCmakeArchitecturesSet() {
 }
 
 nvccWrapperPreConfigure() {
-    # As setup-cuda-hook does for every CUDA build: smaller fatbinaries, unless the derivation opts out.
-    if [[ -z ${dontCompressFatbin-} ]]; then
-        appendToVar NVCC_PREPEND_FLAGS "-Xfatbin=-compress-all"
-        export NVCC_PREPEND_FLAGS
+    # setup-cuda-hook's step also passed -Xfatbin=-compress-all unless the derivation sets dontCompressFatbin. The
+    # wrapper compresses fatbins itself, with each release's best flags (`[gpu] compress-fatbin`); a flag here would
+    # count as the user's choice and stop that, so the hook only hands the derivation's opt-out to the wrapper.
+    if [[ -n ${dontCompressFatbin-} ]]; then
+        export NVCC_WRAPPER_COMPRESS_FATBIN=0
     fi
 
     # The capabilities, for CMake projects that do not name their own: CMake then passes exactly the targets the

@@ -91,6 +91,8 @@ pub struct GpuConfig {
     pub forward_compat: bool,
     #[serde(default)]
     pub arch_flags: ArchFlags,
+    /// Add the flags that make this release's fatbins smallest (compat-data/fatbin.toml). Unset: on.
+    pub compress_fatbin: Option<bool>,
 }
 
 /// What to do when the command line already names GPU targets.
@@ -248,9 +250,9 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
 }
 
 /// Apply the environment's overrides of the file's settings: `NVCC_WRAPPER_CAPABILITIES` replaces `[gpu]
-/// capabilities`, `NVCC_WRAPPER_FORWARD_COMPAT` replaces `[gpu] forward-compat`. Unset or empty leaves the file's
-/// value. A value the wrapper cannot read is an error naming the variable, never ignored: a packager who set it
-/// means it for every nvcc call.
+/// capabilities`, `NVCC_WRAPPER_FORWARD_COMPAT` replaces `[gpu] forward-compat`, `NVCC_WRAPPER_COMPRESS_FATBIN`
+/// replaces `[gpu] compress-fatbin`. Unset or empty leaves the file's value. A value the wrapper cannot read is an
+/// error naming the variable, never ignored: a packager who set it means it for every nvcc call.
 pub fn apply_env(loaded: &mut Loaded, env: &Env) -> Result<()> {
     if let Some(value) = env.non_empty(vars::CAPABILITIES) {
         let shown = value.to_string_lossy();
@@ -273,6 +275,11 @@ pub fn apply_env(loaded: &mut Loaded, env: &Env) -> Result<()> {
         loaded.source.overrides.push(format!("`[gpu] forward-compat` is {on}, from ${}", vars::FORWARD_COMPAT));
         loaded.config.gpu.forward_compat = on;
         loaded.source.from_env.push(vars::FORWARD_COMPAT);
+    }
+    if let Some(on) = env.switch(vars::COMPRESS_FATBIN)? {
+        loaded.source.overrides.push(format!("`[gpu] compress-fatbin` is {on}, from ${}", vars::COMPRESS_FATBIN));
+        loaded.config.gpu.compress_fatbin = Some(on);
+        loaded.source.from_env.push(vars::COMPRESS_FATBIN);
     }
     apply_target_env(loaded, env)
 }
@@ -419,6 +426,7 @@ allow-unsupported = true
 capabilities = ["8.6", "9.0a"]
 forward-compat = true
 arch-flags = "replace"
+compress-fatbin = false
 
 [target]
 system = "aarch64-linux"
@@ -443,6 +451,7 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
         let caps: Vec<String> = c.gpu.capabilities.iter().map(|c| c.to_string()).collect();
         assert_eq!(caps, ["8.6", "9.0a"]);
         assert_eq!(c.gpu.arch_flags, ArchFlags::Replace);
+        assert_eq!(c.gpu.compress_fatbin, Some(false));
         assert_eq!(c.target.platform, Some(TargetPlatform::Jetson));
         let cross = &c.target.host_compiler;
         assert_eq!(cross.stdenv.as_ref().unwrap().path, Path::new("aarch64-unknown-linux-gnu-g++"));
@@ -480,6 +489,7 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
     fn empty_file_is_all_defaults() {
         assert_eq!(parse_ok(""), Config::default());
         assert_eq!(parse_ok("").gpu.arch_flags, ArchFlags::Respect);
+        assert_eq!(parse_ok("").gpu.compress_fatbin, None, "unset, which means on");
     }
 
     #[test]
@@ -531,9 +541,22 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
             assert_eq!(l.source.overrides.len(), 2);
         }
 
-        for (name, value) in
-            [(vars::CAPABILITIES, "8.6;nine"), (vars::CAPABILITIES, " ; "), (vars::FORWARD_COMPAT, "maybe")]
-        {
+        for on in ["0", "1"] {
+            let mut l = file();
+            apply_env(&mut l, &env(&[(vars::COMPRESS_FATBIN, on)])).unwrap();
+            assert_eq!(l.config.gpu.compress_fatbin, Some(on == "1"));
+            assert_eq!(l.source.from_env, [vars::COMPRESS_FATBIN]);
+        }
+        let mut l = file();
+        apply_env(&mut l, &env(&[(vars::COMPRESS_FATBIN, "")])).unwrap();
+        assert_eq!(l.config.gpu.compress_fatbin, None, "empty is unset");
+
+        for (name, value) in [
+            (vars::CAPABILITIES, "8.6;nine"),
+            (vars::CAPABILITIES, " ; "),
+            (vars::FORWARD_COMPAT, "maybe"),
+            (vars::COMPRESS_FATBIN, "smaller"),
+        ] {
             let err = apply_env(&mut file(), &env(&[(name, value)])).unwrap_err();
             assert_eq!(err.kind, ErrorKind::Environment);
             assert!(err.message.contains(name) && err.message.contains(value), "{err}");

@@ -67,6 +67,10 @@ pub enum Role {
     CompilerOptions,
     /// `-Xlinker`: options for the host linker.
     LinkerOptions,
+    /// `--no-compress`, `--compress-mode`, `--concat`: the user's own choice of how fatbins are compressed.
+    FatbinCompression,
+    /// `-Xfatbin`: options for fatbinary, where a compression option is the user's choice too.
+    FatbinOptions,
     /// Known, so its value is skipped correctly, but nothing the wrapper acts on.
     Other,
 }
@@ -108,7 +112,9 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("compile-as-tools-patch", Some("astoolspatch"), Flag, Other),
     opt("compiler-bindir", Some("ccbin"), Value, HostCompiler),
     opt("compiler-options", Some("Xcompiler"), Value, CompilerOptions),
-    opt("compress-mode", Some("compress-mode"), Value, Other),
+    opt("compress-mode", Some("compress-mode"), Value, FatbinCompression),
+    // 13.5 (not in 13.0): "Enable concatenated fatbin entries for improved compression".
+    opt("concat", Some("concat"), Flag, FatbinCompression),
     opt("cubin", Some("cubin"), Flag, Phase(Phase::DeviceOnly)),
     opt("cuda", Some("cuda"), Flag, Phase(Phase::DeviceOnly)),
     opt("cudadevrt", Some("cudadevrt"), Value, Other),
@@ -143,6 +149,8 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("extensible-whole-program", Some("ewp"), Flag, Other),
     opt("extra-device-vectorization", Some("extra-device-vectorization"), Flag, Other),
     opt("fatbin", Some("fatbin"), Flag, Phase(Phase::DeviceOnly)),
+    // Not in `nvcc --help`, but accepted by 11.8 to 13.5 in both spellings, and what Nixpkgs passes.
+    opt("fatbin-options", Some("Xfatbin"), Value, FatbinOptions),
     opt("fdevice-syntax-only", Some("fdevice-syntax-only"), Flag, Other),
     opt("fdevice-time-trace", None, Value, Other),
     opt("fmad", Some("fmad"), Value, Other),
@@ -187,7 +195,7 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("machine", Some("m"), Value, Machine),
     opt("maxrregcount", Some("maxrregcount"), Value, Other),
     opt("no-align-double", None, Flag, Other),
-    opt("no-compress", Some("no-compress"), Flag, Other),
+    opt("no-compress", Some("no-compress"), Flag, FatbinCompression),
     opt("no-device-link", Some("nodlink"), Flag, Other),
     opt("no-display-error-number", Some("no-err-no"), Flag, Other),
     opt("no-exceptions", Some("noeh"), Flag, Other),
@@ -464,6 +472,11 @@ mod tests {
             ("--dlink-time-opt", DeviceLto),
             ("-lto", DeviceLto),
             ("-E", Phase(super::Phase::Preprocess)),
+            ("-no-compress", FatbinCompression),
+            ("--compress-mode", FatbinCompression),
+            ("-concat", FatbinCompression),
+            ("-Xfatbin", FatbinOptions),
+            ("--fatbin-options", FatbinOptions),
         ];
         for (token, role) in cases {
             let (spec, _) = lookup(token.as_bytes()).unwrap_or_else(|| panic!("{token} not found"));

@@ -1,17 +1,19 @@
 //! The compatibility tables: which host compilers each NVCC release accepts, which GPU capabilities it compiles
-//! for, and which target platforms it ships. Owns the schema of `compat-data/*.toml`, their built-in copies, loading
-//! an override file with errors that name file, line and column, the lookups the planner asks, and the scanner that
-//! reads the limits out of a real `host_config.h`. It decides nothing about a command line and touches no process
+//! for, which target platforms it ships, and which flags make its fatbins smallest. Owns the schema of
+//! `compat-data/*.toml`, their built-in copies, loading an override file with errors that name file, line and
+//! column, the lookups the planner asks, and the scanner that reads the limits out of a real `host_config.h`. It decides nothing about a command line and touches no process
 //! state: the one file it reads is the override path a caller hands it.
 
 mod capabilities;
 mod capability;
+mod fatbin;
 mod host_compilers;
 pub mod host_config;
 mod platforms;
 
 pub use capabilities::{CapabilityInfo, CapabilityTable, Kind};
 pub use capability::{Capability, ParseCapabilityError, Suffix};
+pub use fatbin::{Compression, FatbinTable};
 pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, HostLimits};
 pub use platforms::{JetsonServedBy, Platform, PlatformTable, ReleaseRange};
 
@@ -82,13 +84,14 @@ fn invalid(origin: &str, message: String) -> CompatError {
     CompatError::Invalid { origin: origin.to_string(), message }
 }
 
-/// The three tables a plan is decided with: the built-in ones, or those of the config's `compat-data` directory
+/// The tables a plan is decided with: the built-in ones, or those of the config's `compat-data` directory
 /// (each file there replaces its built-in twin; a missing file keeps the built-in one).
 #[derive(Debug, Clone)]
 pub struct Compat {
     pub host_compilers: Cow<'static, HostCompilerTable>,
     pub capabilities: Cow<'static, CapabilityTable>,
     pub platforms: Cow<'static, PlatformTable>,
+    pub fatbin: Cow<'static, FatbinTable>,
 }
 
 impl Compat {
@@ -97,6 +100,7 @@ impl Compat {
             host_compilers: Cow::Borrowed(HostCompilerTable::built_in()),
             capabilities: Cow::Borrowed(CapabilityTable::built_in()),
             platforms: Cow::Borrowed(PlatformTable::built_in()),
+            fatbin: Cow::Borrowed(FatbinTable::built_in()),
         }
     }
 
@@ -112,7 +116,9 @@ impl Compat {
                 crate::error::ErrorKind::Config,
                 format!("`compat-data` is {}, which is not a directory", dir.display()),
             )
-            .with_help("point it at a directory holding host-compilers.toml, capabilities.toml or platforms.toml"));
+            .with_help(
+                "point it at a directory holding host-compilers.toml, capabilities.toml, platforms.toml or fatbin.toml",
+            ));
         }
         let bad = |e: CompatError| {
             crate::error::Error::new(crate::error::ErrorKind::Config, format!("invalid compatibility data: {e}"))
@@ -127,6 +133,9 @@ impl Compat {
         }
         if let Some(path) = file("platforms.toml") {
             compat.platforms = Cow::Owned(PlatformTable::load(&path).map_err(bad)?);
+        }
+        if let Some(path) = file("fatbin.toml") {
+            compat.fatbin = Cow::Owned(FatbinTable::load(&path).map_err(bad)?);
         }
         Ok(compat)
     }
@@ -175,17 +184,20 @@ mod tests {
         let host = HostCompilerTable::parse(&data_file("host-compilers.toml"), "host-compilers.toml").unwrap();
         let caps = CapabilityTable::parse(&data_file("capabilities.toml"), "capabilities.toml").unwrap();
         let platforms = PlatformTable::parse(&data_file("platforms.toml"), "platforms.toml").unwrap();
+        let fatbin = FatbinTable::parse(&data_file("fatbin.toml"), "fatbin.toml").unwrap();
         let built = Compat::built_in();
         for (name, diff) in [
             ("host-compilers.toml", difference(&host, &*built.host_compilers)),
             ("capabilities.toml", difference(&caps, &*built.capabilities)),
             ("platforms.toml", difference(&platforms, &*built.platforms)),
+            ("fatbin.toml", difference(&fatbin, &*built.fatbin)),
         ] {
             assert!(diff.is_none(), "compat-data/{name} and the table build.rs compiled in differ: {}", diff.unwrap());
         }
         // Not vacuous: the tables are full, and compiled in (borrowed from the binary), not parsed.
         assert!(built.host_compilers.releases().len() >= 25 && built.capabilities.all().len() >= 39);
         assert!(matches!(built.platforms.all()[0].name, Cow::Borrowed("x86_64-linux")));
+        assert!(matches!(built.fatbin.all()[0].source, Cow::Borrowed(_)) && built.fatbin.all().len() >= 2);
     }
 
     #[test]

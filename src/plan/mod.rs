@@ -10,6 +10,7 @@
 pub mod cross;
 mod cuda_compat;
 mod edit;
+pub mod fatbin;
 pub mod gpu;
 pub mod host_compiler;
 pub mod target;
@@ -213,6 +214,13 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         capabilities: &inputs.compat.capabilities,
     }
     .decide(&mut plan)?;
+    fatbin::Step {
+        invocation: inv,
+        setting: settings.gpu.compress_fatbin,
+        table: &inputs.compat.fatbin,
+        release: release.version.clone(),
+    }
+    .decide(&mut plan);
     plan.release = Some(release);
     Ok(plan)
 }

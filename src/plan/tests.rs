@@ -138,8 +138,21 @@ fn plan_with(args: &[&str], env: &[(&str, &str)], cfg: &str, probes: &FakeProbes
     plan_for(&i, &config(cfg), probes, 0)
 }
 
+/// What the plan adds, less the fatbin compression flags (`fatbin_rows` checks those): every call that compiles
+/// gets them, and the rows of the other steps are about what those steps add.
 fn added(p: &Plan) -> Vec<String> {
-    p.before.iter().chain(&p.after).flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect()
+    let ours = p.before.iter().chain(&p.after).filter(|a| !is_compression(a));
+    ours.flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect()
+}
+
+fn is_compression(a: &Addition) -> bool {
+    a.reason.starts_with("`[gpu] compress-fatbin`")
+}
+
+/// Only the fatbin compression flags the plan adds.
+fn compression(p: &Plan) -> Vec<String> {
+    let ours = p.before.iter().chain(&p.after).filter(|a| is_compression(a));
+    ours.flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect()
 }
 
 #[test]
@@ -147,7 +160,8 @@ fn user_arguments_come_through_exactly_and_depth_rises() {
     let i = inv(&["-c", "a b.cu", "", "-o", "x.o"], &[]);
     let probes = FakeProbes::debian("13.0.88");
     let p = plan_for(&i, &Loaded::default(), &probes, 2).unwrap();
-    assert_eq!(p.command(&i)[1..], i.argv[..]);
+    assert_eq!(p.command(&i)[..2], ["-ccbin=/usr/bin/g++", "--compress-mode=size"]);
+    assert_eq!(p.command(&i)[2..], i.argv[..]);
     assert_eq!(p.env, vec![(vars::DEPTH, OsString::from("3"))]);
 }
 
@@ -156,7 +170,7 @@ fn additions_go_before_the_user_arguments() {
     let probes = FakeProbes::debian("11.8.89");
     let i = inv(&["-c", "a.cu"], &[]);
     let p = plan_for(&i, &Loaded::default(), &probes, 0).unwrap();
-    assert_eq!(p.command(&i), ["-ccbin=/usr/bin/g++-11", "-c", "a.cu"]);
+    assert_eq!(p.command(&i), ["-ccbin=/usr/bin/g++-11", "-Xfatbin=-compress-all", "-c", "a.cu"]);
 }
 
 #[test]
@@ -216,6 +230,95 @@ fn host_compiler_rows() {
             assert!(!addition.reason.is_empty());
         }
     }
+}
+
+/// Issue 14: the smallest fatbins by default, where a fatbin is written and the user chose no compression.
+#[test]
+fn fatbin_rows() {
+    const ALL: &[&str] = &["-Xfatbin=-compress-all"];
+    const SIZE: &[&str] = &["--compress-mode=size"];
+    // (nvcc, command line, environment, config, flags added, in a note when nothing is)
+    type Row<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)], &'a str, &'a [&'a str], &'a str);
+    let rows: &[Row] = &[
+        // Each release its own flags; every phase that writes a fatbin.
+        ("11.8.89", &["-c", "a.cu"], &[], "", ALL, ""),
+        ("12.4.131", &["-c", "a.cu"], &[], "", ALL, ""),
+        ("12.9.86", &["-dc", "a.cu"], &[], "", ALL, ""),
+        ("13.0.88", &["-c", "a.cu"], &[], "", SIZE, ""),
+        ("13.5.37", &["a.cu", "-o", "a"], &[], "", SIZE, ""),
+        ("13.0.88", &["-fatbin", "a.cu"], &[], "", SIZE, ""),
+        ("13.0.88", &["-dlink", "a.o", "b.o", "-o", "dl.o"], &[], "", SIZE, ""),
+        ("13.0.88", &["-lib", "a.cu", "-o", "liba.a"], &[], "", SIZE, ""),
+        ("13.0.88", &["-dw", "a.cu"], &[], "", SIZE, ""),
+        ("13.0.88", &["-run", "a.cu"], &[], "", SIZE, ""),
+        ("13.0.88", &["-c", "-MD", "-MF", "a.d", "a.cu"], &[], "", SIZE, ""),
+        ("13.0.88", &["-dlto", "-dc", "a.cu"], &[], "", SIZE, ""),
+        // The last phase option counts, as in nvcc.
+        ("13.0.88", &["-E", "-c", "a.cu"], &[], "", SIZE, ""),
+        // Phases that write no fatbin.
+        ("13.0.88", &["-E", "a.cu"], &[], "", &[], "`-E` writes no fatbin"),
+        ("13.0.88", &["-M", "a.cu"], &[], "", &[], "`-M` writes no fatbin"),
+        ("13.0.88", &["--generate-nonsystem-dependencies", "a.cu"], &[], "", &[], "writes no fatbin"),
+        ("13.0.88", &["-ptx", "a.cu"], &[], "", &[], "`-ptx` writes no fatbin"),
+        ("13.0.88", &["-cubin", "-arch=sm_90", "a.cu"], &[], "", &[], "`-cubin` writes no fatbin"),
+        ("13.0.88", &["-cuda", "a.cu"], &[], "", &[], "`-cuda` writes no fatbin"),
+        ("13.0.88", &["-ltoir", "-arch=sm_90", "a.cu"], &[], "", &[], "`-ltoir` writes no fatbin"),
+        ("13.0.88", &["--optix-ir", "a.cu"], &[], "", &[], "`--optix-ir` writes no fatbin"),
+        ("13.0.88", &["-c", "-ptx", "a.cu"], &[], "", &[], "writes no fatbin"),
+        // Queries: nothing at all.
+        ("13.0.88", &["--version"], &[], "", &[], "only asks nvcc"),
+        ("13.0.88", &["--list-gpu-code"], &[], "", &[], "only asks nvcc"),
+        // The user's own choice, in any spelling and channel.
+        ("13.0.88", &["-c", "a.cu", "--no-compress"], &[], "", &[], "`--no-compress` in the command line"),
+        ("13.0.88", &["-c", "a.cu", "--compress-mode=speed"], &[], "", &[], "`--compress-mode=speed`"),
+        ("13.0.88", &["-c", "a.cu", "-compress-mode", "none"], &[], "", &[], "`-compress-mode=none`"),
+        ("13.5.37", &["-c", "a.cu", "--concat"], &[], "", &[], "`--concat`"),
+        ("13.0.88", &["-c", "a.cu", "-Xfatbin=-compress-all"], &[], "", &[], "`-Xfatbin=-compress-all`"),
+        ("12.4.131", &["-c", "a.cu", "-Xfatbin", "-compress-all"], &[], "", &[], "`-Xfatbin=-compress-all`"),
+        ("12.4.131", &["-c", "a.cu", "--fatbin-options=-g,--compress=false"], &[], "", &[], "--fatbin-options"),
+        (
+            "13.0.88",
+            &["-c", "a.cu"],
+            &[("NVCC_PREPEND_FLAGS", "-Xfatbin=-compress-all")],
+            "",
+            &[],
+            "$NVCC_PREPEND_FLAGS",
+        ),
+        ("13.0.88", &["-c", "a.cu"], &[("NVCC_APPEND_FLAGS", "-no-compress")], "", &[], "$NVCC_APPEND_FLAGS"),
+        // Other fatbinary options are not a compression choice.
+        ("13.0.88", &["-c", "a.cu", "-Xfatbin=-g"], &[], "", SIZE, ""),
+        // Off in the config; the release from the config.
+        ("13.0.88", &["-c", "a.cu"], &[], "[gpu]\ncompress-fatbin = false", &[], "compress-fatbin = false"),
+        ("13.0.88", &["-c", "a.cu"], &[], "[gpu]\ncompress-fatbin = true", SIZE, ""),
+        ("13.0.88", &["-c", "a.cu"], &[], "cuda-version = \"12.4\"", ALL, ""),
+        // A release before the table: nothing, and a note.
+        ("10.2.89", &["-c", "a.cu"], &[], "", &[], "nvcc 10.2 is not in the fatbin table"),
+    ];
+    for (nvcc, args, env, cfg, want, note) in rows {
+        let probes = FakeProbes::debian(nvcc);
+        let p = plan_with(args, env, cfg, &probes).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        assert_eq!(compression(&p), *want, "nvcc {nvcc} {args:?} {env:?} {cfg:?}: {:?}", p.notes);
+        if want.is_empty() {
+            assert!(p.notes.iter().any(|n| n.contains(note)), "nvcc {nvcc} {args:?}: {note:?} not in {:?}", p.notes);
+        } else {
+            let reason = &p.before.iter().find(|a| is_compression(a)).unwrap().reason;
+            assert!(reason.contains("compat-data/fatbin.toml"), "{reason}");
+        }
+    }
+}
+
+#[test]
+fn compression_goes_before_the_users_arguments_and_explains_itself() {
+    let i = inv(&["-c", "a.cu"], &[]);
+    let p = plan_for(&i, &Loaded::default(), &FakeProbes::debian("13.0.88"), 0).unwrap();
+    assert_eq!(p.command(&i), ["-ccbin=/usr/bin/g++", "--compress-mode=size", "-c", "a.cu"]);
+    let reason = &p.before[1].reason;
+    assert!(reason.contains("compress-fatbin") && reason.contains("nvcc 13.0"), "{reason}");
+    // The environment override turns it off, and says so.
+    let mut off = Loaded::default();
+    crate::config::apply_env(&mut off, &[(vars::COMPRESS_FATBIN, "0")].into_iter().collect()).unwrap();
+    let p = plan_for(&i, &off, &FakeProbes::debian("13.0.88"), 0).unwrap();
+    assert_eq!(p.command(&i), ["-ccbin=/usr/bin/g++", "-c", "a.cu"]);
 }
 
 #[test]
@@ -457,7 +560,7 @@ mod gpu {
         assert_eq!(p.removed.len(), 5);
         let tail: Vec<&str> = command.iter().map(String::as_str).skip_while(|a| !a.starts_with("-gencode")).collect();
         let mut want = OURS.to_vec();
-        want.extend(["-c", "a.cu", "-o", "a.o"]);
+        want.extend(["--compress-mode=size", "-c", "a.cu", "-o", "a.o"]);
         assert_eq!(tail, want);
         assert!(p.removed.iter().all(|r| r.reason.contains("replace")));
         assert_eq!(p.removed[0].tokens, ["-arch", "sm_50"]);
@@ -514,7 +617,8 @@ mod gpu {
             "\"-DOUTER\"\n\"-DSP=a b\"\n\"-DINNER\"\n\"-DCLEAN\"\n\"-O2\"\n\"-DOTHER\"\n"
         );
         assert!(written.path.starts_with("/scratch") && written.path.extension().unwrap() == "optf");
-        let user: Vec<&str> = command.iter().map(String::as_str).skip(OURS.len() + 1).collect();
+        // Ours: -ccbin, the -gencode flags, the compression flag.
+        let user: Vec<&str> = command.iter().map(String::as_str).skip(OURS.len() + 2).collect();
         let new = written.path.to_str().unwrap();
         assert_eq!(user, ["-optf", new, "-c", "--options-file=other.opt", "a.cu"]);
         // The same contents, the same file: a build reuses it.

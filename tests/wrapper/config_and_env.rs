@@ -61,7 +61,8 @@ fn dry_run_prints_the_command_and_runs_nothing() {
     let sb = Sandbox::new();
     let out = sb.nvcc().env("NVCC_WRAPPER_DRY_RUN", "1").args(["-c", "my file.cu"]).output().unwrap();
     assert!(out.status.success());
-    assert_eq!(stdout(&out), format!("{} {} -c 'my file.cu'\n", sb.cuda_bin.join("nvcc").display(), sb.ccbin()));
+    let nvcc = sb.cuda_bin.join("nvcc");
+    assert_eq!(stdout(&out), format!("{} {} {} -c 'my file.cu'\n", nvcc.display(), sb.ccbin(), sb.compression()));
     assert!(!sb.ran());
 }
 
@@ -82,9 +83,10 @@ fn debug_log_goes_to_stderr_and_shows_both_commands() {
     let err = stderr(&out);
     assert!(err.contains("nvcc-wrapper[DEBUG]: you ran:     nvcc -c 'a b.cu'\n"), "{err}");
     let runs = format!(
-        "nvcc-wrapper[DEBUG]: runs:        {} {} -c 'a b.cu'\n",
+        "nvcc-wrapper[DEBUG]: runs:        {} {} {} -c 'a b.cu'\n",
         sb.cuda_bin.join("nvcc").display(),
-        sb.ccbin()
+        sb.ccbin(),
+        sb.compression()
     );
     assert!(err.contains(&runs), "{err}");
     assert!(

@@ -27,7 +27,8 @@ const SBSA: &str = "[target]\nsystem = \"aarch64-linux\"\n";
 fn a_target_in_the_config_reaches_nvcc_before_the_users_arguments() {
     let (sb, ccbin) = cross_sandbox(&["sbsa-linux"], SBSA);
     sb.nvcc().args(["-c", "k.cu"]).assert().success();
-    assert_eq!(sb.recorded().args(), [ccbin.as_str(), "--target-directory=sbsa-linux", "-c", "k.cu"]);
+    let want = [ccbin.as_str(), "--target-directory=sbsa-linux", &sb.compression(), "-c", "k.cu"];
+    assert_eq!(sb.recorded().args(), want);
 }
 
 #[test]
@@ -51,6 +52,7 @@ fn the_environment_chooses_the_target_and_its_files() {
         format!("-Xcompiler=--sysroot={}", sysroot.display()),
         // The multiarch directory first, then usr/lib, which exists as its parent.
         format!("-Xlinker=-rpath-link,{0}/usr/lib/aarch64-linux-gnu:{0}/usr/lib", sysroot.display()),
+        sb.compression(),
         "k.o".into(),
         "-o".into(),
         "app".into(),

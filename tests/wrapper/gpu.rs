@@ -21,6 +21,7 @@ fn configured_capabilities_reach_nvcc_before_the_users_arguments() {
     sb.nvcc().env("NVCC_WRAPPER_CONFIG", &cfg).args(["-c", "a.cu", "-o", "a.o"]).assert().success();
     let mut want = vec![sb.ccbin()];
     want.extend(OURS.map(String::from));
+    want.push(sb.compression());
     want.extend(["-c", "a.cu", "-o", "a.o"].map(String::from));
     assert_eq!(sb.recorded().args(), want);
 }
@@ -92,10 +93,10 @@ fn replace_takes_out_the_users_targets_everywhere_and_says_so() {
     let record = sb.recorded();
     let args = record.args();
     // The options file lost its target: nvcc reads what remains from a new options file in its place.
-    assert_eq!(args[..3], [sb.ccbin(), OURS[0].to_string(), "-optf".to_string()]);
-    assert_eq!(args[4..], ["-c", "a.cu"]);
-    assert!(args[3].ends_with(".optf"), "{args:?}");
-    assert_eq!(std::fs::read_to_string(&args[3]).unwrap(), "\"-DFROM_FILE\"\n");
+    assert_eq!(args[..4], [sb.ccbin(), OURS[0].to_string(), sb.compression(), "-optf".to_string()]);
+    assert_eq!(args[5..], ["-c", "a.cu"]);
+    assert!(args[4].ends_with(".optf"), "{args:?}");
+    assert_eq!(std::fs::read_to_string(&args[4]).unwrap(), "\"-DFROM_FILE\"\n");
     assert_eq!(record.env("NVCC_PREPEND_FLAGS").as_deref(), Some("-DX=\"a b\""));
     assert_eq!(record.env("NVCC_APPEND_FLAGS").as_deref(), Some(""));
     let err = stderr(&out);
@@ -114,7 +115,7 @@ fn respect_and_explain() {
     let sb = Sandbox::new();
     let cfg = with_gpu(&sb, "capabilities = [\"8.6\"]\n");
     sb.nvcc().env("NVCC_WRAPPER_CONFIG", &cfg).args(["-arch=sm_80", "-c", "a.cu"]).assert().success();
-    assert_eq!(sb.recorded().args(), [sb.ccbin().as_str(), "-arch=sm_80", "-c", "a.cu"]);
+    assert_eq!(sb.recorded().args(), [sb.ccbin(), sb.compression(), "-arch=sm_80".into(), "-c".into(), "a.cu".into()]);
     let out = sb
         .wrapper_cli()
         .env("NVCC_WRAPPER_CONFIG", &cfg)
@@ -148,7 +149,7 @@ fn respect_and_explain() {
         .unwrap();
     let line = stdout(&out);
     assert!(line.starts_with("NVCC_APPEND_FLAGS=-O2 /"), "{line}");
-    assert!(line.ends_with(&format!("{} {} -c a.cu\n", sb.ccbin(), OURS[0])), "{line}");
+    assert!(line.ends_with(&format!("{} {} {} -c a.cu\n", sb.ccbin(), OURS[0], sb.compression())), "{line}");
 }
 
 #[test]

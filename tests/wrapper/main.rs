@@ -7,6 +7,7 @@ mod support;
 
 mod config_and_env;
 mod cross;
+mod fatbin;
 mod fuzz_corpus;
 mod gpu;
 mod hostile;
@@ -16,6 +17,7 @@ mod personalities;
 mod probe_cache;
 mod real_compat;
 mod real_cross;
+mod real_fatbin;
 mod real_gpu;
 mod real_host_compiler;
 mod real_nvcc;

@@ -269,7 +269,7 @@ arch-flags = "respect"
 "#,
         "ROOT/cuda_nvcc-12.4/bin/nvcc -ccbin=ROOT/gcc-wrapper-13.3.0/bin/g++ \
          -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_89,code=sm_89 \
-         -gencode=arch=compute_89,code=compute_89 hello.cu -o hello",
+         -gencode=arch=compute_89,code=compute_89 -Xfatbin=-compress-all hello.cu -o hello",
     );
 }
 
@@ -293,7 +293,7 @@ arch-flags = "respect"
         "ROOT/cuda_nvcc-12.4/bin/nvcc -ccbin=ROOT/gcc-wrapper-13.3.0/bin/g++ \
          -LROOT/gcc-14.2.0/lib/gcc/x86_64-unknown-linux-gnu/14.2.0 -Xlinker=-rpath,ROOT/gcc-14.2.0-lib/lib \
          -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_90a,code=sm_90a \
-         -gencode=arch=compute_90,code=compute_90 hello.cu -o hello",
+         -gencode=arch=compute_90,code=compute_90 -Xfatbin=-compress-all hello.cu -o hello",
     );
 }
 
@@ -316,7 +316,8 @@ arch-flags = "respect"
 "#,
         "ROOT/cuda_nvcc-12.4/bin/nvcc -ccbin=ROOT/clang-wrapper-17.0.6/bin/clang++ \
          -Xcompiler=--gcc-install-dir=ROOT/gcc-14.2.0/lib/gcc/x86_64-unknown-linux-gnu/14.2.0 \
-         -Xlinker=-rpath,ROOT/gcc-14.2.0-lib/lib -gencode=arch=compute_89,code=sm_89 hello.cu -o hello",
+         -Xlinker=-rpath,ROOT/gcc-14.2.0-lib/lib -gencode=arch=compute_89,code=sm_89 \
+         -Xfatbin=-compress-all hello.cu -o hello",
     );
 }
 
@@ -348,7 +349,8 @@ candidates = [{ path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-13.3.0/bin/aa
          -LROOT/aarch64-unknown-linux-gnu-gcc-14.2.0/lib/gcc/aarch64-unknown-linux-gnu/14.2.0 \
          -Xlinker=-rpath,ROOT/aarch64-unknown-linux-gnu-gcc-14.2.0-lib/aarch64-unknown-linux-gnu/lib \
          -ICACHE/target-roots/jetson-12.4/include -LCACHE/target-roots/jetson-12.4/lib \
-         -gencode=arch=compute_87,code=sm_87 -gencode=arch=compute_87,code=compute_87 hello.cu -o hello",
+         -gencode=arch=compute_87,code=sm_87 -gencode=arch=compute_87,code=compute_87 \
+         -Xfatbin=-compress-all hello.cu -o hello",
     );
 }
 
@@ -378,7 +380,7 @@ stdenv = { path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-14.2.0/bin/aarch64
          -ICACHE/target-roots/sbsa-13.0/include -isystem=CACHE/target-roots/sbsa-13.0/include/cccl \
          -LCACHE/target-roots/sbsa-13.0/lib \
          -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_110,code=sm_110 \
-         -gencode=arch=compute_110,code=compute_110 hello.cu -o hello",
+         -gencode=arch=compute_110,code=compute_110 --compress-mode=size hello.cu -o hello",
     );
 }
 
@@ -408,7 +410,8 @@ candidates = [{ path = "ROOT/powerpc64le-unknown-linux-gnu-gcc-wrapper-13.3.0/bi
          -LROOT/powerpc64le-unknown-linux-gnu-gcc-14.2.0/lib/gcc/powerpc64le-unknown-linux-gnu/14.2.0 \
          -Xlinker=-rpath,ROOT/powerpc64le-unknown-linux-gnu-gcc-14.2.0-lib/powerpc64le-unknown-linux-gnu/lib \
          -ICACHE/target-roots/ppc64le-12.4/include -LCACHE/target-roots/ppc64le-12.4/lib \
-         -gencode=arch=compute_70,code=sm_70 -gencode=arch=compute_70,code=compute_70 hello.cu -o hello",
+         -gencode=arch=compute_70,code=sm_70 -gencode=arch=compute_70,code=compute_70 \
+         -Xfatbin=-compress-all hello.cu -o hello",
     );
 }
 
@@ -762,7 +765,7 @@ fn hook_env(package: &Path, before: &str) -> String {
          printf 'CUDACXX=%s\\nNVCC=%s\\nCUDAToolkit_ROOT=%s\\nCUDAHOSTCXX=%s\\ncmakeFlags=%s\\nCUDAARCHS=%s\\nNVCC_PREPEND_FLAGS=%s\\n' \
            \"${{CUDACXX-}}\" \"${{NVCC-}}\" \"${{CUDAToolkit_ROOT-}}\" \"${{CUDAHOSTCXX-unset}}\" \"${{cmakeFlags-}}\" \
            \"${{CUDAARCHS-unset}}\" \"${{NVCC_PREPEND_FLAGS-}}\"\n\
-         env | grep -E '^(CUDACXX|CUDAARCHS|NVCC_PREPEND_FLAGS)=' | sort | sed 's/^/exported /'\n",
+         env | grep -E '^(CUDACXX|CUDAARCHS|NVCC_PREPEND_FLAGS|NVCC_WRAPPER_COMPRESS_FATBIN)=' | sort | sed 's/^/exported /'\n",
         hook = package.join("nix-support/setup-hook").display()
     );
     ok(Command::new("bash").arg("-c").arg(script).env_clear().env("PATH", "/usr/bin:/bin"))
@@ -779,15 +782,15 @@ fn setup_hook_exports_the_wrapped_nvcc_and_keeps_nixpkgs_hook_off_the_host_compi
     let want = format!(
         "CUDACXX={nvcc}\nNVCC={nvcc}\nCUDAToolkit_ROOT={root}\nCUDAHOSTCXX=unset\n\
          cmakeFlags=-DCMAKE_CUDA_ARCHITECTURES=86-real;86-virtual\nCUDAARCHS=86-real;86-virtual\n\
-         NVCC_PREPEND_FLAGS=-Xfatbin=-compress-all\n\
-         exported CUDAARCHS=86-real;86-virtual\nexported CUDACXX={nvcc}\nexported NVCC_PREPEND_FLAGS=-Xfatbin=-compress-all\n",
+         NVCC_PREPEND_FLAGS=\n\
+         exported CUDAARCHS=86-real;86-virtual\nexported CUDACXX={nvcc}\n",
         nvcc = nvcc.display(),
         root = toolkit.display()
     );
     assert_eq!(seen, want);
 
     // A derivation that names its architectures keeps them, whichever way it says them; one that opts out of
-    // compression gets none.
+    // compression (issue 14: the wrapper compresses, the hook adds no flag) turns the wrapper's compression off.
     for before in [
         "cmakeFlags='-DFOO=1 -DCMAKE_CUDA_ARCHITECTURES=75'",
         "cmakeFlags='-DCMAKE_CUDA_ARCHITECTURES:STRING=75'",
@@ -797,6 +800,7 @@ fn setup_hook_exports_the_wrapped_nvcc_and_keeps_nixpkgs_hook_off_the_host_compi
         let seen = hook_env(&r.native, &format!("{before}\ndontCompressFatbin=1"));
         assert!(!seen.contains("86-real"), "{before}: {seen}");
         assert!(seen.contains("NVCC_PREPEND_FLAGS=\n"), "{before}: {seen}");
+        assert!(seen.contains("exported NVCC_WRAPPER_COMPRESS_FATBIN=0\n"), "{before}: {seen}");
         assert!(seen.contains("CUDAHOSTCXX=unset"), "{before}: {seen}");
     }
 

@@ -23,7 +23,7 @@ fn every_argument_reaches_nvcc_byte_exact_and_in_order() {
     ];
     sb.nvcc().args(&args).assert().success();
     let record = sb.recorded();
-    let mut want: Vec<Vec<u8>> = vec![sb.ccbin().into_bytes()];
+    let mut want: Vec<Vec<u8>> = vec![sb.ccbin().into_bytes(), sb.compression().into_bytes()];
     want.extend(args.iter().map(|a| a.as_bytes().to_vec()));
     assert_eq!(record.argv[1..], want[..]);
 }

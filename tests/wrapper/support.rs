@@ -83,9 +83,15 @@ impl Sandbox {
         Sandbox { dir, wrapper_bin, cuda_bin, record, config, cc }
     }
 
-    /// The one addition the default sandbox gets: its stdenv compiler, which nvcc 13.0 accepts.
+    /// The default sandbox's first addition: its stdenv compiler, which nvcc 13.0 accepts.
     pub fn ccbin(&self) -> String {
         format!("-ccbin={}", self.cc.display())
+    }
+
+    /// The default sandbox's last addition to a call that writes a fatbin: nvcc 13.0's smallest fatbins
+    /// (compat-data/fatbin.toml).
+    pub fn compression(&self) -> String {
+        "--compress-mode=size".to_string()
     }
 
     pub fn path(&self) -> OsString {
@@ -289,6 +295,7 @@ impl RealSandbox {
             "NVCC_CCBIN",
             "NVCC_WRAPPER_CAPABILITIES",
             "NVCC_WRAPPER_FORWARD_COMPAT",
+            "NVCC_WRAPPER_COMPRESS_FATBIN",
             "NVCC_WRAPPER_TARGET_SYSTEM",
             "NVCC_WRAPPER_TARGET_PLATFORM",
             "NVCC_WRAPPER_TARGET_SYSROOT",
