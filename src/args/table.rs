@@ -124,7 +124,8 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("default-stream", Some("default-stream"), Value, Other),
     opt("define-macro", Some("D"), Joined, Other),
     opt("dependency-drive-prefix", Some("ddp"), Value, Other),
-    opt("dependency-output", Some("MF"), Flag, Other),
+    // `--help` shows no `<file>` for it, but it takes one: `-MD -MF deps.d -c a.cu` writes deps.d (13.0.88).
+    opt("dependency-output", Some("MF"), Value, Other),
     opt("dependency-target-name", Some("MT"), Value, Other),
     opt("device-c", Some("dc"), Flag, Phase(Phase::Compile)),
     opt("device-debug", Some("G"), Flag, Other),

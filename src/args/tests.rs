@@ -102,6 +102,9 @@ fn positions_cover_the_option_and_its_value_even_across_channels() {
     // An empty argv: the value is in the next channel that has tokens.
     let inv = parse(&[], &[("NVCC_PREPEND_FLAGS", "-code"), ("NVCC_APPEND_FLAGS", "sm_80")]);
     assert_eq!(pos(&inv, 0), [(Channel::Prepend, 0), (Channel::Append, 0)]);
+    // `-MF` takes its file (CMake's depfile), which is no input.
+    let inv = parse(&["-MD", "-MF", "a.d", "-MT", "a.o", "-c", "a.cu"], &[]);
+    assert_eq!(inv.inputs, ["a.cu"]);
     // Glued values are one token.
     let inv = parse(&["-I/x", "-Ofc", "1"], &[]);
     assert_eq!(pos(&inv, 0), [(Channel::Argv, 0)]);
