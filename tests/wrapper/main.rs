@@ -14,6 +14,7 @@ mod nix;
 mod passthrough;
 mod personalities;
 mod probe_cache;
+mod real_caches;
 mod real_compat;
 mod real_cross;
 mod real_gpu;

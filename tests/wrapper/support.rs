@@ -273,7 +273,8 @@ impl RealSandbox {
         cmd
     }
 
-    fn prepare(&self, cmd: &mut Command) {
+    /// Give `cmd` the sandbox's environment: its PATH and probe cache, the wrapper's own variables cleared.
+    pub fn prepare(&self, cmd: &mut Command) {
         // Each sandbox starts with an empty probe cache of its own, so that it probes as a first call does.
         cmd.env("PATH", self.path())
             .env("NVCC_WRAPPER_PROBE_CACHE_DIR", self.dir.path().join("probe-cache"))
