@@ -10,6 +10,7 @@ pub mod cross;
 mod edit;
 pub mod gpu;
 pub mod host_compiler;
+pub mod launcher;
 pub mod target;
 
 use std::ffi::OsString;
@@ -98,6 +99,8 @@ pub struct Plan {
     pub cross: Option<cross::Decision>,
     /// The NVCC release the decisions were made for; `None` when the call needed none (a query, say).
     pub release: Option<Release>,
+    /// The compiler cache nvcc runs through (`launcher`), resolved; `None` runs nvcc directly.
+    pub launcher: Option<PathBuf>,
 }
 
 impl Plan {
@@ -116,6 +119,7 @@ impl Plan {
             host: None,
             cross: None,
             release: None,
+            launcher: None,
         }
     }
 
@@ -199,6 +203,14 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         release: release.version.clone(),
         platform,
         named: &named,
+    }
+    .decide(&mut plan)?;
+    // Last, so that the note on the cache follows the decisions whose arguments it hashes.
+    launcher::Step {
+        setting: settings.launcher.as_deref(),
+        source: &inputs.config.source,
+        probes: inputs.probes,
+        release: &release.version,
     }
     .decide(&mut plan)?;
     plan.release = Some(release);

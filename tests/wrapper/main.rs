@@ -10,6 +10,7 @@ mod cross;
 mod fuzz_corpus;
 mod gpu;
 mod hostile;
+mod launcher;
 mod nix;
 mod passthrough;
 mod personalities;
