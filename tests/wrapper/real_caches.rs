@@ -99,7 +99,12 @@ impl CacheBuild {
 
     /// What the library's object embeds.
     fn embedded(&self) -> BTreeSet<String> {
-        embedded(&self.cuobjdump, &self.sb.file("build/libk.a"))
+        self.embedded_in("build/libk.a")
+    }
+
+    /// What a file of the sandbox embeds.
+    fn embedded_in(&self, relative: &str) -> BTreeSet<String> {
+        embedded(&self.cuobjdump, &self.sb.file(relative))
     }
 }
 
@@ -335,4 +340,124 @@ fn sccache_0_16_is_left_out_for_nvcc_13_5_and_the_build_succeeds() {
     let runs = log.lines().find(|l| l.contains("runs:")).unwrap_or_else(|| panic!("{log}"));
     assert!(runs.contains(&format!("runs:        {} ", root.join("bin/nvcc").display())), "{runs}");
     assert_eq!(sccache.stats(&sb).2, 0, "sccache took no compile");
+}
+
+/// A Meson CUDA project: a static library (a thin archive, which cuobjdump cannot read: the tests read its object) and
+/// a program that calls it. `cpp` too, since Debian's Meson 1.0 has no
+/// static linker for a CUDA-only project (an AttributeError in its Ninja backend).
+const MESON_BUILD: &str =
+    "project('k', 'cpp', 'cuda')\nlib = static_library('k', 'k.cu')\nexecutable('hello', 'hello.cu', link_with: lib)\n";
+const MESON_KERNEL: &str =
+    "__global__ void k(int *p) { p[threadIdx.x] *= 2; }\nvoid launch(int *p) { k<<<1, 1>>>(p); }\n";
+const MESON_MAIN: &str = "#include <cstdio>\n#include <cuda_runtime.h>\nvoid launch(int *p);\nint main() {\n  int *p = nullptr;\n  cudaError_t e = cudaMalloc(&p, 4);\n  if (e == cudaSuccess) launch(p);\n  std::printf(\"hello: %d\\n\", (int)e);\n  return 0;\n}\n";
+
+/// The Meson builds of the tests: Debian's and the newest from PyPI.
+fn mesons() -> Vec<PathBuf> {
+    [real_program("meson"), pypi_tool("meson")].into_iter().flatten().collect()
+}
+
+/// Set up and build the Meson project in a fresh `build` directory; `native`: a native file naming the wrapper as
+/// the `cuda` compiler, which turns Meson's automatic cache off. Returns setup's and the build's output.
+fn meson_build(sb: &RealSandbox, meson: &Path, native: bool, env: &dyn Fn(&mut Command)) -> String {
+    let build = sb.file("build");
+    let _ = std::fs::remove_dir_all(&build);
+    let mut setup = Command::new(meson);
+    sb.prepare(&mut setup);
+    env(&mut setup);
+    setup.arg("setup").arg(&build).arg(sb.file("src"));
+    if native {
+        let file = sb.write("native.ini", &format!("[binaries]\ncuda = '{}'\n", sb.wrapper_bin.join("nvcc").display()));
+        setup.arg("--native-file").arg(file);
+    }
+    let out = setup.output().unwrap();
+    let mut text = stdout(&out) + &stderr(&out);
+    assert!(out.status.success(), "{} setup failed:\n{text}", meson.display());
+    let mut ninja = Command::new("ninja");
+    sb.prepare(&mut ninja);
+    env(&mut ninja);
+    let out = ninja.arg("-C").arg(&build).arg("-v").output().unwrap();
+    text += &(stdout(&out) + &stderr(&out));
+    assert!(out.status.success(), "{} build failed:\n{text}", meson.display());
+    let run = std::process::Command::new(build.join("hello")).output().unwrap();
+    assert!(stdout(&run).starts_with("hello: "), "{}{}", stdout(&run), stderr(&run));
+    text
+}
+
+/// The line where Meson names the CUDA compiler it found (`Cuda compiler for the host machine: ccache nvcc (...)`).
+fn meson_cuda_line(text: &str) -> String {
+    text.lines()
+        .find(|l| l.starts_with("Cuda compiler for the host machine:"))
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_string()
+}
+
+/// Meson puts ccache in front of nvcc by itself when it is on PATH: the cache then cannot see the wrapper's
+/// configuration. A native file naming the wrapper as the `cuda` binary turns that off; the wrapper's `launcher`
+/// then caches honestly. Both Meson versions, real nvcc 13.5.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn meson_with_a_cache_on_path_builds_honestly_through_the_wrapper_and_a_native_file() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    let sb = &b.sb;
+    sb.write("src/meson.build", MESON_BUILD);
+    sb.write("src/k.cu", MESON_KERNEL);
+    sb.write("src/hello.cu", MESON_MAIN);
+    let env = |cmd: &mut Command| {
+        cmd.env("NVCC_WRAPPER_CONFIG", sb.file("config.toml")).env("CCACHE_DIR", sb.file("ccache"));
+    };
+    // What Meson does by itself (shown with the newest, as issue 15 measured it): ccache in front, and the second
+    // build's object is the first one's.
+    if let Some(meson) = mesons().last() {
+        b.config("[gpu]\ncapabilities = [\"8.6\"]\n");
+        let text = meson_build(sb, meson, false, &env);
+        assert!(meson_cuda_line(&text).contains("ccache nvcc"), "{}", meson_cuda_line(&text));
+        b.config("[gpu]\ncapabilities = [\"8.9\"]\n");
+        meson_build(sb, meson, false, &env);
+        assert_eq!(b.embedded_in("build/libk.a.p/k.cu.o"), set(&["sm_86"]), "{}: the stale object", meson.display());
+    }
+    for meson in mesons() {
+        // With the native file Meson runs the wrapper alone, and the wrapper runs the cache.
+        let launcher = format!("launcher = \"{}\"\n", b.ccache.display());
+        for capability in ["8.6", "8.9"] {
+            b.config(&format!("{launcher}[gpu]\ncapabilities = [\"{capability}\"]\n"));
+            let text = meson_build(sb, &meson, true, &env);
+            let line = meson_cuda_line(&text);
+            assert!(!line.contains("ccache"), "{}: {line}", meson.display());
+            let sm = format!("sm_{}", capability.replace('.', ""));
+            assert_eq!(b.embedded_in("build/libk.a.p/k.cu.o"), set(&[&sm]), "{}", meson.display());
+            assert!(b.embedded_in("build/hello").contains(&sm), "{}", meson.display());
+        }
+    }
+}
+
+/// With sccache on PATH Meson prefers it, and sccache 0.16 in front of nvcc 13.5 fails by itself. With the native
+/// file and `launcher = "sccache"`, the wrapper leaves sccache out for 13.5 and the build succeeds.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn meson_with_sccache_on_path_builds_on_13_5_through_the_wrapper() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    let sb = &b.sb;
+    let Some(sccache) = Sccache::new(sb.dir.path()) else { return };
+    sb.write("src/meson.build", MESON_BUILD);
+    sb.write("src/k.cu", MESON_KERNEL);
+    sb.write("src/hello.cu", MESON_MAIN);
+    let path = std::env::join_paths(
+        std::iter::once(sccache.program.parent().unwrap().to_path_buf()).chain(std::env::split_paths(&sb.path())),
+    )
+    .unwrap();
+    // The venv's directory holds Meson's own `meson` too: each build names its Meson by path.
+    let env = |cmd: &mut Command| {
+        sccache.env(cmd).env("PATH", &path).env("NVCC_WRAPPER_CONFIG", sb.file("config.toml"));
+    };
+    b.config("launcher = \"sccache\"\n[gpu]\ncapabilities = [\"8.6\"]\n");
+    for meson in mesons() {
+        let text = meson_build(sb, &meson, true, &env);
+        assert!(!meson_cuda_line(&text).contains("sccache"), "{}", meson_cuda_line(&text));
+        assert_eq!(b.embedded_in("build/libk.a.p/k.cu.o"), set(&["sm_86"]), "{}", meson.display());
+    }
+    let mut explain = Command::new(WRAPPER);
+    sb.prepare(&mut explain);
+    env(&mut explain);
+    let out = explain.args(["explain", "--", "-c", "k.cu"]).output().unwrap();
+    assert!(stdout(&out).contains("is left out: sccache 0.16.0 fails with nvcc 13.3 and later"), "{}", stdout(&out));
 }
