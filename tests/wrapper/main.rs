@@ -16,6 +16,7 @@ mod passthrough;
 mod personalities;
 mod probe_cache;
 mod real_caches;
+mod real_cmake;
 mod real_compat;
 mod real_cross;
 mod real_gpu;
