@@ -359,6 +359,17 @@ fn mesons() -> Vec<PathBuf> {
 /// Set up and build the Meson project in a fresh `build` directory; `native`: a native file naming the wrapper as
 /// the `cuda` compiler, which turns Meson's automatic cache off. Returns setup's and the build's output.
 fn meson_build(sb: &RealSandbox, meson: &Path, native: bool, env: &dyn Fn(&mut Command)) -> String {
+    meson_build_with(sb, meson, native, env, &|| {})
+}
+
+/// `meson_build`, running `between` after setup and before the build.
+fn meson_build_with(
+    sb: &RealSandbox,
+    meson: &Path,
+    native: bool,
+    env: &dyn Fn(&mut Command),
+    between: &dyn Fn(),
+) -> String {
     let build = sb.file("build");
     let _ = std::fs::remove_dir_all(&build);
     let mut setup = Command::new(meson);
@@ -372,6 +383,7 @@ fn meson_build(sb: &RealSandbox, meson: &Path, native: bool, env: &dyn Fn(&mut C
     let out = setup.output().unwrap();
     let mut text = stdout(&out) + &stderr(&out);
     assert!(out.status.success(), "{} setup failed:\n{text}", meson.display());
+    between();
     let mut ninja = Command::new("ninja");
     sb.prepare(&mut ninja);
     env(&mut ninja);
@@ -381,6 +393,13 @@ fn meson_build(sb: &RealSandbox, meson: &Path, native: bool, env: &dyn Fn(&mut C
     let run = std::process::Command::new(build.join("hello")).output().unwrap();
     assert!(stdout(&run).starts_with("hello: "), "{}{}", stdout(&run), stderr(&run));
     text
+}
+
+/// `meson_build` with the native file, ccache's counters zeroed between setup and build.
+fn meson_build_counted(b: &CacheBuild, meson: &Path, env: &dyn Fn(&mut Command)) -> String {
+    meson_build_with(&b.sb, meson, true, env, &|| {
+        b.command(&b.ccache).arg("-z").assert().success();
+    })
 }
 
 /// The line where Meson names the CUDA compiler it found (`Cuda compiler for the host machine: ccache nvcc (...)`).
@@ -460,4 +479,36 @@ fn meson_with_sccache_on_path_builds_on_13_5_through_the_wrapper() {
     env(&mut explain);
     let out = explain.args(["explain", "--", "-c", "k.cu"]).output().unwrap();
     assert!(stdout(&out).contains("is left out: sccache 0.16.0 fails with nvcc 13.3 and later"), "{}", stdout(&out));
+}
+
+/// Meson's own GPU flags (`import('unstable-cuda')`'s `nvcc_arch_flags`, written as a separate `-gencode` value) are
+/// kept under `respect` and replaced by the wrapper's capabilities under `replace`, with the wrapper's ccache behind
+/// it: the second clean build is served from the cache, with the same code.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn mesons_own_arch_flags_are_respected_or_replaced_through_the_cache() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    let sb = &b.sb;
+    let own = "nvcc = meson.get_compiler('cuda')\ncuda = import('unstable-cuda')\nadd_project_arguments(cuda.nvcc_arch_flags(nvcc, '8.9'), language: 'cuda')\n";
+    sb.write("src/meson.build", &MESON_BUILD.replacen('\n', &format!("\n{own}"), 1));
+    sb.write("src/k.cu", MESON_KERNEL);
+    sb.write("src/hello.cu", MESON_MAIN);
+    let env = |cmd: &mut Command| {
+        cmd.env("NVCC_WRAPPER_CONFIG", sb.file("config.toml")).env("CCACHE_DIR", sb.file("ccache"));
+    };
+    let launcher = format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"8.6\"]\n", b.ccache.display());
+    for meson in mesons() {
+        for (policy, sm) in [("respect", "sm_89"), ("replace", "sm_86")] {
+            b.config(&format!("{launcher}arch-flags = \"{policy}\"\n"));
+            let _ = std::fs::remove_dir_all(sb.file("ccache"));
+            for want in [(0, 2), (2, 0)] {
+                // Meson's configure runs test compiles through the cache too: count only the build's.
+                let text = meson_build_counted(&b, &meson, &env);
+                let m = meson.display();
+                assert!(text.contains("-gencode arch=compute_89,code=sm_89"), "{m}: Meson's own flags:\n{text}");
+                assert_eq!(b.embedded_in("build/libk.a.p/k.cu.o"), set(&[sm]), "{m} {policy}");
+                assert_eq!(b.hits_and_misses(), want, "{m} {policy}: two .cu files: {:?}", b.stats());
+            }
+        }
+    }
 }
