@@ -22,6 +22,8 @@ struct CacheBuild {
     ccache: PathBuf,
     cmake: PathBuf,
     cuobjdump: PathBuf,
+    /// More variables for every command (an sccache server's).
+    env: Vec<(&'static str, String)>,
 }
 
 impl CacheBuild {
@@ -35,7 +37,7 @@ impl CacheBuild {
         let sb = RealSandbox::new(&root);
         sb.write("src/CMakeLists.txt", CMAKE_LISTS);
         sb.write("src/k.cu", KERNEL);
-        Some(CacheBuild { sb, ccache, cmake, cuobjdump })
+        Some(CacheBuild { sb, ccache, cmake, cuobjdump, env: Vec::new() })
     }
 
     /// The wrapper's config file for the next builds.
@@ -51,6 +53,9 @@ impl CacheBuild {
             .env("CCACHE_DIR", self.sb.file("ccache"))
             .env_remove("CCACHE_DISABLE")
             .env_remove("CCACHE_RECACHE");
+        for (name, value) in &self.env {
+            cmd.env(name, value);
+        }
         cmd
     }
 
@@ -222,6 +227,11 @@ impl Sccache {
     }
 
     /// Give `cmd` this server: every sccache client started from it talks to it (and starts it when needed).
+    /// The variables that name this server.
+    fn vars(&self) -> Vec<(&'static str, String)> {
+        vec![("SCCACHE_DIR", self.dir.display().to_string()), ("SCCACHE_SERVER_PORT", self.port.to_string())]
+    }
+
     fn env<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
         cmd.env("SCCACHE_DIR", &self.dir)
             .env("SCCACHE_SERVER_PORT", self.port.to_string())
@@ -510,5 +520,37 @@ fn mesons_own_arch_flags_are_respected_or_replaced_through_the_cache() {
                 assert_eq!(b.hits_and_misses(), want, "{m} {policy}: two .cu files: {:?}", b.stats());
             }
         }
+    }
+}
+
+/// sccache behind the wrapper in a CMake build (CMake with no launcher of its own), real nvcc 13.0: the second clean
+/// build is served from the cache, and a change of `capabilities` is a miss with the new code.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn sccache_behind_the_wrapper_serves_a_cmake_build_on_13_0() {
+    let Some(mut b) = CacheBuild::new("13.0") else { return };
+    let Some(sccache) = Sccache::new(b.sb.dir.path()) else { return };
+    b.env = sccache.vars();
+    let launcher = format!("launcher = \"{}\"\n", sccache.program.display());
+    for (capability, sm, hits) in [("8.6", "sm_86", false), ("8.6", "sm_86", true), ("8.9", "sm_89", false)] {
+        b.config(&format!("{launcher}[gpu]\ncapabilities = [\"{capability}\"]\n"));
+        let build = b.sb.file("build");
+        let _ = std::fs::remove_dir_all(&build);
+        let mut configure = b.command(&b.cmake);
+        configure.arg("-S").arg(b.sb.file("src")).arg("-B").arg(&build).args(["-G", "Ninja"]);
+        configure.arg(format!("-DCMAKE_CUDA_COMPILER={}", b.sb.wrapper_bin.join("nvcc").display()));
+        configure.arg("-DCMAKE_CUDA_ARCHITECTURES=OFF").assert().success();
+        sccache.zero(&b.sb);
+        b.command(&b.cmake).arg("--build").arg(&build).assert().success();
+        let (hit, missed, requests) = sccache.stats(&b.sb);
+        assert_eq!(requests, 1, "{capability}");
+        if hits {
+            assert!(hit >= 4 && missed == 0, "{capability}: {hit} hits, {missed} misses");
+        } else {
+            // A new capability: the device steps are compiled again (a step that does not depend on it, such as
+            // the host side's, may come from the cache).
+            assert!(missed >= 3, "{capability}: {hit} hits, {missed} misses");
+        }
+        assert_eq!(b.embedded(), set(&[sm]), "{capability}");
     }
 }
