@@ -8,7 +8,8 @@
 
 use std::path::Path;
 
-use super::Plan;
+use super::{Addition, Plan};
+use crate::args::{Channel, Invocation};
 use crate::config::Source;
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
@@ -51,6 +52,7 @@ pub fn known_bad(launcher: &str, version: Version, release: Version) -> Option<&
 }
 
 pub struct Step<'a> {
+    pub invocation: &'a Invocation,
     /// The `launcher` setting, as the config (or its variable) gives it.
     pub setting: Option<&'a Path>,
     pub source: &'a Source,
@@ -87,7 +89,32 @@ impl Step<'_> {
             path.display()
         ));
         plan.launcher = Some(path);
+        self.fold_env_channels(plan);
         Ok(())
+    }
+
+    /// Move what nvcc would read from `NVCC_PREPEND_FLAGS` and `NVCC_APPEND_FLAGS` onto the command line, in the
+    /// places nvcc puts it (first and last), and empty the variables for nvcc: ccache does not read them, so a GPU
+    /// target given there would otherwise be left out of its key. nvcc sees the same tokens in the same order.
+    fn fold_env_channels(&self, plan: &mut Plan) {
+        for (channel, name) in
+            [(Channel::Prepend, vars::NVCC_PREPEND_FLAGS), (Channel::Append, vars::NVCC_APPEND_FLAGS)]
+        {
+            let tokens = super::edit::remaining(self.invocation, &plan.removed, channel);
+            if tokens.is_empty() {
+                continue;
+            }
+            let addition = Addition {
+                args: tokens,
+                reason: format!("${name}, moved onto the command line so that the launcher's cache key covers it"),
+            };
+            match channel {
+                Channel::Prepend => plan.before.insert(0, addition),
+                _ => plan.after.push(addition),
+            }
+            plan.env.retain(|(n, _)| *n != name);
+            plan.env.push((name, "".into()));
+        }
     }
 
     /// Why this launcher is left out for this release, when a row of `KNOWN_BAD` says so.

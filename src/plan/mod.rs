@@ -207,6 +207,7 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
     .decide(&mut plan)?;
     // Last, so that the note on the cache follows the decisions whose arguments it hashes.
     launcher::Step {
+        invocation: inv,
         setting: settings.launcher.as_deref(),
         source: &inputs.config.source,
         probes: inputs.probes,

@@ -147,3 +147,31 @@ fn a_launcher_known_to_fail_with_this_release_is_left_out_with_a_note() {
     sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", &newer).args(["-c", "k.cu"]).assert().success();
     assert!(launcher_args(&sb, "sccache").is_some());
 }
+
+/// ccache does not read `NVCC_PREPEND_FLAGS` / `NVCC_APPEND_FLAGS`: in launcher mode their tokens go onto the command
+/// line where nvcc would put them (first and last), and the variables reach nvcc empty.
+#[test]
+fn the_env_channels_move_onto_the_command_line_behind_a_launcher() {
+    let sb = Sandbox::new();
+    let launcher = fake_launcher(&sb, "ccache", "4.7.5");
+    sb.nvcc()
+        .env("NVCC_WRAPPER_LAUNCHER", &launcher)
+        .env("NVCC_PREPEND_FLAGS", "-DFIRST  -DX=\"a b\"")
+        .env("NVCC_APPEND_FLAGS", "-gencode=arch=compute_89,code=sm_89")
+        .args(["-c", "k.cu"])
+        .assert()
+        .success();
+    let record = sb.recorded();
+    let args = record.args();
+    assert_eq!(args[..2], ["-DFIRST", "-DX=\"a b\""], "{args:?}");
+    assert_eq!(args.last().unwrap(), "-gencode=arch=compute_89,code=sm_89", "{args:?}");
+    assert_eq!(launcher_args(&sb, "ccache").unwrap()[1..], args[..]);
+    assert_eq!(record.env("NVCC_PREPEND_FLAGS").as_deref(), Some(""));
+    assert_eq!(record.env("NVCC_APPEND_FLAGS").as_deref(), Some(""));
+
+    // Without a launcher they stay where they were.
+    sb.nvcc().env("NVCC_APPEND_FLAGS", "-DLAST").args(["-c", "k.cu"]).assert().success();
+    let record = sb.recorded();
+    assert!(!record.args().contains(&"-DLAST".to_string()));
+    assert_eq!(record.env("NVCC_APPEND_FLAGS").as_deref(), Some("-DLAST"));
+}

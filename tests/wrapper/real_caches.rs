@@ -150,6 +150,35 @@ fn issue_15_a_cache_never_returns_objects_for_the_old_capabilities() {
     assert_eq!((b.hits_and_misses(), b.embedded()), ((1, 0), set(&["sm_86"])), "{:?}", b.stats());
 }
 
+/// ccache does not read `NVCC_APPEND_FLAGS`: in front of nvcc alone, a GPU target given there changes and ccache
+/// returns the old object. Behind the wrapper, the channel is on the command line and in the key.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_gpu_target_in_nvcc_append_flags_is_in_the_cache_key_behind_the_wrapper() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    b.config(&format!("launcher = \"{}\"\n", b.ccache.display()));
+    let compile = |through_wrapper: bool, sm: &str| {
+        b.command(&b.ccache).arg("-z").assert().success();
+        let mut cmd = if through_wrapper {
+            b.command(&b.sb.wrapper_bin.join("nvcc"))
+        } else {
+            let mut cmd = b.command(&b.ccache);
+            cmd.arg(b.sb.root.join("bin/nvcc"));
+            cmd
+        };
+        let flag = format!("-gencode=arch=compute_{0},code=sm_{0}", &sm[3..]);
+        cmd.env("NVCC_APPEND_FLAGS", flag).args(["-c", "src/k.cu", "-o", "k.o"]).assert().success();
+        (b.hits_and_misses(), b.embedded_in("k.o"))
+    };
+    // ccache in front of nvcc alone: the second object is the first one's.
+    assert_eq!(compile(false, "sm_86"), ((0, 1), set(&["sm_86"])));
+    assert_eq!(compile(false, "sm_89"), ((1, 0), set(&["sm_86"])), "ccache reads NVCC_APPEND_FLAGS now");
+    // Behind the wrapper: a miss, and the right code; then a hit for the same call.
+    assert_eq!(compile(true, "sm_89"), ((0, 1), set(&["sm_89"])));
+    assert_eq!(compile(true, "sm_86").1, set(&["sm_86"]));
+    assert_eq!(compile(true, "sm_86"), ((1, 0), set(&["sm_86"])));
+}
+
 /// What issue 15 measured, kept as the reason for launcher mode: a cache the build system puts in front of the
 /// wrapper (CMake's `CMAKE_CUDA_COMPILER_LAUNCHER`, Meson's automatic ccache) hashes only the arguments the build
 /// system gave and the wrapper's binary, so a change of `capabilities` gets the old object back. The README says to
