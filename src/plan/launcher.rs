@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use super::{Addition, Plan};
-use crate::args::{Channel, Invocation};
+use crate::args::{Channel, HostCompilerGiven, Invocation};
 use crate::config::Source;
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
@@ -90,7 +90,24 @@ impl Step<'_> {
         ));
         plan.launcher = Some(path);
         self.fold_env_channels(plan);
+        self.pass_nvcc_ccbin(plan);
         Ok(())
+    }
+
+    /// `NVCC_CCBIN` alone names the host compiler, and nvcc reads it itself (12.5 on; before, the host-compiler step
+    /// already passes it as `-ccbin=`): pass the same value as `-ccbin=` too, which nvcc prefers and the cache
+    /// hashes (ccache does not read the variable).
+    fn pass_nvcc_ccbin(&self, plan: &mut Plan) {
+        let Some(HostCompilerGiven::Env(value)) = self.invocation.host_compiler() else { return };
+        if !self.release.as_ref().is_ok_and(|r| *r >= super::host_compiler::FIRST_HONOURING_NVCC_CCBIN) {
+            return;
+        }
+        let mut arg = std::ffi::OsString::from("-ccbin=");
+        arg.push(value);
+        plan.before.push(Addition {
+            args: vec![arg],
+            reason: "$NVCC_CCBIN, also given as `-ccbin=` so that the launcher's cache key covers it".into(),
+        });
     }
 
     /// Move what nvcc would read from `NVCC_PREPEND_FLAGS` and `NVCC_APPEND_FLAGS` onto the command line, in the

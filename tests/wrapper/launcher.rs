@@ -175,3 +175,24 @@ fn the_env_channels_move_onto_the_command_line_behind_a_launcher() {
     assert!(!record.args().contains(&"-DLAST".to_string()));
     assert_eq!(record.env("NVCC_APPEND_FLAGS").as_deref(), Some("-DLAST"));
 }
+
+/// `NVCC_CCBIN` alone names the host compiler: behind a launcher the wrapper also passes it as `-ccbin=`, which the
+/// cache hashes (ccache does not read the variable) and nvcc takes for the same compiler.
+#[test]
+fn nvcc_ccbin_is_also_passed_as_ccbin_behind_a_launcher() {
+    let sb = Sandbox::new();
+    let launcher = fake_launcher(&sb, "ccache", "4.7.5");
+    let cc = sb.cc.display().to_string();
+    sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", &launcher).env("NVCC_CCBIN", &cc).args(["-c", "k.cu"]).assert().success();
+    let record = sb.recorded();
+    assert!(record.args().contains(&format!("-ccbin={cc}")), "{:?}", record.args());
+    assert_eq!(record.env("NVCC_CCBIN").as_deref(), Some(cc.as_str()));
+    // A -ccbin on the command line wins over NVCC_CCBIN for nvcc: nothing is added then.
+    sb.nvcc()
+        .env("NVCC_WRAPPER_LAUNCHER", &launcher)
+        .env("NVCC_CCBIN", "/nowhere/g++")
+        .args(["-c", "k.cu", &sb.ccbin()])
+        .assert()
+        .success();
+    assert!(!sb.recorded().args().iter().any(|a| a.contains("/nowhere")), "{:?}", sb.recorded().args());
+}

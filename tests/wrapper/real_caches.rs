@@ -234,6 +234,20 @@ fn the_cache_key_covers_the_host_compiler_and_the_target() {
         assert!(comment().contains(gcc), "{}: {}", gxx.display(), comment());
         assert_eq!(compile(), (1, 0), "{}: {:?}", gxx.display(), b.stats());
     }
+    // The host compiler named by NVCC_CCBIN alone, which ccache does not read.
+    b.config(&launcher);
+    // (Each call may be a hit: the same compiler through `-ccbin` was built above. The object must be its own.)
+    for (gxx, gcc) in [(&gxx12, "GCC: (Debian 12."), (&gxx11, "GCC: (Debian 11.")] {
+        b.command(&b.ccache).arg("-z").assert().success();
+        b.command(&b.sb.wrapper_bin.join("nvcc"))
+            .env("NVCC_CCBIN", gxx)
+            .args(["-c", "src/k.cu", "-o", "k.o"])
+            .assert()
+            .success();
+        let (hits, misses) = b.hits_and_misses();
+        assert_eq!(hits + misses, 1, "NVCC_CCBIN={}: not through the cache: {:?}", gxx.display(), b.stats());
+        assert!(comment().contains(gcc), "NVCC_CCBIN={}: {}", gxx.display(), comment());
+    }
     b.config(&format!("{launcher}[target]\nsystem = \"aarch64-linux\"\n"));
     assert_eq!(compile(), (0, 1), "{:?}", b.stats());
     assert!(machine().contains("ARM aarch64"), "{}", machine());
