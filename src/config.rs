@@ -26,6 +26,9 @@ pub struct Config {
     pub cuda_version: Option<Version>,
     /// A directory whose `*.toml` files replace the compatibility tables built into the binary.
     pub compat_data: Option<PathBuf>,
+    /// A compiler cache (`ccache`, `sccache`: a path, or a bare name looked up on PATH) the wrapper runs nvcc
+    /// through, with the final arguments, so that the cache's key covers everything the wrapper added.
+    pub launcher: Option<PathBuf>,
     #[serde(default)]
     pub host_compiler: HostCompilerConfig,
     #[serde(default)]
@@ -224,6 +227,7 @@ impl Config {
             }
         };
         self.nvcc.as_mut().map(path);
+        self.launcher.as_mut().map(program);
         self.compat_data.as_mut().map(path);
         self.target.sysroot.as_mut().map(path);
         self.target.cuda_root.as_mut().map(path);
@@ -254,6 +258,13 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
 /// replaces `[gpu] compress-fatbin`. Unset or empty leaves the file's value. A value the wrapper cannot read is an
 /// error naming the variable, never ignored: a packager who set it means it for every nvcc call.
 pub fn apply_env(loaded: &mut Loaded, env: &Env) -> Result<()> {
+    if let Some(launcher) = env.non_empty(vars::LAUNCHER) {
+        let shown = launcher.to_string_lossy();
+        loaded.source.overrides.push(format!("`launcher` is {shown:?}, from ${}", vars::LAUNCHER));
+        // As in the file: a bare name is looked up on PATH, anything else is a path from the working directory.
+        loaded.config.launcher = Some(PathBuf::from(launcher));
+        loaded.source.from_env.push(vars::LAUNCHER);
+    }
     if let Some(value) = env.non_empty(vars::CAPABILITIES) {
         let shown = value.to_string_lossy();
         let bad = |why: String| {
@@ -414,6 +425,7 @@ mod tests {
             r#"
 nvcc = "/opt/cuda/bin/nvcc"
 cuda-version = "12.4"
+launcher = "ccache"
 compat-data = "compat"
 
 [host-compiler]
@@ -441,6 +453,7 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
         );
         assert_eq!(c.nvcc.as_deref(), Some(Path::new("/opt/cuda/bin/nvcc")));
         assert_eq!(c.cuda_version.unwrap().to_string(), "12.4");
+        assert_eq!(c.launcher.as_deref(), Some(Path::new("ccache")));
         let stdenv = c.host_compiler.stdenv.unwrap();
         assert_eq!(stdenv.version.unwrap().to_string(), "12.2.0");
         assert_eq!(c.host_compiler.candidates.len(), 2);
@@ -464,7 +477,7 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
         let file = dir.path().join("cfg.toml");
         std::fs::write(
             &file,
-            "nvcc = \"cuda/bin/nvcc\"\ncompat-data = \"data\"\n[host-compiler]\nstdenv = \"bin/g++\"\ncandidates = [\"g++-11\", \"/usr/bin/clang++\"]\n[target]\nsysroot = \"root\"\ncuda-root = \"/abs/cuda\"\n[target.host-compiler]\nstdenv = \"./cross/g++\"\n",
+            "nvcc = \"cuda/bin/nvcc\"\ncompat-data = \"data\"\nlauncher = \"tools/sccache\"\n[host-compiler]\nstdenv = \"bin/g++\"\ncandidates = [\"g++-11\", \"/usr/bin/clang++\"]\n[target]\nsysroot = \"root\"\ncuda-root = \"/abs/cuda\"\n[target.host-compiler]\nstdenv = \"./cross/g++\"\n",
         )
         .unwrap();
         let ctx = Context {
@@ -476,6 +489,7 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
         let d = dir.path();
         assert_eq!(c.nvcc.unwrap(), d.join("cuda/bin/nvcc"));
         assert_eq!(c.compat_data.unwrap(), d.join("data"));
+        assert_eq!(c.launcher.unwrap(), d.join("tools/sccache"));
         assert_eq!(c.host_compiler.stdenv.unwrap().path, d.join("bin/g++"));
         // A bare name is a program on PATH, as with nvcc's -ccbin; an absolute path stays as it is.
         assert_eq!(c.host_compiler.candidates[0].path, Path::new("g++-11"));
@@ -562,6 +576,19 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
             assert!(err.message.contains(name) && err.message.contains(value), "{err}");
             assert!(err.help.is_some());
         }
+    }
+
+    #[test]
+    fn the_environment_overrides_the_launcher() {
+        let env = |pairs: &[(&str, &str)]| pairs.iter().copied().collect::<Env>();
+        let file = || Loaded { config: parse_ok("launcher = \"/usr/bin/ccache\"\n"), ..Loaded::default() };
+        let mut l = file();
+        apply_env(&mut l, &env(&[(vars::LAUNCHER, "")])).unwrap();
+        assert_eq!(l.config.launcher.as_deref(), Some(Path::new("/usr/bin/ccache")), "empty is unset");
+        apply_env(&mut l, &env(&[(vars::LAUNCHER, "sccache")])).unwrap();
+        assert_eq!(l.config.launcher.as_deref(), Some(Path::new("sccache")));
+        assert_eq!(l.source.overrides, ["`launcher` is \"sccache\", from $NVCC_WRAPPER_LAUNCHER"]);
+        assert_eq!(l.source.origin(vars::LAUNCHER).1, "$NVCC_WRAPPER_LAUNCHER");
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub mod vars {
     pub const DRY_RUN: &str = "NVCC_WRAPPER_DRY_RUN";
     pub const DISABLE: &str = "NVCC_WRAPPER_DISABLE";
     pub const DEPTH: &str = "NVCC_WRAPPER_DEPTH";
+    /// Override the config's `launcher` (a compiler cache the wrapper runs nvcc through).
+    pub const LAUNCHER: &str = "NVCC_WRAPPER_LAUNCHER";
     /// Override `[gpu] capabilities` (`8.6;9.0a`, `86,90a`, `sm_86 sm_90a`).
     pub const CAPABILITIES: &str = "NVCC_WRAPPER_CAPABILITIES";
     /// Override `[gpu] forward-compat` (a switch).

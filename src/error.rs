@@ -20,6 +20,8 @@ pub enum ErrorKind {
     OptionsFile,
     /// No host compiler that this nvcc accepts could be found.
     HostCompiler,
+    /// The compiler cache the config names (`launcher`) could not be found.
+    Launcher,
     /// Something inside the wrapper went wrong; a bug.
     Internal,
     /// The configuration file is missing, unreadable or invalid.
@@ -47,6 +49,7 @@ impl ErrorKind {
             ErrorKind::OptionsFile => 66,
             ErrorKind::HostCompiler => 69,
             ErrorKind::Internal => 70,
+            ErrorKind::Launcher => 72,
             ErrorKind::Output => 74,
             ErrorKind::Config => 78,
             ErrorKind::Loop => 125,
@@ -110,6 +113,7 @@ mod tests {
             ErrorKind::Request,
             ErrorKind::OptionsFile,
             ErrorKind::HostCompiler,
+            ErrorKind::Launcher,
             ErrorKind::Internal,
             ErrorKind::Config,
             ErrorKind::Loop,

@@ -1,5 +1,6 @@
 //! The one place that starts nvcc: Unix exec, so that its exit code, signals, stdin, stdout and stderr are nvcc's
-//! own. argv[0] is the real nvcc's path, because nvcc finds `nvcc.profile` next to argv[0] (with a bare name it runs
+//! own. With a launcher (a compiler cache) the program is the launcher and the real nvcc its first argument.
+//! argv[0] is the real nvcc's path, because nvcc finds `nvcc.profile` next to argv[0] (with a bare name it runs
 //! without its profile or crashes).
 
 use std::ffi::OsString;
@@ -70,6 +71,12 @@ pub fn cannot_run(nvcc: &Path, err: &std::io::Error) -> Error {
     }
     Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {}: {err}", nvcc.display()))
         .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
+}
+
+/// The error for a launcher (`launcher`) that could not be started.
+pub fn cannot_run_launcher(launcher: &Path, err: &std::io::Error) -> Error {
+    Error::new(ErrorKind::CannotExec, format!("cannot run the launcher {}: {err}", launcher.display()))
+        .with_help("check that it is an executable for this machine, or remove `launcher` from the config")
 }
 
 /// Write the options files a plan rewrote, before nvcc reads them. A file already there with the same contents (the

@@ -43,7 +43,9 @@ pub fn run(ctx: &Context) -> Result<i32> {
         return Ok(0);
     }
     let nvcc = &prepared.plan.nvcc.path;
-    let err = exec(nvcc, &command[1..], &prepared.nvcc_env(ctx));
+    // The launcher when there is one: it runs the real nvcc, named by its full path, with the rest.
+    let program = prepared.plan.launcher.as_ref().unwrap_or(nvcc);
+    let err = exec(program, &command[1..], &prepared.nvcc_env(ctx));
     if exec::too_long(&err) && !prepared.plan.changes_nothing() {
         // The call was within the kernel's limit as given, and the wrapper's additions pushed it over: run it as
         // nvcc alone would, rather than fail a build nvcc could have run.
@@ -54,7 +56,10 @@ pub fn run(ctx: &Context) -> Result<i32> {
         let err = exec(nvcc, &ctx.args, &prepare::nvcc_env(ctx, &plain));
         return Err(exec::cannot_run(nvcc, &err));
     }
-    Err(exec::cannot_run(nvcc, &err))
+    match &prepared.plan.launcher {
+        Some(launcher) => Err(exec::cannot_run_launcher(launcher, &err)),
+        None => Err(exec::cannot_run(nvcc, &err)),
+    }
 }
 
 /// The command as one shell line, exact for any bytes. Variables the plan changes for nvcc (a rewritten

@@ -62,9 +62,10 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The real nvcc followed by its arguments: the command that runs.
+    /// The real nvcc followed by its arguments, behind the launcher when there is one: the command that runs.
     pub fn final_command(&self) -> Vec<OsString> {
-        let mut words = vec![self.plan.nvcc.path.clone().into_os_string()];
+        let mut words: Vec<OsString> = self.plan.launcher.iter().map(|l| l.clone().into_os_string()).collect();
+        words.push(self.plan.nvcc.path.clone().into_os_string());
         words.extend(self.plan.command(&self.invocation));
         words
     }

@@ -120,6 +120,12 @@ fn positions(removals: &[Removal]) -> Positions {
     removals.iter().flat_map(|r| r.positions.iter().copied()).collect()
 }
 
+/// The tokens of a channel that nvcc will read, less those removed.
+pub(super) fn remaining(inv: &Invocation, removals: &[Removal], channel: Channel) -> Vec<OsString> {
+    let removed = positions(removals);
+    kept(inv, channel, &removed).cloned().collect()
+}
+
 fn kept<'a>(inv: &'a Invocation, channel: Channel, removed: &'a Positions) -> impl Iterator<Item = &'a OsString> {
     inv.tokens(channel).iter().enumerate().filter(move |(i, _)| !removed.contains(&(channel, *i))).map(|(_, t)| t)
 }

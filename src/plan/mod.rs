@@ -13,6 +13,7 @@ mod edit;
 pub mod fatbin;
 pub mod gpu;
 pub mod host_compiler;
+pub mod launcher;
 pub mod target;
 
 use std::ffi::OsString;
@@ -101,6 +102,8 @@ pub struct Plan {
     pub cross: Option<cross::Decision>,
     /// The NVCC release the decisions were made for; `None` when the call needed none (a query, say).
     pub release: Option<Release>,
+    /// The compiler cache nvcc runs through (`launcher`), resolved; `None` runs nvcc directly.
+    pub launcher: Option<PathBuf>,
 }
 
 impl Plan {
@@ -119,6 +122,7 @@ impl Plan {
             host: None,
             cross: None,
             release: None,
+            launcher: None,
         }
     }
 
@@ -221,6 +225,15 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         release: release.version.clone(),
     }
     .decide(&mut plan);
+    // Last, so that the note on the cache follows the decisions whose arguments it hashes.
+    launcher::Step {
+        invocation: inv,
+        setting: settings.launcher.as_deref(),
+        source: &inputs.config.source,
+        probes: inputs.probes,
+        release: &release.version,
+    }
+    .decide(&mut plan)?;
     plan.release = Some(release);
     Ok(plan)
 }

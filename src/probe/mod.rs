@@ -9,6 +9,7 @@
 pub mod cache;
 pub mod compiler;
 pub mod glibcxx;
+pub mod launcher;
 pub mod nvcc;
 pub mod system;
 pub mod toolkit;

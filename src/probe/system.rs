@@ -30,6 +30,11 @@ pub trait Probes {
     fn toolkit_root(&self, nvcc: &Path) -> Result<PathBuf, String>;
     /// Whether a file or directory exists.
     fn exists(&self, path: &Path) -> bool;
+    /// The release of a compiler cache the wrapper runs nvcc through (`sccache --version`). Probes that know no
+    /// launcher say so, and the planner then keeps the launcher.
+    fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {
+        Err(format!("{} was not probed", launcher.display()))
+    }
 }
 
 /// Probes that run the real programs, searching `path` (the wrapper's PATH) from `cwd`, and keep what they find in
@@ -105,6 +110,28 @@ impl Probes for System {
 
     fn exists(&self, path: &Path) -> bool {
         path.exists()
+    }
+
+    fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {
+        let (found, _) = self.cache.get_or_probe(launcher, || {
+            super::launcher::probe_launcher(launcher).map(LauncherRelease).map_err(|e| e.to_string())
+        })?;
+        Ok(found.0)
+    }
+}
+
+/// A launcher's release as probed.
+struct LauncherRelease(Version);
+
+impl Entry for LauncherRelease {
+    const KIND: &'static str = "launcher";
+
+    fn fields(&self) -> Vec<(&'static str, Vec<u8>)> {
+        vec![("version", self.0.to_string().into_bytes())]
+    }
+
+    fn from_fields(fields: &BTreeMap<String, Vec<u8>>) -> Option<Self> {
+        Some(LauncherRelease(cache::text_field(fields, "version")?.parse().ok()?))
     }
 }
 

