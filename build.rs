@@ -22,6 +22,7 @@ fn main() {
         ("capabilities.toml", capabilities),
         ("platforms.toml", platforms),
         ("fatbin.toml", fatbin),
+        ("launchers.toml", launchers),
     ] {
         let path = Path::new(&manifest).join("compat-data").join(file);
         println!("cargo:rerun-if-changed={}", path.display());
@@ -277,6 +278,29 @@ fn fatbin(file: &Table, origin: &Origin) -> String {
             text_list(row, "flags", &at),
             str_field(row, "source", &at),
             optional(row, "note", &at, text),
+        )
+        .unwrap();
+    }
+    code.push_str("];\n");
+    code
+}
+
+fn launchers(file: &Table, origin: &Origin) -> String {
+    let mut code = String::from("/// `compat-data/launchers.toml`'s rows, written by build.rs.\n");
+    code.push_str("static BUILT_IN_KNOWN_BAD: &[KnownBad] = &[\n");
+    let keys = ["launcher", "first-version", "last-version", "first-cuda", "last-cuda", "why", "source"];
+    for (row, at) in rows(file, "known-bad", origin, &keys) {
+        writeln!(
+            code,
+            "    KnownBad {{ launcher: {}, first_version: {}, last_version: {}, first_cuda: {}, last_cuda: {}, \
+             why: {}, source: {} }},",
+            str_field(row, "launcher", &at),
+            version_field(row, "first-version", &at),
+            version_field(row, "last-version", &at),
+            version_field(row, "first-cuda", &at),
+            optional(row, "last-cuda", &at, version),
+            str_field(row, "why", &at),
+            str_field(row, "source", &at),
         )
         .unwrap();
     }

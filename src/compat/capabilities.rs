@@ -3,11 +3,10 @@
 //! types, lookups by capability and release, and the structural checks. Turning capabilities into `-gencode`
 //! flags is the planner's job.
 
-use super::{invalid, parse_toml, read, within, Capability, CompatError, Suffix, Text};
+use super::{invalid, parse_toml, within, Capability, CompatError, Suffix, Text};
 use crate::version::Version;
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::path::Path;
 
 // `BUILT_IN_CAPABILITIES` and `BUILT_IN_NVCC_DEFAULT_ARCH`: the rows of compat-data/capabilities.toml, compiled in
 // by build.rs.
@@ -117,10 +116,6 @@ impl CapabilityTable {
             capabilities: Cow::Owned(file.capability),
             nvcc_default_arch: Cow::Owned(file.nvcc_default_arch),
         })
-    }
-
-    pub fn load(path: &Path) -> Result<Self, CompatError> {
-        Self::parse(&read(path)?, &path.display().to_string())
     }
 
     /// The table compiled into the binary: no parsing at run time.

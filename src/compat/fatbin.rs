@@ -2,11 +2,10 @@
 //! row type, the lookup by release and the structural checks. When the flags are added (which phases, what the user
 //! already chose) is the planner's job (`plan::fatbin`).
 
-use super::{invalid, parse_toml, read, within, CompatError, Text};
+use super::{invalid, parse_toml, within, CompatError, Text};
 use crate::version::Version;
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::path::Path;
 
 // `BUILT_IN_COMPRESSION`: the rows of compat-data/fatbin.toml, compiled in by build.rs.
 include!(concat!(env!("OUT_DIR"), "/fatbin.rs"));
@@ -57,10 +56,6 @@ impl FatbinTable {
             }
         }
         Ok(FatbinTable { compression: Cow::Owned(file.compression) })
-    }
-
-    pub fn load(path: &Path) -> Result<Self, CompatError> {
-        Self::parse(&read(path)?, &path.display().to_string())
     }
 
     /// The table compiled into the binary: no parsing at run time.

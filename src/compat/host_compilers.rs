@@ -1,12 +1,11 @@
 //! `compat-data/host-compilers.toml`: the newest GCC and Clang majors each NVCC release accepts. Owns the row type,
 //! the release lookup (patch rows included) and the structural checks; choosing a compiler is the planner's job.
 
-use super::{invalid, parse_toml, read, CompatError, Text};
+use super::{invalid, parse_toml, CompatError, Text};
 use crate::version::Version;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::fmt;
-use std::path::Path;
 
 // `BUILT_IN_RELEASES`: the rows of compat-data/host-compilers.toml, compiled in by build.rs.
 include!(concat!(env!("OUT_DIR"), "/host_compilers.rs"));
@@ -121,10 +120,6 @@ impl HostCompilerTable {
             })
             .collect();
         Ok(HostCompilerTable { releases: Cow::Owned(releases) })
-    }
-
-    pub fn load(path: &Path) -> Result<Self, CompatError> {
-        Self::parse(&read(path)?, &path.display().to_string())
     }
 
     /// The table compiled into the binary: no parsing at run time.

@@ -1,5 +1,6 @@
 //! The compatibility tables: which host compilers each NVCC release accepts, which GPU capabilities it compiles
-//! for, which target platforms it ships, and which flags make its fatbins smallest. Owns the schema of
+//! for, which target platforms it ships, which flags make its fatbins smallest, and which compiler caches fail with
+//! it. Owns the schema of
 //! `compat-data/*.toml`, their built-in copies, loading an override file with errors that name file, line and
 //! column, the lookups the planner asks, and the scanner that reads the limits out of a real `host_config.h`. It decides nothing about a command line and touches no process
 //! state: the one file it reads is the override path a caller hands it.
@@ -9,12 +10,14 @@ mod capability;
 mod fatbin;
 mod host_compilers;
 pub mod host_config;
+mod launchers;
 mod platforms;
 
 pub use capabilities::{CapabilityInfo, CapabilityTable, Kind};
 pub use capability::{Capability, ParseCapabilityError, Suffix};
 pub use fatbin::{Compression, FatbinTable};
 pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, HostLimits};
+pub use launchers::{KnownBad, LauncherTable};
 pub use platforms::{JetsonServedBy, Platform, PlatformTable, ReleaseRange};
 
 use crate::version::Version;
@@ -92,6 +95,7 @@ pub struct Compat {
     pub capabilities: Cow<'static, CapabilityTable>,
     pub platforms: Cow<'static, PlatformTable>,
     pub fatbin: Cow<'static, FatbinTable>,
+    pub launchers: Cow<'static, LauncherTable>,
 }
 
 impl Compat {
@@ -101,6 +105,7 @@ impl Compat {
             capabilities: Cow::Borrowed(CapabilityTable::built_in()),
             platforms: Cow::Borrowed(PlatformTable::built_in()),
             fatbin: Cow::Borrowed(FatbinTable::built_in()),
+            launchers: Cow::Borrowed(LauncherTable::built_in()),
         }
     }
 
@@ -117,28 +122,35 @@ impl Compat {
                 format!("`compat-data` is {}, which is not a directory", dir.display()),
             )
             .with_help(
-                "point it at a directory holding host-compilers.toml, capabilities.toml, platforms.toml or fatbin.toml",
+                "point it at a directory holding host-compilers.toml, capabilities.toml, platforms.toml, fatbin.toml \
+                 or launchers.toml",
             ));
         }
         let bad = |e: CompatError| {
             crate::error::Error::new(crate::error::ErrorKind::Config, format!("invalid compatibility data: {e}"))
                 .with_help("compat-data/README.md in the source describes each file")
         };
-        let file = |name: &str| Some(dir.join(name)).filter(|p| p.is_file());
-        if let Some(path) = file("host-compilers.toml") {
-            compat.host_compilers = Cow::Owned(HostCompilerTable::load(&path).map_err(bad)?);
-        }
-        if let Some(path) = file("capabilities.toml") {
-            compat.capabilities = Cow::Owned(CapabilityTable::load(&path).map_err(bad)?);
-        }
-        if let Some(path) = file("platforms.toml") {
-            compat.platforms = Cow::Owned(PlatformTable::load(&path).map_err(bad)?);
-        }
-        if let Some(path) = file("fatbin.toml") {
-            compat.fatbin = Cow::Owned(FatbinTable::load(&path).map_err(bad)?);
-        }
+        replace(&mut compat.host_compilers, dir, "host-compilers.toml", HostCompilerTable::parse).map_err(bad)?;
+        replace(&mut compat.capabilities, dir, "capabilities.toml", CapabilityTable::parse).map_err(bad)?;
+        replace(&mut compat.platforms, dir, "platforms.toml", PlatformTable::parse).map_err(bad)?;
+        replace(&mut compat.fatbin, dir, "fatbin.toml", FatbinTable::parse).map_err(bad)?;
+        replace(&mut compat.launchers, dir, "launchers.toml", LauncherTable::parse).map_err(bad)?;
         Ok(compat)
     }
+}
+
+/// Replaces `table` by the file `name` of `dir`, read and checked by `parse`, when there is one.
+fn replace<T: Clone>(
+    table: &mut Cow<'static, T>,
+    dir: &Path,
+    name: &str,
+    parse: fn(&str, &str) -> Result<T, CompatError>,
+) -> Result<(), CompatError> {
+    let path = dir.join(name);
+    if path.is_file() {
+        *table = Cow::Owned(parse(&read(&path)?, &path.display().to_string())?);
+    }
+    Ok(())
 }
 
 /// Whether NVCC release `cuda` lies in `first ..= last` (no `last`: open-ended). Only major.minor counts, so
@@ -185,12 +197,14 @@ mod tests {
         let caps = CapabilityTable::parse(&data_file("capabilities.toml"), "capabilities.toml").unwrap();
         let platforms = PlatformTable::parse(&data_file("platforms.toml"), "platforms.toml").unwrap();
         let fatbin = FatbinTable::parse(&data_file("fatbin.toml"), "fatbin.toml").unwrap();
+        let launchers = LauncherTable::parse(&data_file("launchers.toml"), "launchers.toml").unwrap();
         let built = Compat::built_in();
         for (name, diff) in [
             ("host-compilers.toml", difference(&host, &*built.host_compilers)),
             ("capabilities.toml", difference(&caps, &*built.capabilities)),
             ("platforms.toml", difference(&platforms, &*built.platforms)),
             ("fatbin.toml", difference(&fatbin, &*built.fatbin)),
+            ("launchers.toml", difference(&launchers, &*built.launchers)),
         ] {
             assert!(diff.is_none(), "compat-data/{name} and the table build.rs compiled in differ: {}", diff.unwrap());
         }
@@ -198,6 +212,7 @@ mod tests {
         assert!(built.host_compilers.releases().len() >= 25 && built.capabilities.all().len() >= 39);
         assert!(matches!(built.platforms.all()[0].name, Cow::Borrowed("x86_64-linux")));
         assert!(matches!(built.fatbin.all()[0].source, Cow::Borrowed(_)) && built.fatbin.all().len() >= 2);
+        assert!(matches!(built.launchers.all()[0].why, Cow::Borrowed(_)));
     }
 
     #[test]

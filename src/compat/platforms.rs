@@ -3,11 +3,10 @@
 //! lookups by name, triple and Nix system, and the rule "may this capability be built for this platform". Finding
 //! a cross compiler or a target directory on disk is not its job.
 
-use super::{invalid, parse_toml, read, within, CapabilityInfo, CompatError, Text};
+use super::{invalid, parse_toml, within, CapabilityInfo, CompatError, Text};
 use crate::version::Version;
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::path::Path;
 
 // `BUILT_IN_PLATFORMS` and `BUILT_IN_JETSON_SERVED_BY`: the rows of compat-data/platforms.toml, compiled in by
 // build.rs.
@@ -115,10 +114,6 @@ impl PlatformTable {
             }
         }
         Ok(PlatformTable { platforms: Cow::Owned(file.platform), jetson_served_by: Cow::Owned(file.jetson_served_by) })
-    }
-
-    pub fn load(path: &Path) -> Result<Self, CompatError> {
-        Self::parse(&read(path)?, &path.display().to_string())
     }
 
     /// The table compiled into the binary: no parsing at run time.

