@@ -778,11 +778,15 @@ fn sccache_dist_distributes_the_wrappers_compiles_on_127_0_0_1() {
         configure.arg("-DCMAKE_CUDA_ARCHITECTURES=OFF").assert().success();
         sccache.zero(&b.sb);
         b.command(&b.cmake).arg("--build").arg(&build).assert().success();
-        let out = sccache.command(&b.sb).args(["--show-stats", "--stats-format=json"]).output().unwrap();
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let distributed = &json["stats"]["dist_compiles"][format!("127.0.0.1:{}", cluster.server_port)];
-        assert!(distributed.as_u64().unwrap_or(0) >= 4, "{release}: not distributed: {}", json["stats"]);
-        assert_eq!(json["stats"]["dist_errors"].as_u64(), Some(0), "{release}: {}", json["stats"]);
+        // Each of nvcc's steps ran on the build server, and none failed there.
+        let all_distributed = |what: &str| {
+            let out = sccache.command(&b.sb).args(["--show-stats", "--stats-format=json"]).output().unwrap();
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let distributed = &json["stats"]["dist_compiles"][format!("127.0.0.1:{}", cluster.server_port)];
+            assert!(distributed.as_u64().unwrap_or(0) >= 4, "{release}, {what}: not distributed: {}", json["stats"]);
+            assert_eq!(json["stats"]["dist_errors"].as_u64(), Some(0), "{release}, {what}: {}", json["stats"]);
+        };
+        all_distributed("CMake");
         assert_eq!(b.embedded(), set(&["sm_86"]), "{release}");
         let remote = cubins(&b.cuobjdump, &b.sb.file("build/libk.a"), &b.sb.file("cubins/distributed"));
 
@@ -797,5 +801,31 @@ fn sccache_dist_distributes_the_wrappers_compiles_on_127_0_0_1() {
             remote.iter().map(|(n, b)| (n, b.len())).collect::<Vec<_>>(),
             local.iter().map(|(n, b)| (n, b.len())).collect::<Vec<_>>()
         );
+
+        // A stdenv compiler that is ccache's masquerade link (as Debian's /usr/lib/ccache/g++ is): the wrapper
+        // passes the link as it is, never resolved to ccache, and sccache still distributes the host compile (it
+        // packages the `g++` on PATH for it). Another kernel, so that no step comes from sccache's local cache.
+        let link = b.sb.file("masquerade/g++");
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&b.ccache, &link).unwrap();
+        b.config(&format!(
+            "launcher = \"{}\"\n[host-compiler]\nstdenv = \"{}\"\n[gpu]\ncapabilities = [\"8.6\"]\n",
+            sccache.program.display(),
+            link.display()
+        ));
+        b.sb.write("m.cu", "__global__ void m(int *p) { p[threadIdx.x] += 3; }\n");
+        sccache.zero(&b.sb);
+        let out = b
+            .command(&b.sb.wrapper_bin.join("nvcc"))
+            .env("NVCC_WRAPPER_LOG", "debug")
+            .args(["-c", "m.cu", "-o", "m.o"])
+            .output()
+            .unwrap();
+        let log = stderr(&out);
+        assert!(out.status.success(), "{release}: {log}");
+        let runs = log.lines().find(|l| l.contains("runs:")).unwrap_or_else(|| panic!("{log}"));
+        assert!(runs.contains(&format!(" -ccbin={} ", link.display())), "{release}: {runs}");
+        all_distributed("ccache's link as the host compiler");
+        assert_eq!(b.embedded_in("m.o"), set(&["sm_86"]), "{release}");
     }
 }
