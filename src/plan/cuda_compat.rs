@@ -59,16 +59,12 @@ impl Step<'_> {
         Ok(())
     }
 
-    /// A Jetson build: the Jetson platform, or an Arm-server (sbsa) toolkit building only Jetson capabilities (Thor
-    /// from 13.0, Orin from 13.2 run on the unified Arm toolkit).
+    /// A Jetson build: the Jetson platform, or another platform building only Jetson capabilities (Thor from 13.0
+    /// and Orin from 13.2 on the unified Arm toolkit; which platform may serve which part is the GPU step's check,
+    /// from compat-data/platforms.toml).
     fn for_jetson(&self) -> bool {
-        if self.platform.jetson {
-            return true;
-        }
         let jetson = |c| self.capabilities.get(c).is_some_and(|info| info.is_jetson());
-        self.platform.name.as_ref() == "sbsa-linux"
-            && !self.gpu.capabilities.is_empty()
-            && self.gpu.capabilities.iter().all(|c| jetson(*c))
+        self.platform.jetson || (!self.gpu.capabilities.is_empty() && self.gpu.capabilities.iter().all(|c| jetson(*c)))
     }
 
     fn describe_capabilities(&self) -> String {

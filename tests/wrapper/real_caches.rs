@@ -62,7 +62,9 @@ impl CacheBuild {
     /// Configure a fresh build directory and build it: a clean build, as CI does. `cmake_launcher`: CMake's own
     /// launcher in front of the wrapper (`CMAKE_CUDA_COMPILER_LAUNCHER`). The project leaves the GPU targets to the
     /// wrapper (`CMAKE_CUDA_ARCHITECTURES=OFF`: CMake passes none). Returns the build's output.
-    fn clean_build(&self, cmake_launcher: Option<&Path>) -> Output {
+    /// A fresh build directory configured with the wrapper as CMake's CUDA compiler (and `cmake_launcher` in front
+    /// of it, if any); its path.
+    fn configure_clean(&self, cmake_launcher: Option<&Path>) -> PathBuf {
         let build = self.sb.file("build");
         let _ = std::fs::remove_dir_all(&build);
         let mut configure = self.command(&self.cmake);
@@ -74,6 +76,11 @@ impl CacheBuild {
         }
         let out = configure.output().unwrap();
         assert!(out.status.success(), "configure failed:\n{}{}", stdout(&out), stderr(&out));
+        build
+    }
+
+    fn clean_build(&self, cmake_launcher: Option<&Path>) -> Output {
+        let build = self.configure_clean(cmake_launcher);
         // Counted from here: CMake's own test compiles while configuring go through the cache too.
         self.command(&self.ccache).arg("-z").assert().success();
         let out = self.command(&self.cmake).arg("--build").arg(&build).arg("-v").output().unwrap();
@@ -598,12 +605,7 @@ fn sccache_behind_the_wrapper_serves_a_cmake_build_on_13_0() {
     let launcher = format!("launcher = \"{}\"\n", sccache.program.display());
     for (capability, sm, hits) in [("8.6", "sm_86", false), ("8.6", "sm_86", true), ("8.9", "sm_89", false)] {
         b.config(&format!("{launcher}[gpu]\ncapabilities = [\"{capability}\"]\n"));
-        let build = b.sb.file("build");
-        let _ = std::fs::remove_dir_all(&build);
-        let mut configure = b.command(&b.cmake);
-        configure.arg("-S").arg(b.sb.file("src")).arg("-B").arg(&build).args(["-G", "Ninja"]);
-        configure.arg(format!("-DCMAKE_CUDA_COMPILER={}", b.sb.wrapper_bin.join("nvcc").display()));
-        configure.arg("-DCMAKE_CUDA_ARCHITECTURES=OFF").assert().success();
+        let build = b.configure_clean(None);
         sccache.zero(&b.sb);
         b.command(&b.cmake).arg("--build").arg(&build).assert().success();
         let (hit, missed, requests) = sccache.stats(&b.sb);
@@ -771,11 +773,7 @@ fn sccache_dist_distributes_the_wrappers_compiles_on_127_0_0_1() {
         cluster.connect(&mut sccache, &b.sb);
         b.env = sccache.vars();
         b.config(&format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"8.6\"]\n", sccache.program.display()));
-        let build = b.sb.file("build");
-        let mut configure = b.command(&b.cmake);
-        configure.arg("-S").arg(b.sb.file("src")).arg("-B").arg(&build).args(["-G", "Ninja"]);
-        configure.arg(format!("-DCMAKE_CUDA_COMPILER={}", b.sb.wrapper_bin.join("nvcc").display()));
-        configure.arg("-DCMAKE_CUDA_ARCHITECTURES=OFF").assert().success();
+        let build = b.configure_clean(None);
         sccache.zero(&b.sb);
         b.command(&b.cmake).arg("--build").arg(&build).assert().success();
         // Each of nvcc's steps ran on the build server, and none failed there.
