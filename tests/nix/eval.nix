@@ -5,6 +5,7 @@
 # as `cuda_nvcc-X.Y`, empty executables for the compilers, which the wrapper must never run since every fact is
 # recorded). `cache`: the real toolkit cache (target-roots/ for the cross builds' CUDA files).
 {
+  # A Nixpkgs `lib` directory: the real one, or the project's stand-in ./lib.
   nixpkgsLib,
   root,
   cache,

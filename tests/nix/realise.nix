@@ -6,6 +6,7 @@
 # Built with plain `derivation`s (this Nix cannot fetch Nixpkgs): as root, `nix-build --option sandbox false
 # --option build-users-group ""`.
 {
+  # A Nixpkgs `lib` directory: the real one, or the project's stand-in ./lib.
   nixpkgsLib,
   # The real toolkit cache (scripts/fetch-toolkits.sh): toolkits/X.Y, target-roots/NAME.
   cache,

@@ -1,4 +1,4 @@
-# Stand-ins for the parts of Nixpkgs that are not in `lib` (this checkout has the real `lib` only): cc-wrapper
+# Stand-ins for the parts of Nixpkgs that are not in `lib` (no Nixpkgs tree is needed to test nix/): cc-wrapper
 # packages, a stdenv, the unwrapped GCC and its `lib` output, `cuda_nvcc`, `runCommand`, and Nixpkgs' CUDA data.
 # Attribute names follow Nixpkgs' own (cc-wrapper's passthru `cc`, `isClang`, `isGNU`, `targetPrefix`; stdenv's
 # `cc`, `buildPlatform`, `hostPlatform`; `_cuda.db.nvccCompatibilities.<release>.gcc.maxMajorVersion`), so that

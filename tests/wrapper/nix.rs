@@ -1,12 +1,15 @@
-//! The Nix side (`nix/`), with Debian's Nix 2.8 and the real Nixpkgs `lib` (`../shared/nixpkgs-lib`): every file
-//! parses; makeNvccWrapper writes exactly the expected config for each case, on which `nvcc-wrapper explain` shows
-//! the expected plan against the real toolkits without running anything; the overlay and package.nix evaluate over
-//! stand-ins shaped as Nixpkgs'; and makeNvccWrapper is realised with `nix-build` over stand-ins that are this
-//! machine's real toolkits and compilers, whose `bin/nvcc` then compiles, links and runs examples/hello.cu natively
-//! and for Jetson under qemu, with nothing probed, and a bad capability list fails its Nix build.
+//! The Nix side (`nix/`), with Nix and a Nixpkgs `lib`: every file parses; makeNvccWrapper writes exactly the
+//! expected config for each case, on which `nvcc-wrapper explain` shows the expected plan against the real toolkits
+//! without running anything; the overlay and package.nix evaluate over stand-ins shaped as Nixpkgs'; and
+//! makeNvccWrapper is realised with `nix-build` over stand-ins that are this machine's real toolkits and compilers,
+//! whose `bin/nvcc` then compiles, links and runs examples/hello.cu natively and for Jetson under qemu, with nothing
+//! probed, and a bad capability list fails its Nix build.
 //!
-//! Stand-ins and cases are Nix files in tests/nix/. Missing Nix, `lib`, toolkits or root (which Debian's nix-bin
-//! needs to build without a daemon) skip with a note, or fail under NVCC_WRAPPER_REQUIRE_REAL=1.
+//! The `lib` is the real Nixpkgs one where the user has it (`NIXPKGS_LIB`, a `lib` directory; else `<nixpkgs/lib>`
+//! on `NIX_PATH`), and the project's own stand-in (tests/nix/lib) otherwise; the first Nix test to need it prints
+//! which one on the runner's output. Stand-ins for the rest of Nixpkgs and the cases are Nix files in tests/nix/.
+//! Missing Nix, toolkits or root (which Debian's nix-bin needs to build without a daemon) skip with a note, or fail
+//! under NVCC_WRAPPER_REQUIRE_REAL=1.
 
 // The test process reads its own environment (cache location, CI switches): that is not the wrapper reading state.
 #![allow(clippy::disallowed_methods)]
@@ -28,15 +31,53 @@ fn tests_nix() -> PathBuf {
     Path::new(REPO).join("tests/nix")
 }
 
-/// The real Nixpkgs `lib`, or `None` after a note.
+/// The Nixpkgs `lib` the tests evaluate nix/ with: the real one the user names (`NIXPKGS_LIB`) or has on
+/// `NIX_PATH` (`<nixpkgs/lib>`), else the project's stand-in, tests/nix/lib. Which one is written once to the
+/// runner's output (straight to stderr: the test harness would hide a passing test's `eprintln!`). `None` without
+/// Nix.
 fn nixpkgs_lib() -> Option<PathBuf> {
-    let lib = Path::new(REPO).join("../shared/nixpkgs-lib/lib");
-    if lib.join("default.nix").is_file() {
+    static LIB: OnceLock<Option<PathBuf>> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let nix = nix("nix-instantiate")?;
+        let version = ok(Command::new(nix.get_program()).arg("--version"));
+        let (lib, which) = match real_nixpkgs_lib() {
+            Some(lib) => {
+                let which = format!("the real Nixpkgs lib at {}", lib.display());
+                (lib, which)
+            }
+            None => (tests_nix().join("lib"), "the project's stand-in lib (tests/nix/lib)".to_string()),
+        };
+        let line = format!("note: the Nix tests use {} and {which}\n", version.trim());
+        std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).unwrap();
+        Some(lib)
+    })
+    .clone()
+}
+
+/// The real Nixpkgs `lib` directory: `NIXPKGS_LIB` when set (it must then be one), else `<nixpkgs/lib>` when
+/// `NIX_PATH` finds one that this Nix can import (Nixpkgs' lib refuses a Nix older than it supports).
+fn real_nixpkgs_lib() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("NIXPKGS_LIB").filter(|d| !d.is_empty()) {
+        let lib = PathBuf::from(dir);
+        assert!(lib.join("default.nix").is_file(), "NIXPKGS_LIB={} is not a Nixpkgs lib directory", lib.display());
         return Some(lib.canonicalize().unwrap());
     }
-    assert!(!require_real(), "the Nixpkgs lib is required but {} is missing (see its SOURCE.md)", lib.display());
-    eprintln!("note: skipped, the Nixpkgs lib is not at {} (see ../shared/nixpkgs-lib/SOURCE.md)", lib.display());
-    None
+    let found = run(nix("nix-instantiate")?.args(["--find-file", "nixpkgs/lib"]));
+    if !found.status.success() {
+        return None;
+    }
+    let lib = PathBuf::from(stdout(&found).trim());
+    let imports = run(nix("nix-instantiate")?.args(["--eval", "--expr", "(import <nixpkgs/lib>).trivial.version"]));
+    if !imports.status.success() {
+        let line = format!(
+            "note: <nixpkgs/lib> is {} but this Nix cannot import it: {}\n",
+            lib.display(),
+            stderr(&imports).lines().find(|l| l.contains("error")).unwrap_or_default()
+        );
+        std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).unwrap();
+        return None;
+    }
+    Some(lib)
 }
 
 /// `nix-instantiate`/`nix-build` with the project's settings, in tests/nix.
@@ -94,13 +135,13 @@ fn path_str(path: &Path) -> &str {
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn every_nix_file_parses() {
     if real_program("nix-instantiate").is_none() {
         return;
     }
     let mut files = Vec::new();
-    for dir in ["nix", "nix/examples", "nix/examples/hello-cmake", "tests/nix"] {
+    for dir in ["nix", "nix/examples", "nix/examples/hello-cmake", "tests/nix", "tests/nix/lib"] {
         for entry in std::fs::read_dir(Path::new(REPO).join(dir)).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "nix") {
@@ -252,7 +293,7 @@ fn check_case(case: &str, config: &str, runs: &str) {
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_native_stdenv_in_range_records_one_compiler_and_nvcc_gets_it() {
     check_case(
         "native-in-range",
@@ -274,7 +315,7 @@ arch-flags = "respect"
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_gcc_14_stdenv_with_nvcc_12_4_gets_gcc_13_and_keeps_gcc_14s_libstdcxx() {
     check_case(
         "native-stdenv-too-new",
@@ -298,7 +339,7 @@ arch-flags = "respect"
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_clang_stdenv_gets_the_clang_nvcc_accepts_with_the_gcc_install_of_its_libstdcxx() {
     check_case(
         "clang-stdenv",
@@ -322,7 +363,7 @@ arch-flags = "respect"
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_jetson_cross_records_the_target_its_cuda_root_and_cuda_compat() {
     check_case(
         "jetson-cross",
@@ -355,7 +396,7 @@ candidates = [{ path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-13.3.0/bin/aa
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_sbsa_cross_with_nvcc_13_0_builds_grace_hopper_and_thor() {
     check_case(
         "sbsa-cross",
@@ -385,7 +426,7 @@ stdenv = { path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-14.2.0/bin/aarch64
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn eval_ppc64le_cross_with_nvcc_12_4_gets_the_cross_gcc_13() {
     check_case(
         "ppc64le-cross",
@@ -420,7 +461,7 @@ candidates = [{ path = "ROOT/powerpc64le-unknown-linux-gnu-gcc-wrapper-13.3.0/bi
 // ---------------------------------------------------------------------------------------------------------------
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv() {
     let Some(lib) = nixpkgs_lib() else { return };
     let Some(facts) = eval_json("overlay.nix", None, &[("nixpkgsLib", path_str(&lib))], &[]) else { return };
@@ -470,7 +511,7 @@ fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv(
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() {
     let Some(lib) = nixpkgs_lib() else { return };
     if !can_build() {
@@ -637,7 +678,7 @@ fn recorded(package: &Path) -> toml::Value {
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn realised_package_has_the_wrapper_as_nvcc_its_config_and_its_setup_hook() {
     let Some(r) = realised() else { return };
     let target = std::fs::read_link(r.native.join("bin/nvcc")).unwrap();
@@ -666,7 +707,7 @@ fn realised_package_has_the_wrapper_as_nvcc_its_config_and_its_setup_hook() {
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn realised_native_nvcc_compiles_links_and_runs_hello_with_gcc_11_and_gcc_12s_libstdcxx() {
     let Some(r) = realised() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -688,7 +729,7 @@ fn realised_native_nvcc_compiles_links_and_runs_hello_with_gcc_11_and_gcc_12s_li
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn realised_jetson_nvcc_cross_compiles_hello_for_aarch64_that_runs_under_qemu() {
     let Some(r) = realised() else { return };
     let (Some(qemu), Some(cuobjdump)) = (real_program("qemu-aarch64"), real_tool("cuobjdump")) else { return };
@@ -709,7 +750,7 @@ fn realised_jetson_nvcc_cross_compiles_hello_for_aarch64_that_runs_under_qemu() 
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_bad_capability_list_fails_the_nix_build_with_the_wrappers_message() {
     let Some(args) = realise_args() else { return };
     if !can_build() {
@@ -772,7 +813,7 @@ fn hook_env(package: &Path, before: &str) -> String {
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn setup_hook_exports_the_wrapped_nvcc_and_keeps_nixpkgs_hook_off_the_host_compiler() {
     let Some(r) = realised() else { return };
     let config = recorded(&r.native);
@@ -810,7 +851,7 @@ fn setup_hook_exports_the_wrapped_nvcc_and_keeps_nixpkgs_hook_off_the_host_compi
 }
 
 #[test]
-#[ignore = "needs Nix, real toolchains and ../shared/nixpkgs-lib: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn cmake_builds_the_example_through_the_setup_hook_with_the_wrapped_nvcc() {
     let Some(r) = realised() else { return };
     let Some(cmake) = real_program("cmake") else { return };

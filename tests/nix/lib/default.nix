@@ -1,0 +1,270 @@
+# The project's stand-in for Nixpkgs' `lib`: the functions nix/ and tests/nix/ call, written here so that the Nix
+# tests need nothing outside the clone. Each behaves as Nixpkgs documents it for the inputs these files give it
+# (store-path-free stand-in packages, the three Linux systems the wrapper builds for); nothing else is provided, so
+# a new use of `lib` in nix/ fails here with "attribute ... missing" until it is added, or is tested against the
+# real `lib` (tests/wrapper/nix.rs: NIXPKGS_LIB or `<nixpkgs/lib>` on NIX_PATH).
+#
+# Only builtins are used, none newer than Nix 2.8.
+let
+  inherit (builtins)
+    all
+    any
+    attrNames
+    concatLists
+    concatStringsSep
+    elem
+    elemAt
+    filter
+    foldl'
+    functionArgs
+    genList
+    head
+    intersectAttrs
+    isAttrs
+    isBool
+    isFunction
+    isInt
+    isList
+    isString
+    length
+    listToAttrs
+    map
+    mapAttrs
+    replaceStrings
+    sort
+    splitVersion
+    substring
+    stringLength
+    tail
+    ;
+
+  # Lists and strings.
+  take = n: list: genList (elemAt list) (if n < length list then n else length list);
+  unique = foldl' (kept: x: if elem x kept then kept else kept ++ [ x ]) [ ];
+  concatMap = f: list: concatLists (map f list);
+  concatStrings = concatStringsSep "";
+  concatMapStringsSep = sep: f: list: concatStringsSep sep (map f list);
+  optional = cond: x: if cond then [ x ] else [ ];
+  optionals = cond: list: if cond then list else [ ];
+  optionalString = cond: s: if cond then s else "";
+  hasPrefix = prefix: s: substring 0 (stringLength prefix) s == prefix;
+  removePrefix =
+    prefix: s:
+    if hasPrefix prefix s then substring (stringLength prefix) (stringLength s - stringLength prefix) s else s;
+  boolToString = b: if b then "true" else "false";
+  toInt =
+    s:
+    let
+      n = builtins.fromJSON s;
+    in
+    if builtins.match "[0-9]+" s != null then n else throw "lib.toInt: ${s} is not a decimal integer";
+  escapeShellArg =
+    arg:
+    let
+      s = toString arg;
+    in
+    if builtins.match "[A-Za-z0-9_./=+-]+" s != null then s else "'${replaceStrings [ "'" ] [ "'\\''" ] s}'";
+  escapeShellArgs = concatMapStringsSep " " escapeShellArg;
+
+  # Attribute sets.
+  nameValuePair = name: value: { inherit name value; };
+  filterAttrs = pred: set: listToAttrs (concatMap (name: optional (pred name set.${name}) (nameValuePair name set.${name})) (attrNames set));
+  mapAttrs' = f: set: listToAttrs (map (name: f name set.${name}) (attrNames set));
+  mapAttrsToList = f: set: map (name: f name set.${name}) (attrNames set);
+  isDerivation = x: isAttrs x && x.type or null == "derivation";
+
+  # Fixed points and overlays.
+  fix =
+    f:
+    let
+      x = f x;
+    in
+    x;
+  extends =
+    overlay: f: final:
+    let
+      prev = f final;
+    in
+    prev // overlay final prev;
+  composeExtensions =
+    f: g: final: prev:
+    let
+      fromF = f final prev;
+    in
+    fromF // g final (prev // fromF);
+  composeManyExtensions = builtins.foldl' composeExtensions (_: _: { });
+  makeExtensible =
+    rattrs:
+    fix (
+      self:
+      rattrs self
+      // {
+        extend = overlay: makeExtensible (extends overlay rattrs);
+      }
+    );
+  callPackageWith =
+    autoArgs: fn: args:
+    let
+      f = if isFunction fn then fn else import fn;
+    in
+    f (intersectAttrs (functionArgs f) autoArgs // args);
+
+  # Packages' outputs.
+  getOutput = output: pkg: pkg.${output} or pkg;
+  getExe' = pkg: name: "${getOutput "bin" pkg}/bin/${name}";
+
+  # Versions.
+  versions = {
+    major = v: elemAt (splitVersion v) 0;
+    majorMinor = v: concatStringsSep "." (take 2 (splitVersion v));
+  };
+
+  # Platforms: a system ("aarch64-linux") or an attribute set with `config` or `system`, elaborated to the attributes
+  # these files read. Only the systems the wrapper builds for are known.
+  knownSystems = {
+    x86_64-linux = {
+      config = "x86_64-unknown-linux-gnu";
+      cpu = "x86_64";
+    };
+    aarch64-linux = {
+      config = "aarch64-unknown-linux-gnu";
+      cpu = "aarch64";
+    };
+    powerpc64le-linux = {
+      config = "powerpc64le-unknown-linux-gnu";
+      cpu = "powerpc64le";
+    };
+  };
+  systemOfConfig = listToAttrs (mapAttrsToList (system: known: nameValuePair known.config system) knownSystems);
+  elaborate =
+    given:
+    let
+      spec = if isString given then { system = given; } else given;
+      system =
+        spec.system or systemOfConfig.${spec.config}
+          or (throw "the stand-in lib knows no system for config ${spec.config}");
+      known = knownSystems.${system} or (throw "the stand-in lib knows no system ${system}");
+    in
+    {
+      inherit system;
+      inherit (known) config;
+      parsed = {
+        cpu.name = known.cpu;
+        kernel.name = "linux";
+      };
+      isLinux = true;
+      isx86_64 = known.cpu == "x86_64";
+      isAarch64 = known.cpu == "aarch64";
+      isPower64 = known.cpu == "powerpc64le";
+    };
+
+  # Sources: a path filtered as builtins.path does it; a filtered source can be filtered again.
+  cleanSourceWith =
+    {
+      src,
+      filter ? _: _: true,
+      name ? null,
+    }:
+    let
+      origSrc = src.origSrc or src;
+      both = path: type: (src.filter or (_: _: true)) path type && filter path type;
+      resolvedName = if name != null then name else src.name or "source";
+    in
+    {
+      inherit origSrc;
+      filter = both;
+      name = resolvedName;
+      outPath = builtins.path {
+        path = origSrc;
+        name = resolvedName;
+        filter = both;
+      };
+    };
+  # Version-control and editor files, and build results, as Nixpkgs' cleanSource leaves out.
+  cleanSource =
+    src:
+    cleanSourceWith {
+      inherit src;
+      filter =
+        path: type:
+        let
+          base = baseNameOf (toString path);
+        in
+        !(
+          (type == "directory" && elem base [ ".git" ".svn" ".hg" ])
+          || builtins.match ".*~" base != null
+          || builtins.match "\\.#.*" base != null
+          || builtins.match "result(-.*)?" base != null
+        );
+    };
+in
+{
+  inherit
+    all
+    any
+    boolToString
+    callPackageWith
+    cleanSource
+    cleanSourceWith
+    composeExtensions
+    composeManyExtensions
+    concatMap
+    concatMapStringsSep
+    concatStrings
+    concatStringsSep
+    elem
+    escapeShellArg
+    escapeShellArgs
+    extends
+    filter
+    filterAttrs
+    fix
+    getExe'
+    getOutput
+    hasPrefix
+    head
+    isAttrs
+    isBool
+    isDerivation
+    isInt
+    isList
+    isString
+    makeExtensible
+    mapAttrs
+    mapAttrs'
+    mapAttrsToList
+    nameValuePair
+    optional
+    optionalString
+    optionals
+    removePrefix
+    replaceStrings
+    sort
+    splitVersion
+    tail
+    take
+    toInt
+    unique
+    versions
+    ;
+  getBin = getOutput "bin";
+  getDev = getOutput "dev";
+  getLib = getOutput "lib";
+  importTOML = path: builtins.fromTOML (builtins.readFile path);
+
+  systems = {
+    inherit elaborate;
+    examples.aarch64-multiplatform.config = "aarch64-unknown-linux-gnu";
+    # Platforms are plain data here, so equal platforms are equal values.
+    equals = a: b: a == b;
+  };
+  platforms.linux = [
+    "x86_64-linux"
+    "aarch64-linux"
+    "powerpc64le-linux"
+  ];
+  licenses = {
+    mit.spdxId = "MIT";
+    asl20.spdxId = "Apache-2.0";
+  };
+}
