@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use nvcc_wrapper::args::Invocation;
 use nvcc_wrapper::compat::Compat;
-use nvcc_wrapper::config::{self, Loaded, Source};
+use nvcc_wrapper::config::Loaded;
 use nvcc_wrapper::context::Context;
 use nvcc_wrapper::locate::{FoundBy, RealNvcc};
 use nvcc_wrapper::plan::{self, Inputs};
@@ -119,7 +119,7 @@ fn parse_and_plan(ctx: &Context, args: &[OsString], loaded: &Loaded, compat: &Co
     let nvcc = RealNvcc { path: "/opt/cuda/bin/nvcc".into(), found_by: FoundBy::Config("bench.toml".into()) };
     plan::plan(Inputs {
         invocation: &invocation,
-        config: loaded,
+        config: &loaded.config,
         compat,
         probes: &Recorded,
         nvcc,
@@ -134,10 +134,7 @@ fn benches(c: &mut Criterion) {
     std::fs::create_dir_all(&dir).unwrap();
     let ctx = Context { cwd: dir.clone(), ..Context::default() };
     let path = Path::new("/etc/nvcc-wrapper/bench.toml");
-    let loaded = Loaded {
-        config: config::read(CONFIG, path).unwrap(),
-        source: Source { path: Some(path.into()), ..Source::default() },
-    };
+    let loaded = Loaded::from_text(CONFIG, path).unwrap();
     let compat = Compat::built_in();
 
     let typical = typical_line();

@@ -5,11 +5,12 @@ use std::ffi::OsString;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::compat::{Capability, Compat};
-use crate::config::{self, TargetConfig, TargetPlatform};
+use crate::compat::Capability;
+use crate::config::{Origin, Sourced, TargetConfig, TargetPlatform};
 use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{self, gpu, target};
+use crate::plan::{gpu, target};
+use crate::prepare::Settings;
 use crate::version::Version;
 use crate::{output, prepare, report};
 
@@ -28,6 +29,9 @@ struct Cli {
 enum Command {
     /// Print the command the drop-in nvcc would run for these arguments, and why, without running it.
     Explain {
+        /// text: lines for people; json: the plan as data for build tools (docs/reference/explain-json.md).
+        #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+        format: ExplainFormat,
         /// nvcc's arguments, after `--` (for example: nvcc-wrapper explain -- -c kernel.cu).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<OsString>,
@@ -39,10 +43,12 @@ enum Command {
     Compat(CompatCommand),
     /// Print the GPU target flags for capabilities, by the rules the drop-in nvcc uses, for other build systems.
     ///
-    /// Without --cuda-version, the capabilities are checked only against those the wrapper's table knows; with it,
-    /// against what that NVCC release accepts. The Jetson rules apply only when --system or --platform is given.
+    /// Without capabilities, those of the config (`[gpu] capabilities` and `forward-compat`, or their environment
+    /// variables) are used. Without --cuda-version (and no `cuda-version` in the config), the capabilities are
+    /// checked only against those the wrapper's table knows; with it, against what that NVCC release accepts. The
+    /// target rules apply when --system or --platform is given, or the config has a `[target]`.
     Gencode {
-        /// Check against this NVCC release (12.4, 13.0.88).
+        /// Check against this NVCC release (12.4, 13.0.88); default: the config's `cuda-version`.
         #[arg(long, value_name = "X.Y")]
         cuda_version: Option<String>,
         /// Also embed PTX of the highest capability's baseline, for newer GPUs.
@@ -57,8 +63,9 @@ enum Command {
         /// The aarch64 platform, as `[target] platform`.
         #[arg(long, value_enum)]
         platform: Option<PlatformArg>,
-        /// Capabilities: 8.6, 86, sm_86, 9.0a, 10.0f; one argument may hold a list ("8.6;9.0a").
-        #[arg(required = true, value_name = "CAPABILITY")]
+        /// Capabilities: 8.6, 86, sm_86, 9.0a, 10.0f; one argument may hold a list ("8.6;9.0a"). Default: the
+        /// config's.
+        #[arg(value_name = "CAPABILITY")]
         capabilities: Vec<String>,
     },
 }
@@ -77,6 +84,12 @@ enum CompatCommand {
 enum Format {
     Nvcc,
     Cmake,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExplainFormat {
+    Text,
     Json,
 }
 
@@ -104,7 +117,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
         Err(e) => return Err(usage_error(&e.render().to_string())),
     };
     match cli.command {
-        Command::Explain { args } => explain(ctx, args),
+        Command::Explain { format, args } => explain(ctx, format, args),
         Command::Doctor => crate::doctor::main(ctx),
         Command::Compat(CompatCommand::Scan { root }) => compat_scan(ctx, &ctx.absolute(&root)),
         Command::Gencode { cuda_version, forward_compat, format, system, platform, capabilities } => {
@@ -145,50 +158,73 @@ fn gencode(
     capabilities: Vec<String>,
 ) -> Result<i32> {
     let usage = |message: String, help: &str| Error::new(ErrorKind::Usage, message).with_help(help);
-    let release = cuda_version
-        .map(|v| {
-            v.parse::<Version>()
-                .map_err(|e| usage(format!("`--cuda-version {v}`: {e}"), "give the release as --cuda-version 12.4"))
-        })
-        .transpose()?;
-    let mut caps = Vec::new();
-    for arg in &capabilities {
-        let parsed = Capability::parse_list(arg)
-            .map_err(|e| usage(format!("the capability argument `{arg}`: {e}"), "name capabilities like 8.6 9.0a"))?;
-        caps.extend(parsed);
-    }
-    if caps.is_empty() {
-        return Err(usage("no capability given".into(), "name capabilities like 8.6 9.0a"));
-    }
-    // The same tables as the drop-in nvcc (the built-in ones, or the config's `compat-data`) and the same rules
-    // for the target: only the settings come from the flags, and an error names the flag.
-    let loaded = config::load(ctx)?;
-    let compat = Compat::load(loaded.config.compat_data.as_deref())?;
-    if let Some(v) = release {
-        let rows = compat.host_compilers.releases();
-        let (oldest, newest) = (rows[0].nvcc.release(), rows[rows.len() - 1].nvcc.release());
-        if !v.has_minor() || compat.host_compilers.limits_for(v).is_none() {
+    // The same preparation as the drop-in nvcc: the config with the environment's overrides, and its tables. The
+    // flags take the place of the settings they name.
+    let settings = Settings::load(ctx)?;
+    let (config, compat) = (&settings.config.config, &settings.compat);
+    let release = match cuda_version {
+        Some(v) => {
+            let v = v
+                .parse::<Version>()
+                .map_err(|e| usage(format!("`--cuda-version {v}`: {e}"), "give the release as --cuda-version 12.4"))?;
+            let (oldest, newest) = (compat.host_compilers.releases()[0].nvcc.release(), compat.newest_release());
+            if !v.has_minor() || compat.host_compilers.limits_for(v).is_none() {
+                return Err(usage(
+                    format!("`--cuda-version {v}` is not an NVCC release the tables know"),
+                    &format!("give a release from {oldest} to {newest}, with its minor part (12.4, 13.0)"),
+                ));
+            }
+            Some(v)
+        }
+        None => config.cuda_version,
+    };
+    let (caps, forward_compat) = if capabilities.is_empty() {
+        if config.gpu.capabilities.is_empty() {
             return Err(usage(
-                format!("`--cuda-version {v}` is not an NVCC release the tables know"),
-                &format!("give a release from {oldest} to {newest}, with its minor part (12.4, 13.0)"),
+                "no capability given, and the config names none".into(),
+                "name capabilities like 8.6 9.0a, or set `[gpu] capabilities` in the config",
             ));
         }
-    }
-    let named = target::Named::flags();
-    let mut notes = Vec::new();
-    let platform = if system.is_some() || platform.is_some() {
+        (config.gpu.capabilities.value.clone(), forward_compat || *config.gpu.forward_compat)
+    } else {
+        let mut caps = Vec::new();
+        for arg in &capabilities {
+            let parsed = Capability::parse_list(arg).map_err(|e| {
+                usage(format!("the capability argument `{arg}`: {e}"), "name capabilities like 8.6 9.0a")
+            })?;
+            caps.extend(parsed);
+        }
+        if caps.is_empty() {
+            return Err(usage("no capability given".into(), "name capabilities like 8.6 9.0a"));
+        }
+        (caps, forward_compat)
+    };
+    // The target: the flags when given (errors then name them), else the config's `[target]` when it names one.
+    let target = if system.is_some() || platform.is_some() {
+        let flag = |name| Origin::Flag(name);
         let platform = platform.map(|p| match p {
             PlatformArg::Jetson => TargetPlatform::Jetson,
             PlatformArg::Sbsa => TargetPlatform::Sbsa,
         });
-        let target = TargetConfig { system, platform, ..TargetConfig::default() };
-        let release = release.ok_or_else(|| "no --cuda-version".to_string());
-        Some(plan::resolve_target(&target, &named, &compat.platforms, &release, &mut notes)?.0)
+        Some(TargetConfig {
+            system: system.map(|s| Sourced::new(s, flag("--system"))),
+            platform: platform.map(|p| Sourced::new(p, flag("--platform"))),
+            ..TargetConfig::default()
+        })
     } else {
-        None
+        let t = &config.target;
+        (t.system.is_some() || t.platform.is_some()).then(|| t.clone())
     };
+    let platform = match &target {
+        Some(target) => {
+            let named = target::Named::of(target);
+            Some(target::resolve(target, &named, &compat.platforms, release)?.0)
+        }
+        None => None,
+    };
+    let named = target::Named::of(target.as_ref().unwrap_or(&config.target));
     let expansion = gpu::expand(&caps, forward_compat);
-    gpu::check(&expansion, &gpu::Against { compat: &compat, release, platform, named: &named })?;
+    gpu::check(&expansion, &gpu::Against { compat, release, platform, named: &named })?;
     let out = match format {
         Format::Nvcc => expansion.gencode().join("\n") + "\n",
         Format::Cmake => expansion.cmake() + "\n",
@@ -209,9 +245,12 @@ fn gencode(
     Ok(0)
 }
 
-fn explain(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
+fn explain(ctx: &Context, format: ExplainFormat, args: Vec<OsString>) -> Result<i32> {
     let prepared = prepare::prepare(ctx, args)?;
-    output::stdout(report::text(&prepared))?;
+    match format {
+        ExplainFormat::Text => output::stdout(report::text(&prepared))?,
+        ExplainFormat::Json => output::stdout(report::json::plan(&prepared).to_string() + "\n")?,
+    }
     Ok(0)
 }
 
@@ -222,9 +261,8 @@ fn compat_scan(ctx: &Context, root: &std::path::Path) -> Result<i32> {
     }
     let scan = crate::probe::toolkit::scan(root)?;
     output::stdout(scan.row())?;
-    let loaded = config::load(ctx)?;
-    let compat = Compat::load(loaded.config.compat_data.as_deref())?;
-    scan.check(&compat.host_compilers)?;
+    let settings = Settings::load(ctx)?;
+    scan.check(&settings.compat.host_compilers)?;
     output::stdout("# agrees with the compatibility table\n")?;
     Ok(0)
 }

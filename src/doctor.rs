@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::compat::Compat;
 use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{self, Release};
@@ -31,21 +32,22 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
             return Ok((out, problems));
         }
     };
+    let config = &setup.settings.config;
     let header = [
-        field("config file", setup.config.source.path.as_ref().map_or("none".into(), |p| p.display().to_string())),
+        field("config file", config.path.as_ref().map_or("none".into(), |p| p.display().to_string())),
         field("real nvcc", format!("{} (found by {})", setup.located.nvcc.path.display(), setup.located.nvcc.found_by)),
     ];
     // What a failed plan's report needs to show the release; probed only then, since a plan learns it itself.
     let (cuda_version, probes, nvcc) =
-        (setup.config.config.cuda_version, setup.probes.clone(), setup.located.nvcc.path.clone());
-    let table = setup.compat.host_compilers.clone();
+        (config.config.cuda_version, setup.probes.clone(), setup.located.nvcc.path.clone());
+    let compat = setup.settings.compat.clone();
     let prepared = match setup.prepare(ctx, SAMPLE.map(OsString::from).to_vec()) {
         Ok(prepared) => prepared,
         Err(e) => {
             for line in header {
                 let _ = writeln!(out, "{line}");
             }
-            write_release(&Release::of(cuda_version, &probes, &nvcc), &table, &mut out, &mut problems);
+            write_release(&Release::of(cuda_version, &probes, &nvcc, &compat), &compat, &mut out, &mut problems);
             problems.push(problem(&e));
             return Ok((out, problems));
         }
@@ -53,35 +55,30 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
     out += &report::text(&prepared);
     let plan = &prepared.plan;
     if let Some(release) = &plan.release {
-        write_release(release, &table, &mut String::new(), &mut problems);
-        if let Ok(v) = &release.version {
-            if let Some(row) = table.limits_for(*v) {
-                let _ = writeln!(out, "{}", field("accepts", format!("{} ({})", row.accepts.describe(), row.source)));
-            }
+        write_release(release, &compat, &mut String::new(), &mut problems);
+        if let Some(row) = release.version().and_then(|v| compat.host_compilers.limits_for(v)) {
+            let _ = writeln!(out, "{}", field("accepts", format!("{} ({})", row.accepts.describe(), row.source)));
         }
     }
-    problems.extend(plan.warnings.iter().cloned());
+    // An unknown release is already a problem above.
+    let own = plan.warnings.iter().filter(|w| !matches!(w.get(), Some(plan::facts::Note::ReleaseUnknown { .. })));
+    problems.extend(own.map(|w| w.to_string()));
     check_libstdcxx(&prepared.setup.probes, plan, &mut out, &mut problems);
     Ok((out, problems))
 }
 
 /// A release line (when the plan could not be made) and the problems an unknown or untabled release is.
-fn write_release(
-    release: &Release,
-    table: &crate::compat::HostCompilerTable,
-    out: &mut String,
-    problems: &mut Vec<String>,
-) {
-    match &release.version {
-        Ok(v) => {
-            let _ = writeln!(out, "{}", field("release", format!("{v} (from {})", release.from)));
-            if table.limits_for(*v).is_none() {
+fn write_release(release: &Release, compat: &Compat, out: &mut String, problems: &mut Vec<String>) {
+    match release.version() {
+        Some(v) => {
+            let _ = writeln!(out, "{}", field("release", release));
+            if compat.host_compilers.limits_for(v).is_none() {
                 problems.push(format!(
                     "nvcc {v} is not in the compatibility table: the wrapper cannot check host compilers for it"
                 ));
             }
         }
-        Err(e) => problems.push(format!("cannot tell the NVCC release: {e}; set `cuda-version` in the config")),
+        None => problems.push(format!("cannot tell the NVCC release: {release}; set `cuda-version` in the config")),
     }
 }
 

@@ -38,7 +38,7 @@ pub fn command_line(data: &[u8]) {
     for config in configs() {
         let inputs = plan::Inputs {
             invocation: &invocation,
-            config,
+            config: &config.config,
             compat: &compat,
             probes: &Known12,
             nvcc: RealNvcc { path: "/cuda/bin/nvcc".into(), found_by: FoundBy::Path },

@@ -159,14 +159,14 @@ fn only_probe_and_exec_start_programs() {
 fn the_drop_in_reaches_no_clap_no_json_and_no_other_personality() {
     // clap parses only the wrapper's own command line (`cli`). JSON is read only from a toolkit's version.json
     // (probe/nvcc.rs: only when the release must be probed and the probe cache has no answer) and written only by
-    // `cli`. The drop-in's own steps import neither, nor another personality's module.
+    // `cli` and `explain --format json` (report/json.rs). The drop-in's own steps import neither, nor another personality's module.
     for file in sources() {
         let module = module_of(&file);
         let code = non_test_code(&file);
         if module != "cli" {
             assert!(!code.contains("clap::"), "{} uses clap: only the wrapper's own command line may", file.display());
         }
-        if module != "cli" && !file.ends_with("probe/nvcc.rs") {
+        if module != "cli" && !file.ends_with("probe/nvcc.rs") && !file.ends_with("report/json.rs") {
             assert!(!code.contains("serde_json"), "{} uses JSON, which the drop-in must not reach", file.display());
         }
     }
@@ -179,4 +179,54 @@ fn the_drop_in_reaches_no_clap_no_json_and_no_other_personality() {
     // Not vacuous: the reader sees the drop-in's real imports and cli's clap.
     assert!(edges["pipeline"].contains_key("prepare"));
     assert!(non_test_code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli.rs")).contains("clap::"));
+}
+
+/// The planning steps: the modules of `plan/` that implement `Step`, each a file or a directory.
+fn steps() -> BTreeMap<String, Vec<PathBuf>> {
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/plan");
+    let mut steps: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for file in sources().into_iter().filter(|f| f.starts_with(&plan)) {
+        let rel = file.strip_prefix(&plan).unwrap();
+        let name = rel.components().next().unwrap().as_os_str().to_str().unwrap().trim_end_matches(".rs").to_string();
+        steps.entry(name).or_default().push(file);
+    }
+    steps.retain(|_, files| files.iter().any(|f| non_test_code(f).contains("impl Step for")));
+    steps
+}
+
+#[test]
+fn planning_steps_never_import_each_other() {
+    let steps = steps();
+    // Not vacuous: the steps are found, the shared machinery is not one of them.
+    for name in ["host_compiler", "cross", "gpu", "cuda_compat", "fatbin", "launcher"] {
+        assert!(steps.contains_key(name), "no step {name}: {:?}", steps.keys());
+    }
+    assert!(!steps.contains_key("facts") && !steps.contains_key("model"));
+    let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    for (step, files) in &steps {
+        for file in files {
+            let code = non_test_code(file);
+            // `crate::plan::X`, and `super::X` from a step's own file (`super::super::X` from a file in its folder).
+            let nested = file.parent().is_some_and(|d| !d.ends_with("plan"));
+            let up = if nested { "super::super::" } else { "super::" };
+            let mut named: Vec<String> = Vec::new();
+            for prefix in ["crate::plan::", up] {
+                for (at, _) in code.match_indices(prefix) {
+                    let rest = &code[at + prefix.len()..];
+                    match rest.strip_prefix('{') {
+                        Some(group) => {
+                            named.extend(group[..group.find('}').unwrap_or(0)].split(',').map(|p| ident(p.trim())))
+                        }
+                        None => named.push(ident(rest)),
+                    }
+                }
+            }
+            if let Some(other) = named.iter().find(|n| *n != step && steps.contains_key(*n)) {
+                panic!(
+                    "the step {step} imports the step {other} ({}): share a fact or an args query instead",
+                    file.display()
+                );
+            }
+        }
+    }
 }

@@ -81,7 +81,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
     let is_me = |m: &std::fs::Metadata| me == Some(file_id(m));
 
     if let Some(configured) = &config.config.nvcc {
-        let file = config.source.path.clone().unwrap_or_default();
+        let file = config.path.clone().unwrap_or_default();
         let path = configured.clone();
         let Some(meta) = std::fs::metadata(&path).ok().filter(std::fs::Metadata::is_file) else {
             let what = if path.is_dir() { "is a directory, not the nvcc program" } else { "does not exist" };
@@ -221,7 +221,8 @@ mod tests {
         executable(&dir.path().join("cuda/bin/nvcc"));
         let loaded = |nvcc: &str| Loaded {
             config: crate::config::Config { nvcc: Some(dir.path().join(nvcc)), ..Default::default() },
-            source: crate::config::Source { path: Some(dir.path().join("config.toml")), ..Default::default() },
+            path: Some(dir.path().join("config.toml")),
+            ..Default::default()
         };
         let found = find(&ctx("", None, None), &loaded("cuda/bin/nvcc")).unwrap();
         assert_eq!(found.path, dir.path().join("cuda/bin/nvcc"));
@@ -247,7 +248,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let loaded = Loaded {
             config: crate::config::Config { nvcc: Some("/usr".into()), ..Default::default() },
-            source: crate::config::Source { path: Some(dir.path().join("c.toml")), ..Default::default() },
+            path: Some(dir.path().join("c.toml")),
+            ..Default::default()
         };
         let err = find(&ctx("", None, None), &loaded).unwrap_err();
         assert!(err.message.contains("`nvcc = \"/usr\"`") && err.message.contains("is a directory"), "{err}");

@@ -5,13 +5,10 @@ use std::ffi::OsString;
 
 use tracing::debug;
 
-use crate::config;
 use crate::context::{vars, Context};
 use crate::error::Result;
 use crate::exec::{self, exec};
-use crate::locate;
 use crate::output;
-use crate::plan::Plan;
 use crate::prepare::{self, Prepared};
 use crate::report;
 use crate::shell;
@@ -20,8 +17,7 @@ use crate::shell;
 pub fn run(ctx: &Context) -> Result<i32> {
     if flag(ctx, vars::DISABLE)? {
         // Only the config's `nvcc` counts: nothing is parsed, planned or overridden.
-        let located = locate::locate(ctx, &config::load(ctx)?)?;
-        let plan = Plan::pass_through(located.nvcc, located.depth);
+        let plan = prepare::pass_through(ctx)?;
         debug!("{}=1: running {} with the arguments untouched", vars::DISABLE, plan.nvcc.path.display());
         let err = exec(&plan.nvcc.path, &ctx.args, &prepare::nvcc_env(ctx, &plan));
         return Err(exec::cannot_run(&plan.nvcc.path, &err));
@@ -52,7 +48,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
         eprintln!(
             "nvcc-wrapper: warning: with the wrapper's additions the command is longer than the kernel takes ({err}): running nvcc without them"
         );
-        let plain = Plan::pass_through(prepared.plan.nvcc.clone(), prepared.setup.located.depth);
+        let plain = prepared.pass_through();
         let err = exec(nvcc, &ctx.args, &prepare::nvcc_env(ctx, &plain));
         return Err(exec::cannot_run(nvcc, &err));
     }

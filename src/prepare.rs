@@ -1,7 +1,8 @@
-//! The one preparation every personality shares, so that the drop-in, `explain`, `doctor` and `gencode` can never
-//! disagree: the config file with the environment's overrides, the compatibility tables it names, the real nvcc
-//! and the loop depth (`Setup`); then, for a command line, its `Invocation` and `Plan` (`Prepared`). The release is
-//! learned inside the plan, and only when a decision needs it, so a query such as `nvcc --version` probes nothing.
+//! The one preparation every personality shares, so that the drop-in, `explain`, `doctor`, `gencode`, `compat scan`,
+//! the kill switch and the E2BIG fallback can never disagree: the config file with the environment's overrides and
+//! the compatibility tables it names (`Settings`); with them the real nvcc and the loop depth (`Setup`); then, for a
+//! command line, its `Invocation` and `Plan` (`Prepared`). The release is learned inside the plan, and only when a
+//! decision needs it, so a query such as `nvcc --version` probes nothing.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -16,10 +17,25 @@ use crate::plan::{self, Plan};
 use crate::probe::cache::ProbeCache;
 use crate::probe::system::System;
 
-/// Everything a plan is made from, before the command line is looked at.
-pub struct Setup {
+/// What every personality decides from: the config (with the environment's overrides) and the tables it names.
+pub struct Settings {
     pub config: Loaded,
     pub compat: Compat,
+}
+
+impl Settings {
+    /// The config file (named, or found next to the `nvcc` that was run), the environment's overrides of it, and the
+    /// tables.
+    pub fn load(ctx: &Context) -> Result<Settings> {
+        let config = config::load_with_env(ctx)?;
+        let compat = Compat::load(config.config.compat_data.as_deref())?;
+        Ok(Settings { config, compat })
+    }
+}
+
+/// Everything a plan is made from, before the command line is looked at.
+pub struct Setup {
+    pub settings: Settings,
     pub located: Located,
     pub probes: System,
     /// Where options files rewritten under `arch-flags = "replace"` are written.
@@ -27,15 +43,12 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// The config file (named, or found next to the `nvcc` that was run), the environment's overrides of it, the
-    /// tables, and the real nvcc.
+    /// The settings and the real nvcc.
     pub fn new(ctx: &Context) -> Result<Setup> {
-        let mut config = config::load(ctx)?;
-        config::apply_env(&mut config, &ctx.env)?;
-        let compat = Compat::load(config.config.compat_data.as_deref())?;
-        let located = locate::locate(ctx, &config)?;
+        let settings = Settings::load(ctx)?;
+        let located = locate::locate(ctx, &settings.config)?;
         let probes = System { path: Some(ctx.search_path().into()), cwd: ctx.cwd.clone(), cache: probe_cache(ctx)? };
-        Ok(Setup { config, compat, located, probes, scratch: scratch_dir(&ctx.env) })
+        Ok(Setup { settings, located, probes, scratch: scratch_dir(&ctx.env) })
     }
 
     /// Parse `args` as nvcc's command line (with nvcc's environment channels) and decide what to run.
@@ -43,8 +56,8 @@ impl Setup {
         let invocation = Invocation::parse_args(ctx, args)?;
         let plan = plan::plan(plan::Inputs {
             invocation: &invocation,
-            config: &self.config,
-            compat: &self.compat,
+            config: &self.settings.config.config,
+            compat: &self.settings.compat,
             probes: &self.probes,
             nvcc: self.located.nvcc.clone(),
             depth: self.located.depth,
@@ -74,6 +87,19 @@ impl Prepared {
     pub fn nvcc_env(&self, ctx: &Context) -> Env {
         nvcc_env(ctx, &self.plan)
     }
+
+    /// The same call with nothing of the wrapper's: the real nvcc and the loop counter only.
+    pub fn pass_through(&self) -> Plan {
+        Plan::pass_through(self.plan.nvcc.clone(), self.setup.located.depth)
+    }
+}
+
+/// The plan of the kill switch (`NVCC_WRAPPER_DISABLE`): the real nvcc the config names (or PATH's), the user's
+/// arguments untouched. Only the config file is read: no override can change which nvcc runs, and a bad one must not
+/// stop the switch that exists to take the wrapper out of the way.
+pub fn pass_through(ctx: &Context) -> Result<Plan> {
+    let located = locate::locate(ctx, &config::load(ctx)?)?;
+    Ok(Plan::pass_through(located.nvcc, located.depth))
 }
 
 /// The environment nvcc runs with: the wrapper's own, plus what `plan` sets.

@@ -5,6 +5,7 @@
 //! option from the table it recognised, where it sits and how it was spelled. It never re-spells or drops a token;
 //! deciding what to add is `plan`'s job.
 
+mod queries;
 pub mod split;
 pub mod table;
 
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
+pub use queries::is_host_compiled;
 pub use table::{GpuFlag, OptionSpec, Phase, Role};
 
 /// Where a token came from.

@@ -39,6 +39,10 @@ impl fmt::Display for CompilerFamily {
 
 /// The newest GCC and Clang majors an NVCC release accepts, both inclusive. There is no lower bound: nvcc checks
 /// none. The table's rows, the `host_config.h` scanner and the planner all speak in this one type.
+/// nvcc reads `NVCC_CCBIN` from this release on. Measured with `NVCC_CCBIN=g++-11 nvcc -dryrun`: 11.8.89 and 12.4.131
+/// run `gcc`, 12.5.40 and 13.0.88 run `g++-11`.
+pub const FIRST_HONOURING_NVCC_CCBIN: Version = Version::major_minor(12, 5);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Accepts {
     pub newest_gcc: u32,

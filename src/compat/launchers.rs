@@ -116,6 +116,22 @@ mod tests {
     }
 
     #[test]
+    fn the_known_bad_table_keys_on_launcher_release_and_nvcc_release() {
+        let known_bad = |launcher, version, release| LauncherTable::built_in().known_bad(launcher, version, release);
+        assert!(known_bad("sccache", v("0.16.0"), v("13.5.44")).is_some());
+        assert!(known_bad("sccache", v("0.16.2"), v("13.3")).is_some());
+        assert!(known_bad("sccache", v("0.16.0"), v("14.0")).is_some());
+        assert!(known_bad("sccache", v("0.16.0"), v("13.0.88")).is_none());
+        assert!(known_bad("sccache", v("0.16.0"), v("12.4.131")).is_none());
+        assert!(known_bad("sccache", v("0.15.0"), v("13.5")).is_none());
+        assert!(known_bad("sccache", v("0.17.0"), v("13.5")).is_none());
+        assert!(known_bad("ccache", v("0.16.0"), v("13.5")).is_none());
+        for row in LauncherTable::built_in().all() {
+            assert!(row.first_version <= row.last_version && !row.source.is_empty() && !row.why.is_empty(), "{row:?}");
+        }
+    }
+
+    #[test]
     fn every_row_has_a_measured_or_reported_source() {
         let table = LauncherTable::built_in();
         assert!(!table.all().is_empty());

@@ -16,7 +16,7 @@ mod platforms;
 pub use capabilities::{CapabilityInfo, CapabilityTable, Kind};
 pub use capability::{Capability, ParseCapabilityError, Suffix};
 pub use fatbin::{Compression, FatbinTable};
-pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, HostLimits};
+pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, HostLimits, FIRST_HONOURING_NVCC_CCBIN};
 pub use launchers::{KnownBad, LauncherTable};
 pub use platforms::{JetsonServedBy, Platform, PlatformTable, ReleaseRange};
 
@@ -107,6 +107,12 @@ impl Compat {
             fatbin: Cow::Borrowed(FatbinTable::built_in()),
             launchers: Cow::Borrowed(LauncherTable::built_in()),
         }
+    }
+
+    /// The newest NVCC release the tables describe (the host-compiler table's last row): a newer one is decided as
+    /// this one.
+    pub fn newest_release(&self) -> Version {
+        self.host_compilers.newest().nvcc.release()
     }
 
     /// The built-in tables, each replaced by its twin in `dir` (a config's `compat-data`, already made absolute)

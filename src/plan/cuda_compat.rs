@@ -6,84 +6,84 @@
 //! `LD_LIBRARY_PATH`, which would reach every program the build starts. Compiles, device links and static libraries
 //! get nothing; neither does a build for any other GPU.
 
-use std::path::{Path, PathBuf};
+use std::fmt;
+use std::path::PathBuf;
 
-use super::{Addition, Plan};
-use crate::args::{Invocation, Phase};
-use crate::compat::{CapabilityTable, Platform};
-use crate::config::{GpuConfig, Source};
-use crate::context::vars;
+use super::facts::Facts;
+use super::model::Plan;
+use super::Step;
+use crate::config::{Config, Sourced};
 use crate::error::{Error, Result};
-use crate::probe::system::Probes;
 
-/// What the planner knows about this call, for the cuda-compat step.
-pub struct Step<'a> {
-    pub invocation: &'a Invocation,
-    /// `[target] cuda-compat`, already absolute.
-    pub dir: Option<&'a Path>,
-    pub source: &'a Source,
-    pub probes: &'a dyn Probes,
-    pub platform: &'a Platform,
-    pub gpu: &'a GpuConfig,
-    pub capabilities: &'a CapabilityTable,
+pub struct CudaCompat;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    NotJetson { platform: String },
 }
 
-impl Step<'_> {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    FirstInRunpath { dir: PathBuf },
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::NotJetson { platform } => write!(
+                f,
+                "`[target] cuda-compat` is set, but this build is not for a Jetson (target {platform}, and not only Jetson capabilities): its runpath is not added"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::FirstInRunpath { dir } => write!(
+                f,
+                "`[target] cuda-compat`: the Jetson forward-compatibility libcuda in {} is found before the driver's",
+                dir.display()
+            ),
+        }
+    }
+}
+
+impl Step for CudaCompat {
+    const NAME: &'static str = "cuda-compat";
+    /// `[target] cuda-compat`, already absolute.
+    type Section = Option<Sourced<PathBuf>>;
+
+    fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
+        &config.target.cuda_compat
+    }
+
     /// Put the directory first in the runpath of what this call links, when it links for a Jetson.
-    pub fn decide(&self, plan: &mut Plan) -> Result<()> {
-        let Some(dir) = self.dir else { return Ok(()) };
+    fn decide(facts: &Facts, dir: &Self::Section, plan: &mut Plan) -> Result<()> {
+        let Some(dir) = dir else { return Ok(()) };
         // Checked on every call, as a setting that names nothing is wrong for the whole build.
-        self.check(dir)?;
-        if !self.for_jetson() {
-            plan.notes.push(format!(
-                "`[target] cuda-compat` is set, but this build is not for a Jetson (target {}, capabilities {}): its runpath is not added",
-                self.platform.name,
-                self.describe_capabilities()
-            ));
+        if ![dir.join("libcuda.so"), dir.join("libcuda.so.1")].iter().any(|l| facts.probes.exists(l)) {
+            return Err(Error::new(
+                dir.origin.error_kind(),
+                format!(
+                    "`[target] cuda-compat` ({}, from {}) has no libcuda.so or libcuda.so.1",
+                    dir.display(),
+                    dir.origin
+                ),
+            )
+            .with_help("point it at the directory of the cuda_compat package's libcuda.so (its lib/), or remove it"));
+        }
+        if !facts.jetson_build {
+            plan.note(Note::NotJetson { platform: facts.platform.name.to_string() });
             return Ok(());
         }
-        if !matches!(self.invocation.phase(), Phase::Link | Phase::Run) {
+        if !facts.invocation.links() {
             return Ok(());
         }
         // First of the wrapper's additions, so that it also comes before the libstdc++ runpath and the user's own.
-        plan.before.insert(
-            0,
-            Addition {
-                args: vec![format!("-Xlinker=-rpath,{}", dir.display()).into()],
-                reason: format!(
-                    "`[target] cuda-compat`: the Jetson forward-compatibility libcuda in {} is found before the driver's",
-                    dir.display()
-                ),
-            },
-        );
+        let arg = format!("-Xlinker=-rpath,{}", dir.display());
+        plan.add_first(vec![arg.into()], Reason::FirstInRunpath { dir: dir.value.clone() });
         Ok(())
-    }
-
-    /// A Jetson build: the Jetson platform, or another platform building only Jetson capabilities (Thor from 13.0
-    /// and Orin from 13.2 on the unified Arm toolkit; which platform may serve which part is the GPU step's check,
-    /// from compat-data/platforms.toml).
-    fn for_jetson(&self) -> bool {
-        let jetson = |c| self.capabilities.get(c).is_some_and(|info| info.is_jetson());
-        self.platform.jetson || (!self.gpu.capabilities.is_empty() && self.gpu.capabilities.iter().all(|c| jetson(*c)))
-    }
-
-    fn describe_capabilities(&self) -> String {
-        if self.gpu.capabilities.is_empty() {
-            return "none configured".to_string();
-        }
-        self.gpu.capabilities.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
-    }
-
-    fn check(&self, dir: &Path) -> Result<()> {
-        let libcuda: [PathBuf; 2] = [dir.join("libcuda.so"), dir.join("libcuda.so.1")];
-        if libcuda.iter().any(|l| self.probes.exists(l)) {
-            return Ok(());
-        }
-        let (kind, origin) = self.source.origin(vars::TARGET_CUDA_COMPAT);
-        Err(Error::new(
-            kind,
-            format!("`[target] cuda-compat` ({}, from {origin}) has no libcuda.so or libcuda.so.1", dir.display()),
-        )
-        .with_help("point it at the directory of the cuda_compat package's libcuda.so (its lib/), or remove it"))
     }
 }

@@ -22,19 +22,26 @@ use std::hash::{Hash, Hasher};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use super::{Plan, Removal, WrittenFile};
+use super::model::{Message, Plan, Removal, WrittenFile};
 use crate::args::{Channel, Found, Invocation, Role};
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
 
 type Positions = HashSet<(Channel, usize)>;
 
-/// Remove these occurrences, for `reason`. Sets the environment channels nvcc will read when one of them changes.
-pub fn remove(plan: &mut Plan, inv: &Invocation, found: &[&Found], reason: &str, scratch: &Path) -> Result<()> {
+/// Remove these occurrences, for `why`. Sets the environment channels nvcc will read when one of them changes.
+pub fn remove(
+    plan: &mut Plan,
+    inv: &Invocation,
+    found: &[&Found],
+    why: impl Message + Clone,
+    scratch: &Path,
+) -> Result<()> {
     for f in found {
         let positions = inv.positions(f);
         let text: Vec<OsString> = positions.iter().map(|&(c, i)| inv.tokens(c)[i].clone()).collect();
-        plan.removed.push(Removal { found: (*f).clone(), positions, tokens: text, reason: reason.to_string() });
+        let why = plan.said(why.clone());
+        plan.removed.push(Removal { found: (*f).clone(), positions, tokens: text, why });
     }
     let removed = positions(&plan.removed);
     for (channel, name) in [(Channel::Prepend, vars::NVCC_PREPEND_FLAGS), (Channel::Append, vars::NVCC_APPEND_FLAGS)] {
@@ -54,9 +61,7 @@ pub fn remove(plan: &mut Plan, inv: &Invocation, found: &[&Found], reason: &str,
         }
         if removed.iter().any(|&(c, _)| c == channel) {
             let kept: Vec<&[u8]> = kept(inv, channel, &removed).map(|t| t.as_bytes()).collect();
-            let value = OsString::from_vec(kept.join(&b' '));
-            plan.env.retain(|(n, _)| *n != name);
-            plan.env.push((name, value));
+            plan.set_env(name, OsString::from_vec(kept.join(&b' ')));
         }
     }
     // An `-optf` in argv whose file name came from another channel spans two channels: it cannot be inlined.

@@ -9,115 +9,94 @@
 //! `--compress-mode`, `--concat`, or a `-compress...` option in `-Xfatbin`): that choice is theirs, and 13.x warns
 //! about a `--compress-mode` given twice.
 
-use super::{Addition, Plan};
-use crate::args::{Found, Invocation, Phase, Role};
-use crate::compat::FatbinTable;
+use std::fmt;
+
+use super::facts::Facts;
+use super::model::Plan;
+use super::Step;
+use crate::config::{Config, Sourced};
+use crate::error::Result;
 use crate::version::Version;
 
-/// What the planner knows about this call, for the fatbin step.
-pub struct Step<'a> {
-    pub invocation: &'a Invocation,
-    /// `[gpu] compress-fatbin`: `None` (unset) is on.
-    pub setting: Option<bool>,
-    pub table: &'a FatbinTable,
-    /// The NVCC release, or why it is unknown.
-    pub release: std::result::Result<Version, String>,
+pub struct Fatbin;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    TurnedOff { origin: String },
+    NoFatbinWritten { phase: String },
+    UserChose { option: String, place: String },
+    NotInTable { release: Version },
 }
 
-impl Step<'_> {
-    /// Add this release's compression flags, or say in a note why not.
-    pub fn decide(&self, plan: &mut Plan) {
-        if self.setting == Some(false) {
-            plan.notes.push("`[gpu] compress-fatbin = false`: fatbins are compressed as nvcc does by default".into());
-            return;
-        }
-        let inv = self.invocation;
-        if let Some(phase) = writes_no_fatbin(inv) {
-            plan.notes.push(format!("`{}` writes no fatbin: no compression flags are added", phase.spelling));
-            return;
-        }
-        if let Some(given) = compression_given(inv) {
-            let value = given.value.as_deref().map(|v| format!("={}", v.to_string_lossy())).unwrap_or_default();
-            plan.notes.push(format!(
-                "`{}{value}` in {} chooses the fatbin compression: nothing is added",
-                given.spelling,
-                given.at.channel.describe(inv)
-            ));
-            return;
-        }
-        let release = match &self.release {
-            Ok(release) => *release,
-            Err(e) => {
-                plan.notes.push(format!("the NVCC release is unknown ({e}): no fatbin compression flags are added"));
-                return;
-            }
-        };
-        let Some(row) = self.table.compression(release) else {
-            plan.notes.push(format!(
-                "nvcc {} is not in the fatbin table (compat-data/fatbin.toml): no compression flags are added",
-                release.release()
-            ));
-            return;
-        };
-        plan.before.push(Addition {
-            args: row.flags.iter().map(|f| f.as_ref().into()).collect(),
-            reason: format!(
-                "`[gpu] compress-fatbin` (on unless set to false): the smallest fatbins nvcc {} writes (compat-data/fatbin.toml)",
-                release.release()
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    Smallest { release: Version },
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::TurnedOff { origin } => write!(
+                f,
+                "`[gpu] compress-fatbin` is false (in {origin}): fatbins are compressed as nvcc does by default"
             ),
-        });
+            Note::NoFatbinWritten { phase } => write!(f, "`{phase}` writes no fatbin: no compression flags are added"),
+            Note::UserChose { option, place } => {
+                write!(f, "`{option}` in {place} chooses the fatbin compression: nothing is added")
+            }
+            Note::NotInTable { release } => write!(
+                f,
+                "nvcc {release} is not in the fatbin table (compat-data/fatbin.toml): no compression flags are added"
+            ),
+        }
     }
 }
 
-/// The phase option, when the call stops before any fatbin is written.
-fn writes_no_fatbin(inv: &Invocation) -> Option<&Found> {
-    let option = inv.phase_option()?;
-    let none = match inv.phase() {
-        Phase::Preprocess => true,
-        // `-fatbin` is the one device-only phase whose output is a fatbin.
-        Phase::DeviceOnly => option.spec.long != "fatbin",
-        Phase::Link | Phase::Compile | Phase::DeviceLink | Phase::Lib | Phase::Run => false,
-    };
-    none.then_some(option)
-}
-
-/// The first option in nvcc's reading order by which the user chose how fatbins are compressed.
-fn compression_given(inv: &Invocation) -> Option<&Found> {
-    inv.found.iter().find(|f| match f.spec.role {
-        Role::FatbinCompression => true,
-        Role::FatbinOptions => f.value.as_deref().is_some_and(|v| names_compression(v.as_encoded_bytes())),
-        _ => false,
-    })
-}
-
-/// Whether a `-Xfatbin` value (a comma-separated list, as nvcc splits every `-X` option) holds a fatbinary option
-/// about compression: `-compress-all`, `--compress=false`, `-compress-mode=size`, `--concat`, in either dash count.
-fn names_compression(value: &[u8]) -> bool {
-    value.split(|&b| b == b',').any(|option| {
-        let name = option.trim_ascii_start();
-        let name = name.strip_prefix(b"--").or_else(|| name.strip_prefix(b"-")).unwrap_or(name);
-        name.starts_with(b"compress") || name.starts_with(b"concat")
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fatbinary_compression_options_are_told_apart_from_others() {
-        for value in [
-            "-compress-all",
-            "--compress=false",
-            "-compress=true",
-            "-g,-compress-all",
-            "--compress-mode=size",
-            "-concat",
-        ] {
-            assert!(names_compression(value.as_bytes()), "{value}");
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Smallest { release } => write!(
+                f,
+                "`[gpu] compress-fatbin` (on unless set to false): the smallest fatbins nvcc {release} writes (compat-data/fatbin.toml)"
+            ),
         }
-        for value in ["-g", "--no-asm", "-cuda", "", "-Xcompress", "uncompressed"] {
-            assert!(!names_compression(value.as_bytes()), "{value}");
+    }
+}
+
+impl Step for Fatbin {
+    const NAME: &'static str = "fatbin";
+    /// `[gpu] compress-fatbin`: unset is on.
+    type Section = Option<Sourced<bool>>;
+
+    fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
+        &config.gpu.compress_fatbin
+    }
+
+    /// Add this release's compression flags, or say in a note why not.
+    fn decide(facts: &Facts, setting: &Self::Section, plan: &mut Plan) -> Result<()> {
+        if let Some(Sourced { value: false, origin }) = setting {
+            plan.note(Note::TurnedOff { origin: origin.to_string() });
+            return Ok(());
         }
+        let inv = facts.invocation;
+        if let Some(phase) = inv.writes_no_fatbin() {
+            plan.note(Note::NoFatbinWritten { phase: phase.spelling.to_string() });
+            return Ok(());
+        }
+        if let Some(given) = inv.fatbin_compression() {
+            let value = given.value.as_deref().map(|v| format!("={}", v.to_string_lossy())).unwrap_or_default();
+            let place = given.at.channel.describe(inv);
+            plan.note(Note::UserChose { option: format!("{}{value}", given.spelling), place });
+            return Ok(());
+        }
+        // An unknown release is said once, by the facts.
+        let Some(release) = facts.release.version() else { return Ok(()) };
+        let Some(row) = facts.compat.fatbin.compression(release) else {
+            plan.note(Note::NotInTable { release: release.release() });
+            return Ok(());
+        };
+        let flags = row.flags.iter().map(|f| f.as_ref().into()).collect();
+        plan.add_before(flags, Reason::Smallest { release: release.release() });
+        Ok(())
     }
 }

@@ -1,11 +1,11 @@
 //! The platform the code is built for: the row of platforms.toml that `[target] system` and `platform` name (or
-//! `gencode`'s `--system` and `--platform`). Owns reading those two settings and naming them in messages; what a
-//! cross build needs besides (compilers, target directories) is not decided here.
+//! `gencode`'s `--system` and `--platform`), and whether this NVCC release ships it. Owns reading those two settings
+//! and naming them in messages; what a cross build needs besides (compilers, target directories) is the steps'.
 
 use crate::compat::{Platform, PlatformTable};
-use crate::config::{Source, TargetConfig, TargetPlatform};
-use crate::context::vars;
+use crate::config::{Origin, TargetConfig, TargetPlatform};
 use crate::error::{Error, ErrorKind, Result};
+use crate::version::Version;
 
 /// The Nix system of the machine the wrapper was built for: the target when `[target]` names none.
 pub const NATIVE_SYSTEM: &str = if cfg!(target_arch = "aarch64") {
@@ -29,27 +29,31 @@ pub struct Named {
 }
 
 impl Named {
-    /// As the drop-in reads them: from the config file, unless the environment overrode them.
-    pub fn config(source: &Source) -> Named {
-        let env = |var: &'static str| source.from_env.contains(&var);
-        let name =
-            |var: &'static str, key: &str| if env(var) { format!("${var}") } else { format!("`[target] {key}`") };
-        let kind = if env(vars::TARGET_SYSTEM) || env(vars::TARGET_PLATFORM) {
-            ErrorKind::Environment
-        } else {
-            ErrorKind::Config
+    /// As the user gave them: config keys, `NVCC_WRAPPER_TARGET_*` variables, or `gencode`'s flags.
+    pub fn of(target: &TargetConfig) -> Named {
+        let system = target.system.as_ref().map(|s| &s.origin);
+        let platform = target.platform.as_ref().map(|p| &p.origin);
+        let name = |origin: Option<&Origin>, key: &str| match origin {
+            Some(Origin::Env(var)) => format!("${var}"),
+            _ => format!("`[target] {key}`"),
         };
+        // The first setting that is not the file's decides the kind of error.
+        let given = [system, platform].into_iter().flatten().find(|o| !matches!(o, Origin::File(_) | Origin::Default));
+        if given.is_some_and(Origin::is_flag) {
+            // gencode takes both as flags, given or not.
+            return Named {
+                system: "`--system`".into(),
+                platform: "`--platform`".into(),
+                kind: ErrorKind::Usage,
+                flags: true,
+            };
+        }
         Named {
-            system: name(vars::TARGET_SYSTEM, "system"),
-            platform: name(vars::TARGET_PLATFORM, "platform"),
-            kind,
+            system: name(system, "system"),
+            platform: name(platform, "platform"),
+            kind: given.map_or(ErrorKind::Config, Origin::error_kind),
             flags: false,
         }
-    }
-
-    /// As `nvcc-wrapper gencode` takes them.
-    pub fn flags() -> Named {
-        Named { system: "`--system`".into(), platform: "`--platform`".into(), kind: ErrorKind::Usage, flags: true }
     }
 
     /// The settings that select `platform`, as this user would write them.
@@ -74,11 +78,30 @@ impl Named {
     }
 }
 
+/// The target platform `[target]` names, and whether it is another CPU than this machine's (a cross build; an
+/// aarch64 machine building for Jetson or for an Arm server is not one: its toolkit is that platform's own). A cross
+/// target must be one this release ships (an unknown release is let through: nvcc itself will then say what it
+/// lacks). Every personality that names a target goes through here.
+pub fn resolve<'a>(
+    target: &TargetConfig,
+    named: &Named,
+    platforms: &'a PlatformTable,
+    release: Option<Version>,
+) -> Result<(&'a Platform, bool)> {
+    let platform = platform(target, platforms, named)?;
+    let cross = platform.nix_system != NATIVE_SYSTEM;
+    if let (true, Some(release)) = (cross, release) {
+        check_shipped(platforms, platform, release, named)?;
+    }
+    Ok((platform, cross))
+}
+
 /// The target platform. `system` is a Nix system (`aarch64-linux`) or a GNU triple (`aarch64-unknown-linux-gnu`);
 /// unset, it is the native system, or `aarch64-linux` when `platform` is set (only aarch64 has two platforms).
 /// aarch64 means the Arm-server platform (sbsa-linux) unless `platform = "jetson"`.
 pub fn platform<'a>(target: &TargetConfig, table: &'a PlatformTable, named: &Named) -> Result<&'a Platform> {
-    let system = match (&target.system, target.platform) {
+    let chosen = target.platform.as_ref().map(|p| p.value);
+    let system = match (&target.system, chosen) {
         (Some(system), _) => system.as_str(),
         (None, Some(_)) => "aarch64-linux",
         (None, None) => NATIVE_SYSTEM,
@@ -95,7 +118,7 @@ pub fn platform<'a>(target: &TargetConfig, table: &'a PlatformTable, named: &Nam
         )
         .with_help(format!("use one of {} (or a GNU triple of one)", dedup(known).join(", "))));
     }
-    let want_jetson = target.platform == Some(TargetPlatform::Jetson);
+    let want_jetson = chosen == Some(TargetPlatform::Jetson);
     match candidates.iter().find(|p| p.jetson == want_jetson) {
         Some(p) => Ok(p),
         None => Err(Error::new(
@@ -103,7 +126,7 @@ pub fn platform<'a>(target: &TargetConfig, table: &'a PlatformTable, named: &Nam
             format!(
                 "{} is {:?}, which does not exist for {} {system:?}",
                 named.platform,
-                platform_name(target.platform),
+                chosen.map_or("", TargetPlatform::name),
                 named.system
             ),
         )
@@ -111,13 +134,49 @@ pub fn platform<'a>(target: &TargetConfig, table: &'a PlatformTable, named: &Nam
     }
 }
 
-/// How the config spells a platform, for messages.
-pub fn platform_name(platform: Option<TargetPlatform>) -> &'static str {
-    match platform {
-        Some(TargetPlatform::Jetson) => "jetson",
-        Some(TargetPlatform::Sbsa) => "sbsa",
-        None => "",
+/// Fail unless NVCC `release` ships the platform.
+fn check_shipped(platforms: &PlatformTable, platform: &Platform, release: Version, named: &Named) -> Result<()> {
+    let release = release.release();
+    if platform.shipped_in(release) {
+        return Ok(());
     }
+    let ranges: Vec<String> = platform
+        .shipped
+        .iter()
+        .map(|r| match r.last_cuda {
+            Some(last) => format!("{} to {}", r.first_cuda.release(), last.release()),
+            None => format!("{} on", r.first_cuda.release()),
+        })
+        .collect();
+    let mut help = format!("use an nvcc release that ships it ({})", ranges.join(", "));
+    if platform.jetson {
+        // The other platforms that serve Jetson parts, as compat-data/platforms.toml says (sbsa: Thor, Orin).
+        let served: Vec<String> = platforms
+            .jetson_served_by()
+            .iter()
+            .map(|s| {
+                let how = match (&*s.platform, named.flags) {
+                    ("sbsa-linux", true) => "`--platform sbsa`".to_string(),
+                    ("sbsa-linux", false) => "`platform = \"sbsa\"`".to_string(),
+                    (other, _) => format!("the target {other}"),
+                };
+                format!("Jetson {} from {} with {how}", s.part, s.first_cuda.release())
+            })
+            .collect();
+        if !served.is_empty() {
+            help.push_str(&format!(", or build for {}", served.join(", and ")));
+        }
+    }
+    Err(Error::new(
+        ErrorKind::Request,
+        format!(
+            "nvcc {release} does not build for the target {} ({}): NVIDIA ships it in {} only",
+            platform.name,
+            platform.nvidia_redist,
+            ranges.join(", ")
+        ),
+    )
+    .with_help(help))
 }
 
 fn dedup(mut names: Vec<&str>) -> Vec<&str> {
@@ -133,9 +192,15 @@ fn dedup(mut names: Vec<&str>) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Sourced;
 
     fn target(system: Option<&str>, platform: Option<TargetPlatform>) -> TargetConfig {
-        TargetConfig { system: system.map(Into::into), platform, ..TargetConfig::default() }
+        let file = || Origin::File(None);
+        TargetConfig {
+            system: system.map(|s| Sourced::new(s.to_string(), file())),
+            platform: platform.map(|p| Sourced::new(p, file())),
+            ..TargetConfig::default()
+        }
     }
 
     #[test]
@@ -168,7 +233,7 @@ mod tests {
     };
 
     fn named() -> Named {
-        Named::config(&Source::default())
+        Named::of(&TargetConfig::default())
     }
 
     #[test]
@@ -182,15 +247,18 @@ mod tests {
         assert!(err.message.contains("jetson") && err.message.contains("x86_64-linux"), "{err}");
 
         // The environment's value: exit 64, naming the variable.
-        let mut loaded = crate::config::Loaded::default();
-        let env: crate::context::Env = [(vars::TARGET_SYSTEM, "riscv64-linux")].into_iter().collect();
-        crate::config::apply_env(&mut loaded, &env).unwrap();
-        let err = platform(&loaded.config.target, table, &Named::config(&loaded.source)).unwrap_err();
+        let from = |origin: Origin| TargetConfig {
+            system: Some(Sourced::new("riscv64-linux".to_string(), origin)),
+            ..TargetConfig::default()
+        };
+        let env = from(Origin::Env("NVCC_WRAPPER_TARGET_SYSTEM"));
+        let err = platform(&env, table, &Named::of(&env)).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Environment);
         assert!(err.message.starts_with("$NVCC_WRAPPER_TARGET_SYSTEM is \"riscv64-linux\""), "{err}");
 
         // gencode's flags: exit 2, naming the flag.
-        let err = platform(&target(Some("riscv64-linux"), None), table, &Named::flags()).unwrap_err();
+        let flags = from(Origin::Flag("--system"));
+        let err = platform(&flags, table, &Named::of(&flags)).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Usage);
         assert!(err.message.starts_with("`--system` is \"riscv64-linux\""), "{err}");
     }
@@ -202,7 +270,11 @@ mod tests {
         let x86 = table.get("x86_64-linux").unwrap();
         assert_eq!(named().settings_for(jetson), "`[target] system = \"aarch64-linux\"` and `platform = \"jetson\"`");
         assert_eq!(named().settings_for(x86), "`[target] system = \"x86_64-linux\"`");
-        assert_eq!(Named::flags().settings_for(jetson), "`--system aarch64-linux --platform jetson`");
-        assert_eq!(Named::flags().how_to_set("X"), "pass X");
+        let flags = TargetConfig {
+            system: Some(Sourced::new("aarch64-linux".to_string(), Origin::Flag("--system"))),
+            ..TargetConfig::default()
+        };
+        assert_eq!(Named::of(&flags).settings_for(jetson), "`--system aarch64-linux --platform jetson`");
+        assert_eq!(Named::of(&flags).how_to_set("X"), "pass X");
     }
 }

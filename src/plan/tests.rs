@@ -1,14 +1,17 @@
 //! Plans for whole command lines, with fixed facts in place of probes: one row per situation.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::model::Message;
 use super::*;
-use crate::config::CompilerFamily;
-use crate::context::Context;
+use crate::args::Channel;
+use crate::config::{CompilerFamily, Loaded};
+use crate::context::{vars, Context};
 use crate::error::ErrorKind;
 use crate::locate::FoundBy;
-use crate::plan::host_compiler::{Known, StdenvLibstdcxx};
+use crate::probe::compiler::{Known, StdenvLibstdcxx};
 use crate::version::Version;
 
 /// Facts of a Debian 12 machine like the CI one: g++-11, g++-12 (as `g++`), clang++-14/16/19, and the aarch64 and
@@ -121,16 +124,20 @@ fn inv(args: &[&str], env: &[(&str, &str)]) -> Invocation {
     Invocation::parse_args(&ctx, args.iter().map(OsString::from).collect()).unwrap()
 }
 
+/// A config file at /etc/nvcc.toml with this text, loaded as the wrapper loads one.
 fn config(text: &str) -> Loaded {
-    Loaded {
-        config: crate::config::read(text, Path::new("/etc/nvcc.toml")).unwrap(),
-        source: crate::config::Source { path: Some("/etc/nvcc.toml".into()), ..Default::default() },
-    }
+    Loaded::from_text(text, Path::new("/etc/nvcc.toml")).unwrap()
 }
 
 fn plan_for(i: &Invocation, config: &Loaded, probes: &FakeProbes, depth: u32) -> Result<Plan> {
     let scratch = Path::new("/scratch");
-    plan(Inputs { invocation: i, config, compat: &Compat::built_in(), probes, nvcc: nvcc(), depth, scratch })
+    let compat = Compat::built_in();
+    plan(Inputs { invocation: i, config: &config.config, compat: &compat, probes, nvcc: nvcc(), depth, scratch })
+}
+
+/// Every message of type `T` the plan holds (notes, warnings, reasons).
+fn said<T: Message + Clone>(p: &Plan) -> Vec<T> {
+    p.all_said::<T>().cloned().collect()
 }
 
 fn plan_with(args: &[&str], env: &[(&str, &str)], cfg: &str, probes: &FakeProbes) -> Result<Plan> {
@@ -146,7 +153,7 @@ fn added(p: &Plan) -> Vec<String> {
 }
 
 fn is_compression(a: &Addition) -> bool {
-    a.reason.starts_with("`[gpu] compress-fatbin`")
+    a.why.get::<fatbin::Reason>().is_some()
 }
 
 /// Only the fatbin compression flags the plan adds.
@@ -227,7 +234,7 @@ fn host_compiler_rows() {
         let p = plan_with(args, &[], cfg, &probes).unwrap_or_else(|e| panic!("{args:?}: {e}"));
         assert_eq!(added(&p), *want, "nvcc {nvcc_version} {args:?} with {cfg:?}");
         for addition in p.before.iter().chain(&p.after) {
-            assert!(!addition.reason.is_empty());
+            assert!(!addition.why.to_string().is_empty());
         }
     }
 }
@@ -237,72 +244,137 @@ fn host_compiler_rows() {
 fn fatbin_rows() {
     const ALL: &[&str] = &["-Xfatbin=-compress-all"];
     const SIZE: &[&str] = &["--compress-mode=size"];
-    // (nvcc, command line, environment, config, flags added, in a note when nothing is)
-    type Row<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)], &'a str, &'a [&'a str], &'a str);
-    let rows: &[Row] = &[
+    use fatbin::Note::{NoFatbinWritten, NotInTable, TurnedOff, UserChose};
+    let none = |phase: &str| NoFatbinWritten { phase: phase.into() };
+    let chose = |option: &str, place: &str| UserChose { option: option.into(), place: place.into() };
+    let query = |option: &str| Note::Query { option: option.into() }.to_string();
+    let text = |n: fatbin::Note| n.to_string();
+    // (nvcc, command line, environment, config, flags added, the note when nothing is)
+    type Row<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)], &'a str, &'a [&'a str], String);
+    let rows: Vec<Row> = vec![
         // Each release its own flags; every phase that writes a fatbin.
-        ("11.8.89", &["-c", "a.cu"], &[], "", ALL, ""),
-        ("12.4.131", &["-c", "a.cu"], &[], "", ALL, ""),
-        ("12.9.86", &["-dc", "a.cu"], &[], "", ALL, ""),
-        ("13.0.88", &["-c", "a.cu"], &[], "", SIZE, ""),
-        ("13.5.37", &["a.cu", "-o", "a"], &[], "", SIZE, ""),
-        ("13.0.88", &["-fatbin", "a.cu"], &[], "", SIZE, ""),
-        ("13.0.88", &["-dlink", "a.o", "b.o", "-o", "dl.o"], &[], "", SIZE, ""),
-        ("13.0.88", &["-lib", "a.cu", "-o", "liba.a"], &[], "", SIZE, ""),
-        ("13.0.88", &["-dw", "a.cu"], &[], "", SIZE, ""),
-        ("13.0.88", &["-run", "a.cu"], &[], "", SIZE, ""),
-        ("13.0.88", &["-c", "-MD", "-MF", "a.d", "a.cu"], &[], "", SIZE, ""),
-        ("13.0.88", &["-dlto", "-dc", "a.cu"], &[], "", SIZE, ""),
+        ("11.8.89", &["-c", "a.cu"], &[], "", ALL, String::new()),
+        ("12.4.131", &["-c", "a.cu"], &[], "", ALL, String::new()),
+        ("12.9.86", &["-dc", "a.cu"], &[], "", ALL, String::new()),
+        ("13.0.88", &["-c", "a.cu"], &[], "", SIZE, String::new()),
+        ("13.5.37", &["a.cu", "-o", "a"], &[], "", SIZE, String::new()),
+        ("13.0.88", &["-fatbin", "a.cu"], &[], "", SIZE, String::new()),
+        ("13.0.88", &["-dlink", "a.o", "b.o", "-o", "dl.o"], &[], "", SIZE, String::new()),
+        ("13.0.88", &["-lib", "a.cu", "-o", "liba.a"], &[], "", SIZE, String::new()),
+        ("13.0.88", &["-dw", "a.cu"], &[], "", SIZE, String::new()),
+        ("13.0.88", &["-run", "a.cu"], &[], "", SIZE, String::new()),
+        ("13.0.88", &["-c", "-MD", "-MF", "a.d", "a.cu"], &[], "", SIZE, String::new()),
+        ("13.0.88", &["-dlto", "-dc", "a.cu"], &[], "", SIZE, String::new()),
         // The last phase option counts, as in nvcc.
-        ("13.0.88", &["-E", "-c", "a.cu"], &[], "", SIZE, ""),
+        ("13.0.88", &["-E", "-c", "a.cu"], &[], "", SIZE, String::new()),
         // Phases that write no fatbin.
-        ("13.0.88", &["-E", "a.cu"], &[], "", &[], "`-E` writes no fatbin"),
-        ("13.0.88", &["-M", "a.cu"], &[], "", &[], "`-M` writes no fatbin"),
-        ("13.0.88", &["--generate-nonsystem-dependencies", "a.cu"], &[], "", &[], "writes no fatbin"),
-        ("13.0.88", &["-ptx", "a.cu"], &[], "", &[], "`-ptx` writes no fatbin"),
-        ("13.0.88", &["-cubin", "-arch=sm_90", "a.cu"], &[], "", &[], "`-cubin` writes no fatbin"),
-        ("13.0.88", &["-cuda", "a.cu"], &[], "", &[], "`-cuda` writes no fatbin"),
-        ("13.0.88", &["-ltoir", "-arch=sm_90", "a.cu"], &[], "", &[], "`-ltoir` writes no fatbin"),
-        ("13.0.88", &["--optix-ir", "a.cu"], &[], "", &[], "`--optix-ir` writes no fatbin"),
-        ("13.0.88", &["-c", "-ptx", "a.cu"], &[], "", &[], "writes no fatbin"),
+        ("13.0.88", &["-E", "a.cu"], &[], "", &[], text(none("-E"))),
+        ("13.0.88", &["-M", "a.cu"], &[], "", &[], text(none("-M"))),
+        (
+            "13.0.88",
+            &["--generate-nonsystem-dependencies", "a.cu"],
+            &[],
+            "",
+            &[],
+            text(none("--generate-nonsystem-dependencies")),
+        ),
+        ("13.0.88", &["-ptx", "a.cu"], &[], "", &[], text(none("-ptx"))),
+        ("13.0.88", &["-cubin", "-arch=sm_90", "a.cu"], &[], "", &[], text(none("-cubin"))),
+        ("13.0.88", &["-cuda", "a.cu"], &[], "", &[], text(none("-cuda"))),
+        ("13.0.88", &["-ltoir", "-arch=sm_90", "a.cu"], &[], "", &[], text(none("-ltoir"))),
+        ("13.0.88", &["--optix-ir", "a.cu"], &[], "", &[], text(none("--optix-ir"))),
+        ("13.0.88", &["-c", "-ptx", "a.cu"], &[], "", &[], text(none("-ptx"))),
         // Queries: nothing at all.
-        ("13.0.88", &["--version"], &[], "", &[], "only asks nvcc"),
-        ("13.0.88", &["--list-gpu-code"], &[], "", &[], "only asks nvcc"),
+        ("13.0.88", &["--version"], &[], "", &[], query("--version")),
+        ("13.0.88", &["--list-gpu-code"], &[], "", &[], query("--list-gpu-code")),
         // The user's own choice, in any spelling and channel.
-        ("13.0.88", &["-c", "a.cu", "--no-compress"], &[], "", &[], "`--no-compress` in the command line"),
-        ("13.0.88", &["-c", "a.cu", "--compress-mode=speed"], &[], "", &[], "`--compress-mode=speed`"),
-        ("13.0.88", &["-c", "a.cu", "-compress-mode", "none"], &[], "", &[], "`-compress-mode=none`"),
-        ("13.5.37", &["-c", "a.cu", "--concat"], &[], "", &[], "`--concat`"),
-        ("13.0.88", &["-c", "a.cu", "-Xfatbin=-compress-all"], &[], "", &[], "`-Xfatbin=-compress-all`"),
-        ("12.4.131", &["-c", "a.cu", "-Xfatbin", "-compress-all"], &[], "", &[], "`-Xfatbin=-compress-all`"),
-        ("12.4.131", &["-c", "a.cu", "--fatbin-options=-g,--compress=false"], &[], "", &[], "--fatbin-options"),
+        ("13.0.88", &["-c", "a.cu", "--no-compress"], &[], "", &[], text(chose("--no-compress", "the command line"))),
+        (
+            "13.0.88",
+            &["-c", "a.cu", "--compress-mode=speed"],
+            &[],
+            "",
+            &[],
+            text(chose("--compress-mode=speed", "the command line")),
+        ),
+        (
+            "13.0.88",
+            &["-c", "a.cu", "-compress-mode", "none"],
+            &[],
+            "",
+            &[],
+            text(chose("-compress-mode=none", "the command line")),
+        ),
+        ("13.5.37", &["-c", "a.cu", "--concat"], &[], "", &[], text(chose("--concat", "the command line"))),
+        (
+            "13.0.88",
+            &["-c", "a.cu", "-Xfatbin=-compress-all"],
+            &[],
+            "",
+            &[],
+            text(chose("-Xfatbin=-compress-all", "the command line")),
+        ),
+        (
+            "12.4.131",
+            &["-c", "a.cu", "-Xfatbin", "-compress-all"],
+            &[],
+            "",
+            &[],
+            text(chose("-Xfatbin=-compress-all", "the command line")),
+        ),
+        (
+            "12.4.131",
+            &["-c", "a.cu", "--fatbin-options=-g,--compress=false"],
+            &[],
+            "",
+            &[],
+            text(chose("--fatbin-options=-g,--compress=false", "the command line")),
+        ),
         (
             "13.0.88",
             &["-c", "a.cu"],
             &[("NVCC_PREPEND_FLAGS", "-Xfatbin=-compress-all")],
             "",
             &[],
-            "$NVCC_PREPEND_FLAGS",
+            text(chose("-Xfatbin=-compress-all", "$NVCC_PREPEND_FLAGS")),
         ),
-        ("13.0.88", &["-c", "a.cu"], &[("NVCC_APPEND_FLAGS", "-no-compress")], "", &[], "$NVCC_APPEND_FLAGS"),
+        (
+            "13.0.88",
+            &["-c", "a.cu"],
+            &[("NVCC_APPEND_FLAGS", "-no-compress")],
+            "",
+            &[],
+            text(chose("-no-compress", "$NVCC_APPEND_FLAGS")),
+        ),
         // Other fatbinary options are not a compression choice.
-        ("13.0.88", &["-c", "a.cu", "-Xfatbin=-g"], &[], "", SIZE, ""),
+        ("13.0.88", &["-c", "a.cu", "-Xfatbin=-g"], &[], "", SIZE, String::new()),
         // Off in the config; the release from the config.
-        ("13.0.88", &["-c", "a.cu"], &[], "[gpu]\ncompress-fatbin = false", &[], "compress-fatbin = false"),
-        ("13.0.88", &["-c", "a.cu"], &[], "[gpu]\ncompress-fatbin = true", SIZE, ""),
-        ("13.0.88", &["-c", "a.cu"], &[], "cuda-version = \"12.4\"", ALL, ""),
+        (
+            "13.0.88",
+            &["-c", "a.cu"],
+            &[],
+            "[gpu]\ncompress-fatbin = false",
+            &[],
+            text(TurnedOff { origin: "/etc/nvcc.toml".into() }),
+        ),
+        ("13.0.88", &["-c", "a.cu"], &[], "[gpu]\ncompress-fatbin = true", SIZE, String::new()),
+        ("13.0.88", &["-c", "a.cu"], &[], "cuda-version = \"12.4\"", ALL, String::new()),
         // A release before the table: nothing, and a note.
-        ("10.2.89", &["-c", "a.cu"], &[], "", &[], "nvcc 10.2 is not in the fatbin table"),
+        ("10.2.89", &["-c", "a.cu"], &[], "", &[], text(NotInTable { release: "10.2".parse().unwrap() })),
     ];
-    for (nvcc, args, env, cfg, want, note) in rows {
+    for (nvcc, args, env, cfg, want, note) in &rows {
         let probes = FakeProbes::debian(nvcc);
         let p = plan_with(args, env, cfg, &probes).unwrap_or_else(|e| panic!("{args:?}: {e}"));
         assert_eq!(compression(&p), *want, "nvcc {nvcc} {args:?} {env:?} {cfg:?}: {:?}", p.notes);
         if want.is_empty() {
-            assert!(p.notes.iter().any(|n| n.contains(note)), "nvcc {nvcc} {args:?}: {note:?} not in {:?}", p.notes);
+            // The one note the fatbin step (or, for a query, the planner) gives, exactly.
+            let notes: Vec<String> =
+                p.notes.iter().filter(|n| matches!(n.step, "fatbin" | "plan")).map(|n| n.to_string()).collect();
+            assert_eq!(notes, std::slice::from_ref(note), "nvcc {nvcc} {args:?}");
         } else {
-            let reason = &p.before.iter().find(|a| is_compression(a)).unwrap().reason;
-            assert!(reason.contains("compat-data/fatbin.toml"), "{reason}");
+            let release = FakeProbes::debian(nvcc).nvcc.unwrap().release();
+            let release = cfg.strip_prefix("cuda-version = \"").map_or(release, |r| r[..4].parse().unwrap());
+            assert_eq!(said::<fatbin::Reason>(&p), [fatbin::Reason::Smallest { release }]);
         }
     }
 }
@@ -312,8 +384,9 @@ fn compression_goes_before_the_users_arguments_and_explains_itself() {
     let i = inv(&["-c", "a.cu"], &[]);
     let p = plan_for(&i, &Loaded::default(), &FakeProbes::debian("13.0.88"), 0).unwrap();
     assert_eq!(p.command(&i), ["-ccbin=/usr/bin/g++", "--compress-mode=size", "-c", "a.cu"]);
-    let reason = &p.before[1].reason;
-    assert!(reason.contains("compress-fatbin") && reason.contains("nvcc 13.0"), "{reason}");
+    let why = p.before[1].why.get::<fatbin::Reason>();
+    assert_eq!(why, Some(&fatbin::Reason::Smallest { release: Version::major_minor(13, 0) }));
+    assert!(p.before[1].why.to_string().contains("compress-fatbin"), "{}", p.before[1].why);
     // The environment override turns it off, and says so.
     let mut off = Loaded::default();
     crate::config::apply_env(&mut off, &[(vars::COMPRESS_FATBIN, "0")].into_iter().collect()).unwrap();
@@ -360,8 +433,17 @@ fn a_given_compiler_out_of_range_warns_but_is_kept() {
     let p = plan_with(&["-ccbin=g++-12", "-c", "a.cu"], &[], "", &probes).unwrap();
     assert!(added(&p).is_empty());
     assert_eq!(p.warnings.len(), 1);
-    assert!(p.warnings[0].contains("nvcc 11.8 accepts GCC up to 11 and Clang up to 14"), "{}", p.warnings[0]);
-    assert!(p.warnings[0].contains("/usr/bin/g++-12 (gcc 12.2.0)"), "{}", p.warnings[0]);
+    let Some(host_compiler::Note::GivenRejected { release, compiler, how, .. }) = p.warnings[0].get() else {
+        panic!("{:?}", p.warnings)
+    };
+    assert_eq!(release.to_string(), "11.8");
+    assert_eq!(compiler.to_string(), "/usr/bin/g++-12 (gcc 12.2.0)");
+    assert_eq!(how, "`-ccbin` in the command line");
+    assert!(
+        p.warnings[0].to_string().contains("nvcc 11.8 accepts GCC up to 11 and Clang up to 14"),
+        "{}",
+        p.warnings[0]
+    );
 }
 
 #[test]
@@ -386,22 +468,26 @@ fn unknown_release_adds_nothing_and_says_why() {
     let mut probes = FakeProbes::debian("10.2");
     let p = plan_with(&["-c", "a.cu"], &[], "", &probes).unwrap();
     assert!(added(&p).is_empty());
-    assert!(p.notes.iter().any(|n| n.contains("not in the compatibility table")), "{:?}", p.notes);
+    assert_eq!(said::<host_compiler::Note>(&p), [host_compiler::Note::NotInTable { release: "10.2".parse().unwrap() }]);
     probes.nvcc = Err("nvcc --version failed".into());
     let p = plan_with(&["-c", "a.cu"], &[], "", &probes).unwrap();
     assert!(added(&p).is_empty());
-    // Issue 12: a warning on stderr, not a silent note.
-    assert!(p.warnings.iter().any(|n| n.contains("release is unknown") && n.contains("cuda-version")), "{:?}", p);
+    // Issue 12: a warning on stderr, not a silent note; once, for every step.
+    let unknown = facts::Note::ReleaseUnknown { why: "nvcc --version failed".into() };
+    assert_eq!(p.warnings, [Said::new("facts", unknown)]);
+    assert!(p.warnings[0].to_string().contains("set `cuda-version`"), "{}", p.warnings[0]);
     // Newer than the table: the newest limits, said so.
     let p = plan_with(&["-c", "a.cu"], &[], "", &FakeProbes::debian("14.0")).unwrap();
     assert_eq!(added(&p), ["-ccbin=/usr/bin/g++"]);
-    assert!(p.notes.iter().any(|n| n.contains("newer than the compatibility table")), "{:?}", p.notes);
+    let newest = Compat::built_in().newest_release();
+    assert_eq!(said::<facts::Note>(&p), [facts::Note::ReleaseNewer { version: "14.0".parse().unwrap(), newest }]);
 }
 
 #[test]
 fn host_lto_with_another_compiler_than_the_stdenv_one_is_said_or_refused() {
     let probes = FakeProbes::debian("11.8.89");
-    let lto = |p: &Plan| p.warnings.iter().any(|w| w.contains("host LTO") && w.contains("will not link with"));
+    let lto =
+        |p: &Plan| said::<host_compiler::Note>(p).iter().any(|n| matches!(n, host_compiler::Note::LtoMismatch { .. }));
     // (arguments, environment, config extra, LTO warned)
     type Row<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str, bool);
     let rows: &[Row] = &[
@@ -528,7 +614,11 @@ mod gpu {
                 assert!(gencodes(&p).is_empty(), "{args:?} {env:?}");
                 assert!(p.removed.is_empty());
                 assert_eq!(command[command.len() - args.len()..], **args);
-                assert!(p.notes.iter().any(|n| n.contains("arch-flags = \"respect\"")), "{:?}", p.notes);
+                assert!(
+                    matches!(said::<crate::plan::gpu::Note>(&p)[..], [crate::plan::gpu::Note::Respected { .. }]),
+                    "{:?}",
+                    p.notes
+                );
             }
         }
     }
@@ -562,7 +652,7 @@ mod gpu {
         let mut want = OURS.to_vec();
         want.extend(["--compress-mode=size", "-c", "a.cu", "-o", "a.o"]);
         assert_eq!(tail, want);
-        assert!(p.removed.iter().all(|r| r.reason.contains("replace")));
+        assert!(p.removed.iter().all(|r| matches!(r.why.get(), Some(crate::plan::gpu::Reason::Replaced { .. }))));
         assert_eq!(p.removed[0].tokens, ["-arch", "sm_50"]);
     }
 
@@ -649,22 +739,24 @@ mod gpu {
 
     #[test]
     fn device_lto_and_single_output_phases_keep_their_targets() {
+        // (arguments, the code of the note or warning)
         let rows: &[(&[&str], &str)] = &[
-            (&["-dlto", "-E", "a.cu"], "whose output device LTO does not shape"),
-            (&["-dlto", "-arch=sm_80", "-ltoir", "a.cu"], "whose output device LTO does not shape"),
-            (&["-ptx", "-arch=sm_80", "a.cu"], "writes one file"),
-            (&["-cubin", "a.cu"], "writes one file"),
-            (&["--optix-ir", "a.cu"], "writes one file"),
+            (&["-dlto", "-E", "a.cu"], "lto-other-phase"),
+            (&["-dlto", "-arch=sm_80", "-ltoir", "a.cu"], "lto-other-phase"),
+            (&["-ptx", "-arch=sm_80", "a.cu"], "one-file"),
+            (&["-cubin", "a.cu"], "one-file-builds-default"),
+            (&["--optix-ir", "a.cu"], "one-file-builds-default"),
         ];
-        for (args, note) in rows {
+        for (args, code) in rows {
             let (p, command) = run(args, &[], &with_policy("replace"));
             assert!(gencodes(&p).is_empty() && p.removed.is_empty(), "{args:?}");
             assert_eq!(command[command.len() - args.len()..], **args);
-            let said: Vec<&String> = p.notes.iter().chain(&p.warnings).collect();
-            assert!(said.iter().any(|n| n.contains(note)), "{args:?}: {said:?}");
+            let gpu: Vec<String> =
+                p.notes.iter().chain(&p.warnings).filter(|n| n.step == "gpu").map(Said::code).collect();
+            assert_eq!(gpu, [*code], "{args:?}");
             // Issue 12: with no target of its own, nvcc falls back to its default, and the user hears it.
             let own_target = args.iter().any(|a| a.starts_with("-arch")) || args.contains(&"-dlto");
-            let warned = p.warnings.iter().any(|w| w.contains("nvcc builds its default, compute_75"));
+            let warned = p.warnings.iter().any(|w| w.to_string().contains("nvcc builds its default, compute_75"));
             assert_eq!(warned, !own_target, "{args:?}: {:?}", p.warnings);
         }
         // One target fits them.
@@ -699,10 +791,10 @@ mod gpu {
             (&["-dlto", "a.o", "b.o", "-o", "prog"], CAPS.into(), &LINK, &[], ""),
             // One call that compiles and links: nvcc's one-target form, or a warning.
             (&["-dlto", "a.cu", "-o", "prog"], one.into(), &["-arch=sm_86"], &[], ""),
-            (&["-dlto", "a.cu", "-o", "prog"], CAPS.into(), &[], &[], "links device LTO for one GPU target only"),
+            (&["-dlto", "a.cu", "-o", "prog"], CAPS.into(), &[], &[], "lto-one-call-several"),
             // Targets of the user's own, under each policy.
-            (&["-dlto", "-arch=sm_80", "-c", "a.cu"], with_policy("respect"), &[], &[], "nothing is added"),
-            (&["-dlto", "-arch=sm_80", "-c", "a.cu"], with_policy("append"), &[], &[], "refuses -gencode next to it"),
+            (&["-dlto", "-arch=sm_80", "-c", "a.cu"], with_policy("respect"), &[], &[], "respected"),
+            (&["-dlto", "-arch=sm_80", "-c", "a.cu"], with_policy("append"), &[], &[], "lto-append-refused"),
             (&["-dlto", "-arch=sm_80", "-c", "a.cu"], with_policy("replace"), &LTO, &["-arch=sm_80", "-dlto"], ""),
             (&["-dlink", "-dlto", "-arch=sm_80", "a.o"], with_policy("replace"), &LINK, &["-arch=sm_80"], ""),
             (&["-dlink", "-dlto", "-arch=sm_80", "a.o"], with_policy("append"), &LINK, &[], ""),
@@ -727,15 +819,11 @@ mod gpu {
             let kept: Vec<&str> = args.iter().copied().filter(|a| !want_removed.contains(a)).collect();
             assert_eq!(command[command.len() - kept.len()..], kept, "{args:?} {cfg}");
             if !said.is_empty() {
-                assert!(
-                    p.notes.iter().chain(&p.warnings).any(|n| n.contains(said)),
-                    "{args:?}: {:?} {:?}",
-                    p.notes,
-                    p.warnings
-                );
+                let codes: Vec<String> = p.notes.iter().chain(&p.warnings).map(Said::code).collect();
+                assert!(codes.iter().any(|c| c == said), "{args:?}: {codes:?}");
             }
             if !want_removed.is_empty() {
-                assert!(p.removed.iter().all(|r| !r.reason.is_empty()));
+                assert!(p.removed.iter().all(|r| r.why.step == "gpu"));
             }
         }
         // The flag in an environment channel is taken out of that channel, the rest of it kept.
@@ -757,12 +845,12 @@ mod gpu {
             plan_with(&["-c", "a.cu"], &[], &format!("cuda-version = \"11.8\"\n{CAPS}"), &FakeProbes::debian("13.0"))
                 .unwrap_err();
         assert!(err.message.contains("nvcc 11.8"), "{err}");
-        // Unknown release: the table alone, said so.
+        // Unknown release: the table alone, said so (once, by the facts).
         let mut probes = FakeProbes::debian("13.0");
         probes.nvcc = Err("no version.json".into());
         let p = plan_with(&["-c", "a.cu"], &[], CAPS, &probes).unwrap();
         assert_eq!(gencodes(&p), OURS);
-        assert!(p.notes.iter().any(|n| n.contains("checked only against the table")), "{:?}", p.notes);
+        assert!(p.warnings[0].to_string().contains("checked only against the tables"), "{:?}", p.warnings);
     }
 
     #[test]
@@ -914,7 +1002,7 @@ mod cross {
             ]
         );
         let cross = p.cross.unwrap();
-        assert_eq!(cross.files, crate::plan::cross::TargetFiles::CudaRoot("/store/cudart-aarch64".into()));
+        assert_eq!(cross.files, model::TargetFiles::CudaRoot("/store/cudart-aarch64".into()));
         assert_eq!(cross.platform, "sbsa-linux");
         // A relative cuda-root is the config file's directory's.
         let p = plan_with(
@@ -929,7 +1017,10 @@ mod cross {
         let probes = probes.with_files(&["/cuda/targets/sbsa-linux"]);
         let p = plan_with(&["-c", "a.cu"], &[], &cfg, &probes).unwrap();
         assert_eq!(added(&p)[1..], ["--target-directory=sbsa-linux"]);
-        assert!(p.before[1].reason.contains("cuda-root"), "{}", p.before[1].reason);
+        let Some(crate::plan::cross::Reason::InToolkit { unused_cuda_root, .. }) = p.before[1].why.get() else {
+            panic!("{p:?}")
+        };
+        assert_eq!(unused_cuda_root.as_deref(), Some(Path::new("/store/cudart-aarch64")));
     }
 
     #[test]
@@ -1006,7 +1097,11 @@ mod cross {
         let cfg = format!("{SBSA}[target.host-compiler]\ncandidates = [{{ path = \"/usr/bin/g++-11\", family = \"gcc\", version = \"11.3.0\", target = \"x86_64-linux-gnu\" }}, \"aarch64-linux-gnu-g++-11\"]\n");
         let p = plan_with(&["-c", "a.cu"], &[], &cfg, &probes("11.8.89", &["sbsa-linux"])).unwrap();
         assert_eq!(added(&p)[0], "-ccbin=/usr/bin/aarch64-linux-gnu-g++-11");
-        assert!(p.notes.iter().any(|n| n.contains("g++-11") && n.contains("not the target")), "{:?}", p.notes);
+        let left_out = said::<host_compiler::Note>(&p);
+        assert!(
+            matches!(&left_out[..], [host_compiler::Note::CandidateForAnotherMachine { compiler }] if compiler.path == Path::new("/usr/bin/g++-11")),
+            "{left_out:?}"
+        );
     }
 
     #[test]

@@ -45,7 +45,7 @@ fn the_default_is_added_with_its_reason_and_each_opt_out_removes_it() {
     // A value that is not a switch is the environment's error.
     let out = sb.nvcc().env("NVCC_WRAPPER_COMPRESS_FATBIN", "smallest").args(["-c", "a.cu"]).output().unwrap();
     assert_eq!(out.status.code(), Some(64), "{}", stderr(&out));
-    assert!(stderr(&out).contains("NVCC_WRAPPER_COMPRESS_FATBIN=smallest is not a switch"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("NVCC_WRAPPER_COMPRESS_FATBIN=smallest: not a switch"), "{}", stderr(&out));
 }
 
 #[test]

@@ -564,7 +564,7 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
         "Cargo.toml",
         "Cargo.lock",
         "src/main.rs",
-        "src/plan/host_compiler.rs",
+        "src/plan/host_compiler/mod.rs",
         "compat-data/host-compilers.toml",
         "compat-data/platforms.toml",
         "tests/fakes/Cargo.toml",

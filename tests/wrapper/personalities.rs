@@ -158,3 +158,83 @@ fn a_full_disk_is_a_write_error_not_a_crash() {
         assert!(err.contains("\nhelp: "), "{name}: {err}");
     }
 }
+
+/// Issue 22: `gencode` goes through the drop-in's preparation, so with no capabilities named it prints the config's
+/// (the environment's override included), checked against the config's release: what CMake's recorded
+/// architectures need to follow the wrapper (`-DCMAKE_CUDA_ARCHITECTURES=$(nvcc-wrapper gencode --format cmake)`).
+#[test]
+fn gencode_reads_the_configs_capabilities_when_none_are_given() {
+    let sb = Sandbox::new();
+    let config = std::fs::read_to_string(&sb.config).unwrap();
+    let gpu = "[gpu]\ncapabilities = [\"9.0a\", \"8.6\"]\nforward-compat = true\n";
+    let file = sb.write("gpu.toml", &format!("cuda-version = \"12.4\"\n{config}{gpu}"));
+    let gencode = |extra: &[(&str, &str)], args: &[&str]| {
+        let mut cmd = sb.wrapper_cli();
+        cmd.env("NVCC_WRAPPER_CONFIG", &file).envs(extra.iter().copied()).arg("gencode").args(args);
+        cmd.output().unwrap()
+    };
+    let out = gencode(&[], &["--format", "cmake"]);
+    assert_eq!(stdout(&out), "86-real;90a-real;90-virtual\n", "{}", stderr(&out));
+    let out = gencode(&[("NVCC_WRAPPER_CAPABILITIES", "8.9")], &["--format", "cmake"]);
+    assert_eq!(stdout(&out), "89-real;89-virtual\n", "{}", stderr(&out));
+    // Capabilities named on the command line take the place of the config's, forward-compat included.
+    let out = gencode(&[], &["7.5"]);
+    assert_eq!(stdout(&out), "-gencode=arch=compute_75,code=sm_75\n", "{}", stderr(&out));
+    // The config's release judges them: 11.8 has no 9.0a.
+    let old = sb.write("old.toml", &format!("cuda-version = \"11.8\"\n{config}{gpu}"));
+    let out = sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &old).arg("gencode").output().unwrap();
+    assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nvcc 11.8 cannot build these GPU targets: 9.0a needs nvcc 12.0"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing to print: a usage error saying where capabilities come from.
+    let out = sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &sb.config).arg("gencode").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("help: name capabilities like 8.6 9.0a, or set `[gpu] capabilities`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue 22: `explain --format json` is the plan as data: every change with its step, code and reason, the notes,
+/// and the command, word for word what `explain` prints (docs/reference/explain-json.md).
+#[test]
+fn explain_json_is_the_plan_as_data() {
+    let sb = Sandbox::new();
+    let cli = |format: &str| {
+        let mut cmd = sb.wrapper_cli();
+        cmd.env("NVCC_WRAPPER_CONFIG", &sb.config).env("NVCC_WRAPPER_CAPABILITIES", "8.6;9.0a");
+        cmd.args(["explain", "--format", format, "--", "-c", "k.cu", "-DX=a b"]);
+        cmd.output().unwrap()
+    };
+    let out = cli("json");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(plan["schema"], 1);
+    assert_eq!(plan["config"]["file"], sb.config.to_str().unwrap());
+    assert_eq!(plan["config"]["overrides"][0]["variable"], "NVCC_WRAPPER_CAPABILITIES");
+    assert_eq!(plan["release"]["status"], "known");
+    assert_eq!(plan["release"]["version"], "13.0.88");
+    assert_eq!(plan["ran"], serde_json::json!(["-c", "k.cu", "-DX=a b"]));
+    let changes = plan["changes"].as_array().unwrap();
+    let step_code: Vec<(&str, &str)> =
+        changes.iter().map(|c| (c["step"].as_str().unwrap(), c["code"].as_str().unwrap())).collect();
+    assert_eq!(step_code, [("host-compiler", "stdenv-accepted"), ("gpu", "capabilities"), ("fatbin", "smallest")]);
+    assert_eq!(
+        changes[1]["args"],
+        serde_json::json!(["-gencode=arch=compute_86,code=sm_86", "-gencode=arch=compute_90a,code=sm_90a"])
+    );
+    assert!(changes.iter().all(|c| c["action"] == "add" && c["place"] == "before" && c["text"].is_string()));
+    // The command is the one `explain` prints, word for word.
+    let text = stdout(&cli("text"));
+    let runs = text.lines().find_map(|l| l.strip_prefix("runs:")).unwrap();
+    let words: Vec<String> = shlex::split(runs.trim()).unwrap();
+    assert_eq!(plan["runs"], serde_json::json!(words));
+    // Each reason is the sentence `explain` prints for its change.
+    for change in changes {
+        assert!(text.contains(change["text"].as_str().unwrap()), "{change} not in:\n{text}");
+    }
+}

@@ -1,6 +1,6 @@
-//! GPU targets: turning `[gpu] capabilities` into `-gencode` flags, checking them against the NVCC release and
-//! the target platform, and deciding what to do with GPU target options the command line already has
-//! (`[gpu] arch-flags`). The expansion and the check are pure functions that `nvcc-wrapper gencode` shares.
+//! The expansion rule and the check, as pure functions over the tables: what a capability list becomes, and
+//! whether an NVCC release and a target platform can build it. The drop-in's GPU step, `gencode` and the Nix side's
+//! evaluation-time check all decide by these.
 //!
 //! The expansion rule:
 //! - one `-gencode=arch=compute_XY,code=sm_XY` per capability, suffix kept (`compute_90a`/`sm_90a`), sorted by
@@ -13,13 +13,9 @@
 
 use std::collections::BTreeSet;
 
-use super::host_compiler::is_host_compiled;
-use super::target::Named;
-use super::{edit, Addition, Plan};
-use crate::args::{Found, Invocation, Phase, Role};
 use crate::compat::{Capability, CapabilityInfo, Compat, Platform};
-use crate::config::{ArchFlags, GpuConfig};
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::target::Named;
 use crate::version::Version;
 
 /// What a capability list becomes.
@@ -199,249 +195,6 @@ fn describe_platform(platform: &Platform) -> String {
     }
 }
 
-/// What the planner knows about this call, for the GPU step.
-pub struct Step<'a> {
-    pub invocation: &'a Invocation,
-    /// Where an options file rewritten under `replace` is written.
-    pub scratch: &'a std::path::Path,
-    pub gpu: &'a GpuConfig,
-    pub compat: &'a Compat,
-    /// The NVCC release, or why it is unknown.
-    pub release: std::result::Result<Version, String>,
-    /// The target platform, as the planner resolved it from `[target]`.
-    pub platform: &'a Platform,
-    /// How the target settings are spelled, for help lines.
-    pub named: &'a Named,
-}
-
-impl Step<'_> {
-    /// Add the configured targets, under the `arch-flags` policy; errors when they cannot be built.
-    pub fn decide(&self, plan: &mut Plan) -> Result<()> {
-        let inv = self.invocation;
-        let gpu = self.gpu;
-        if gpu.capabilities.is_empty() {
-            self.note_nvcc_default(plan);
-            return Ok(());
-        }
-        let expansion = expand(&gpu.capabilities, gpu.forward_compat);
-        let release = self.release(plan);
-        // Checked on every call, even one that gets nothing added: a configuration this nvcc cannot build is wrong
-        // for the whole build, and one clear error beats some calls passing and others failing.
-        let against = Against { compat: self.compat, release, platform: Some(self.platform), named: self.named };
-        check(&expansion, &against)?;
-
-        let given: Vec<&Found> = inv.gpu_targets().collect();
-        if !given.is_empty() && gpu.arch_flags == ArchFlags::Respect {
-            plan.notes.push(format!(
-                "GPU targets are given by {}: nothing is added (`[gpu] arch-flags = \"respect\"`)",
-                describe_given(inv, &given)
-            ));
-            return Ok(());
-        }
-        if let Some(lto) = DeviceLto::of(inv, &given) {
-            return self.decide_lto(plan, &expansion, &given, lto);
-        }
-        if let Some(why) = single_output_conflict(inv, &expansion) {
-            // With no target of its own the call falls back to nvcc's default architecture: say so, as it is not
-            // what was configured.
-            let fallback = given
-                .is_empty()
-                .then(|| self.release.as_ref().ok().and_then(|r| self.compat.capabilities.nvcc_default_arch(*r)))
-                .flatten();
-            match fallback {
-                Some(default) => plan.warnings.push(format!(
-                    "{why}; with no GPU target on the command line nvcc builds its default, {} (pass one target, such as -arch={})",
-                    default.compute_name(),
-                    expansion.real.last().map_or(default.sm_name(), |c| c.sm_name())
-                )),
-                None => plan.notes.push(why),
-            }
-            return Ok(());
-        }
-        let flags = expansion.gencode();
-        let reason = match (given.is_empty(), gpu.arch_flags) {
-            (true, _) => format!("`[gpu] capabilities`: {}", expansion.describe()),
-            (false, ArchFlags::Append) => format!(
-                "`[gpu] capabilities`: {}, added to the GPU targets given by {} (`[gpu] arch-flags = \"append\"`)",
-                expansion.describe(),
-                describe_given(inv, &given)
-            ),
-            (false, _) => {
-                let why = format!(
-                    "`[gpu] arch-flags = \"replace\"`: `[gpu] capabilities` ({}) take its place",
-                    expansion.describe()
-                );
-                edit::remove(plan, inv, &given, &why, self.scratch)?;
-                format!("`[gpu] capabilities`: {} (in place of the removed GPU targets)", expansion.describe())
-            }
-        };
-        plan.before.push(Addition { args: flags.into_iter().map(Into::into).collect(), reason });
-        Ok(())
-    }
-
-    /// A call that asks for device link-time optimisation (see `DeviceLto`): the capabilities in the form its phase
-    /// takes, or a note or warning saying why nothing is added.
-    fn decide_lto(&self, plan: &mut Plan, expansion: &Expansion, given: &[&Found], lto: DeviceLto) -> Result<()> {
-        let inv = self.invocation;
-        let flags: Vec<&Found> = inv.with_role(Role::DeviceLto).collect();
-        let spelled = flags.first().map_or("`code=lto_`".to_string(), |f| format!("`{}`", f.spelling));
-        let append_to_given = !given.is_empty() && self.gpu.arch_flags == ArchFlags::Append;
-        let (args, form) = match lto {
-            DeviceLto::Other => {
-                plan.notes.push(format!(
-                    "{spelled} is given with `{}`, whose output device LTO does not shape: no GPU targets are added or removed",
-                    inv.phase_option().map_or(String::new(), |p| p.spelling.to_string())
-                ));
-                return Ok(());
-            }
-            DeviceLto::Link => (expansion.link_gencode(), "machine code linked from the objects' LTO intermediates"),
-            // nvcc refuses `-dlto` next to `-gencode` when it compiles, so targets given by the user cannot take
-            // more: appending would need the flag out and theirs reinterpreted.
-            DeviceLto::Compile if append_to_given && !flags.is_empty() => {
-                plan.notes.push(format!(
-                    "{spelled} is given with the GPU targets given by {}, and nvcc refuses -gencode next to it: nothing is added (`[gpu] arch-flags = \"append\"`)",
-                    describe_given(inv, given)
-                ));
-                return Ok(());
-            }
-            DeviceLto::Compile => (expansion.lto_gencode(), "device LTO intermediates (`code=lto_XY`)"),
-            DeviceLto::CompileAndLink => match expansion.real.as_slice() {
-                // nvcc's own one-target form: `-dlto -arch=sm_XY` keeps lto_XY and compute_XY, links sm_XY.
-                [only] if !append_to_given => {
-                    (vec![format!("-arch={}", only.sm_name())], "nvcc's one-target device LTO form")
-                }
-                _ => {
-                    plan.warnings.push(format!(
-                        "{spelled} compiles and links in one call, where nvcc links device LTO for one GPU target only, and the configured ones are several ({}): nothing is added, so nvcc builds its default (compile with -dc, then link with -dlink {spelled})",
-                        expansion.describe()
-                    ));
-                    return Ok(());
-                }
-            },
-        };
-        if !given.is_empty() && self.gpu.arch_flags == ArchFlags::Replace {
-            let why = format!(
-                "`[gpu] arch-flags = \"replace\"`: `[gpu] capabilities` ({}) take its place",
-                expansion.describe()
-            );
-            edit::remove(plan, inv, given, &why, self.scratch)?;
-        }
-        if lto == DeviceLto::Compile && !flags.is_empty() {
-            let why = format!(
-                "nvcc refuses {spelled} next to -gencode when it compiles; `code=lto_XY` asks for the same intermediates (device LTO with `[gpu] capabilities`)"
-            );
-            edit::remove(plan, inv, &flags, &why, self.scratch)?;
-        }
-        let reason = format!("`[gpu] capabilities`: {}, as {form} ({spelled})", expansion.describe());
-        plan.before.push(Addition { args: args.into_iter().map(Into::into).collect(), reason });
-        Ok(())
-    }
-
-    /// With no capabilities configured and no GPU target given, nvcc builds its own default: say which, since a
-    /// build for the wrong GPU fails only when it runs ("no kernel image is available").
-    fn note_nvcc_default(&self, plan: &mut Plan) {
-        if self.invocation.gpu_targets().next().is_some() || self.invocation.with_role(Role::DeviceLto).next().is_some()
-        {
-            return;
-        }
-        let Ok(release) = &self.release else { return };
-        if let Some(default) = self.compat.capabilities.nvcc_default_arch(*release) {
-            plan.notes.push(format!(
-                "no `[gpu] capabilities` and no GPU target given: nvcc {} builds for its default, {default} ({} and {} PTX)",
-                release.release(),
-                default.sm_name(),
-                default.compute_name()
-            ));
-        }
-    }
-
-    /// The release to check against, or `None` (with a note) when it is unknown or older than the table.
-    fn release(&self, plan: &mut Plan) -> Option<Version> {
-        let oldest = self.compat.capabilities.all().iter().map(|c| c.first_cuda).min()?;
-        match &self.release {
-            Ok(v) if v.release() >= oldest.release() => Some(*v),
-            Ok(v) => {
-                plan.notes.push(format!(
-                    "nvcc {v} is older than the capability table: capabilities are checked only against the table"
-                ));
-                None
-            }
-            Err(e) => {
-                plan.notes.push(format!(
-                    "the NVCC release is unknown ({e}): capabilities are checked only against the table; set `cuda-version` in the config"
-                ));
-                None
-            }
-        }
-    }
-}
-
-/// How a call that asks for device link-time optimisation takes GPU targets. Measured with nvcc 12.4 and 13.0
-/// (docs/nvcc-facts.md#device-link-time-optimisation): compiling with `-dlto` next to `-gencode` is refused
-/// ("'-dlto' conflicts with '-gencode'"), while `code=lto_XY` stores the same intermediate; a device link takes
-/// `-dlto` with `code=sm_XY` targets, and without `-dlto` fails ("LTO objects found, use -dlto"); one call that
-/// compiles and links cannot name several targets (nvlink gets `--arch=lto_XY`, "not JIT-able"), only `-dlto
-/// -arch=sm_XY`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DeviceLto {
-    /// Sources to objects or a library (`-c`, `-dc`, `-lib`): the capabilities as `code=lto_XY`, `-dlto` out.
-    Compile,
-    /// A device link (`-dlink`), or a link of objects only: the capabilities as `code=sm_XY`, `-dlto` kept.
-    Link,
-    /// Sources compiled and linked in one call.
-    CompileAndLink,
-    /// Any other phase (`-E`, `-ptx`, `-ltoir`...): nothing added.
-    Other,
-}
-
-impl DeviceLto {
-    /// `Some` when the call asks for device LTO: `-dlto`/`-lto` anywhere, or (when compiling) given `lto_` codes.
-    fn of(inv: &Invocation, given: &[&Found]) -> Option<DeviceLto> {
-        let sources = inv.inputs.iter().any(|i| is_host_compiled(i));
-        let shape = match inv.phase() {
-            Phase::Compile | Phase::Lib => DeviceLto::Compile,
-            Phase::DeviceLink => DeviceLto::Link,
-            Phase::Link | Phase::Run if sources => DeviceLto::CompileAndLink,
-            Phase::Link | Phase::Run => DeviceLto::Link,
-            Phase::Preprocess | Phase::DeviceOnly => DeviceLto::Other,
-        };
-        let flag = inv.with_role(Role::DeviceLto).next().is_some();
-        let lto_codes = given.iter().any(|f| f.value.as_deref().is_some_and(|v| v.to_string_lossy().contains("lto_")));
-        (flag || (lto_codes && shape == DeviceLto::Compile)).then_some(shape)
-    }
-}
-
-/// `-ptx`, `-optix-ir` and `-cubin` write one file, and nvcc refuses them with several targets (measured on 13.0:
-/// "not allowed when compiling for multiple GPU architectures" / "... code instances"). When the configured
-/// targets would be several, nothing is added and nothing removed: the call keeps the targets it has.
-fn single_output_conflict(inv: &Invocation, expansion: &Expansion) -> Option<String> {
-    let phase = inv.phase_option()?;
-    let fits = match phase.spec.long {
-        "ptx" | "optix-ir" => expansion.virtual_archs().len() == 1,
-        "cubin" => expansion.real.len() == 1 && expansion.ptx.is_none(),
-        _ => return None,
-    };
-    (!fits).then(|| {
-        format!(
-            "`{}` writes one file for one GPU target, and the configured ones are several ({}): no GPU targets are added or removed",
-            phase.spelling,
-            expansion.describe()
-        )
-    })
-}
-
-/// `` `-arch sm_80` in the command line, `-gencode=...` in $NVCC_APPEND_FLAGS ``.
-fn describe_given(inv: &Invocation, given: &[&Found]) -> String {
-    given
-        .iter()
-        .map(|f| {
-            let value = f.value.as_deref().map(|v| format!(" {}", v.to_string_lossy())).unwrap_or_default();
-            format!("`{}{value}` in {}", f.spelling, f.at.channel.describe(inv))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -511,7 +264,7 @@ mod tests {
     fn check_with(list: &str, fc: bool, release: Option<&str>, platform: Option<&str>) -> Result<()> {
         let compat = Compat::built_in();
         let platform = platform.map(|p| compat.platforms.get(p).unwrap());
-        let named = Named::config(&crate::config::Source::default());
+        let named = Named::of(&crate::config::TargetConfig::default());
         let against = Against { compat: &compat, release: release.map(v), platform, named: &named };
         check(&expand(&caps(list), fc), &against)
     }

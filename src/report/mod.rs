@@ -1,10 +1,15 @@
 //! The one way a plan is shown. `explain` prints these lines, `doctor` prints them for its sample call, and the
 //! debug log writes each one as a log line, so the three always say the same. A personality may add lines of its
-//! own after them (doctor's libstdc++ check), never change these.
+//! own after them (doctor's libstdc++ check), never change these. `json` gives the same plan as data, for build
+//! tools (`explain --format json`).
+
+pub mod json;
 
 use std::ffi::OsString;
+use std::path::Path;
 
 use crate::context::vars;
+use crate::plan::model::{CrossDecision, TargetFiles};
 use crate::plan::target::NATIVE_SYSTEM;
 use crate::prepare::Prepared;
 use crate::shell;
@@ -20,24 +25,20 @@ pub fn field(label: &str, value: impl std::fmt::Display) -> String {
 /// Every line, in order: where the settings and the real nvcc came from, the release and target, the command as
 /// given, each change with its reason, the notes and warnings, and the command that runs.
 pub fn lines(prepared: &Prepared) -> Vec<String> {
-    let config = &prepared.setup.config;
+    let config = &prepared.setup.settings.config;
     let plan = &prepared.plan;
     let mut out = Vec::new();
-    let file = config.source.path.as_ref().map_or("none (defaults and probing)".into(), |p| p.display().to_string());
+    let file = config.path.as_ref().map_or("none (defaults and probing)".into(), |p| p.display().to_string());
     out.push(field("config file", file));
-    out.extend(config.source.overrides.iter().map(|o| format!("  override: {o}")));
+    out.extend(config.overrides.iter().map(|o| format!("  override: {o}")));
     out.push(field("real nvcc", format!("{} (found by {})", plan.nvcc.path.display(), plan.nvcc.found_by)));
     if let Some(release) = &plan.release {
-        out.push(field(
-            "release",
-            match &release.version {
-                Ok(v) => format!("{v} (from {})", release.from),
-                Err(e) => format!("unknown ({e})"),
-            },
-        ));
+        out.push(field("release", release));
         match &plan.cross {
             Some(cross) => out.extend(
-                cross.lines(plan.host.as_ref().map(|h| h.compiler.as_path())).into_iter().map(|(l, v)| field(l, v)),
+                cross_lines(cross, plan.host.as_ref().map(|h| h.compiler.as_path()))
+                    .into_iter()
+                    .map(|(l, v)| field(l, v)),
             ),
             None => out.push(field("target", format!("{NATIVE_SYSTEM} (this machine)"))),
         }
@@ -53,7 +54,7 @@ pub fn lines(prepared: &Prepared) -> Vec<String> {
                 "  - {} (from {}): {}",
                 shell::display(r.tokens.iter().map(OsString::as_os_str)),
                 r.found.at.channel.describe(&prepared.invocation),
-                r.reason
+                r.why
             ));
         }
         for w in &plan.written {
@@ -78,7 +79,7 @@ pub fn lines(prepared: &Prepared) -> Vec<String> {
                 out.push(format!(
                     "  + {} ({place} your arguments): {}",
                     shell::display(a.args.iter().map(OsString::as_os_str)),
-                    a.reason
+                    a.why
                 ));
             }
         }
@@ -93,4 +94,22 @@ pub fn lines(prepared: &Prepared) -> Vec<String> {
 /// The lines as one text, each ending in a newline.
 pub fn text(prepared: &Prepared) -> String {
     lines(prepared).into_iter().map(|l| l + "\n").collect()
+}
+
+/// What `doctor` and `explain` show of a cross build, as (label, value) lines: the target, the compiler for it, where
+/// its CUDA files and its system headers and libraries come from.
+fn cross_lines(cross: &CrossDecision, compiler: Option<&Path>) -> Vec<(&'static str, String)> {
+    let files = match &cross.files {
+        TargetFiles::Toolkit(dir) => format!("{} (the toolkit's, by --target-directory)", dir.display()),
+        TargetFiles::CudaRoot(dir) => format!("{} (`[target] cuda-root`, by -I/-L)", dir.display()),
+        TargetFiles::Given(dir) => format!("{dir} (the command line's target directory)"),
+    };
+    let compiler = compiler.map_or("given by the command line".into(), |c| c.display().to_string());
+    let sysroot = cross.sysroot.as_ref().map_or("none (the cross compiler's own)".into(), |s| s.display().to_string());
+    vec![
+        ("target", format!("{} (cross-compiled)", cross.platform)),
+        ("compiler", compiler),
+        ("target CUDA", files),
+        ("sysroot", sysroot),
+    ]
 }

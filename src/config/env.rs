@@ -1,0 +1,261 @@
+//! The environment's overrides of config keys: one table, `OVERRIDES`, of (variable, key, how a value is read). It is
+//! the only place an `NVCC_WRAPPER_*` setting is interpreted, and the README's environment table is checked against
+//! it. Unset or empty leaves the file's value. A value the wrapper cannot read is an error naming the variable, never
+//! ignored: a packager who set it means it for every nvcc call.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use super::sourced::{Origin, Sourced};
+use super::{Config, Loaded, TargetPlatform};
+use crate::compat::Capability;
+use crate::context::{vars, Env};
+use crate::error::{Error, ErrorKind, Result};
+
+/// One config key the environment can override.
+pub struct Override {
+    pub var: &'static str,
+    /// The key it replaces, as the config file spells it (`[gpu] capabilities`).
+    pub key: &'static str,
+    /// What a good value looks like, for the help line of a bad one.
+    pub expects: &'static str,
+    /// Put a (non-empty) value into the config, or say what is wrong with it.
+    apply: fn(&mut Config, &OsStr, Origin) -> std::result::Result<(), String>,
+}
+
+/// Every override, in the order the README lists them.
+pub const OVERRIDES: &[Override] = &[
+    Override {
+        var: vars::LAUNCHER,
+        key: "launcher",
+        expects: "a compiler cache's name or path (ccache, /usr/bin/sccache)",
+        // As in the file: a bare name is looked up on PATH, anything else is a path from the working directory.
+        apply: |c, v, origin| {
+            c.launcher = Some(Sourced::new(PathBuf::from(v), origin));
+            Ok(())
+        },
+    },
+    Override {
+        var: vars::CAPABILITIES,
+        key: "[gpu] capabilities",
+        expects: "capabilities like `8.6;9.0a` (also `86,90a` or `sm_86 sm_90a`)",
+        apply: |c, v, origin| {
+            let capabilities = Capability::parse_list(utf8(v)?).map_err(|e| e.to_string())?;
+            if capabilities.is_empty() {
+                return Err("names no capability".into());
+            }
+            c.gpu.capabilities = Sourced::new(capabilities, origin);
+            Ok(())
+        },
+    },
+    Override {
+        var: vars::FORWARD_COMPAT,
+        key: "[gpu] forward-compat",
+        expects: "1 or 0 (also true/false, yes/no, on/off)",
+        apply: |c, v, origin| {
+            c.gpu.forward_compat = Sourced::new(switch(v)?, origin);
+            Ok(())
+        },
+    },
+    Override {
+        var: vars::COMPRESS_FATBIN,
+        key: "[gpu] compress-fatbin",
+        expects: "1 or 0 (also true/false, yes/no, on/off)",
+        apply: |c, v, origin| {
+            c.gpu.compress_fatbin = Some(Sourced::new(switch(v)?, origin));
+            Ok(())
+        },
+    },
+    Override {
+        var: vars::TARGET_SYSTEM,
+        key: "[target] system",
+        expects: "a Nix system (aarch64-linux) or a GNU triple",
+        apply: |c, v, origin| {
+            c.target.system = Some(Sourced::new(utf8(v)?.to_string(), origin));
+            Ok(())
+        },
+    },
+    Override {
+        var: vars::TARGET_PLATFORM,
+        key: "[target] platform",
+        expects: "`jetson` or `sbsa`",
+        apply: |c, v, origin| {
+            let platform = match utf8(v)? {
+                "jetson" => TargetPlatform::Jetson,
+                "sbsa" => TargetPlatform::Sbsa,
+                _ => return Err("not a target platform".into()),
+            };
+            c.target.platform = Some(Sourced::new(platform, origin));
+            Ok(())
+        },
+    },
+    Override {
+        var: vars::TARGET_SYSROOT,
+        key: "[target] sysroot",
+        expects: "an absolute path",
+        apply: |c, v, origin| {
+            c.target.sysroot = Some(Sourced::new(absolute(v)?, origin));
+            Ok(())
+        },
+    },
+    Override {
+        var: vars::TARGET_CUDA_ROOT,
+        key: "[target] cuda-root",
+        expects: "an absolute path",
+        apply: |c, v, origin| {
+            c.target.cuda_root = Some(Sourced::new(absolute(v)?, origin));
+            Ok(())
+        },
+    },
+    Override {
+        var: vars::TARGET_CUDA_COMPAT,
+        key: "[target] cuda-compat",
+        expects: "an absolute path",
+        apply: |c, v, origin| {
+            c.target.cuda_compat = Some(Sourced::new(absolute(v)?, origin));
+            Ok(())
+        },
+    },
+];
+
+/// A setting the environment overrode, for `explain` and the debug log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overridden {
+    pub var: &'static str,
+    pub key: &'static str,
+    /// The value as given (lossy where it is not UTF-8; only shown).
+    pub value: String,
+}
+
+impl std::fmt::Display for Overridden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` is {:?}, from ${}", self.key, self.value, self.var)
+    }
+}
+
+/// Apply every override the environment sets, in table order.
+pub fn apply(loaded: &mut Loaded, env: &Env) -> Result<()> {
+    for o in OVERRIDES {
+        let Some(value) = env.non_empty(o.var) else { continue };
+        let shown = value.to_string_lossy();
+        (o.apply)(&mut loaded.config, value, Origin::Env(o.var)).map_err(|why| {
+            Error::new(ErrorKind::Environment, format!("{}={shown}: {why}", o.var))
+                .with_help(format!("give {}, or unset {} to use the config's `{}`", o.expects, o.var, o.key))
+        })?;
+        loaded.overrides.push(Overridden { var: o.var, key: o.key, value: shown.into_owned() });
+    }
+    Ok(())
+}
+
+fn utf8(value: &OsStr) -> std::result::Result<&str, String> {
+    value.to_str().ok_or_else(|| "not UTF-8".to_string())
+}
+
+/// The switches' spelling, as `Env::switch` reads the wrapper's own.
+fn switch(value: &OsStr) -> std::result::Result<bool, String> {
+    match utf8(value)?.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err("not a switch".into()),
+    }
+}
+
+/// Paths must be absolute: the wrapper cannot know which directory a relative one was meant against.
+fn absolute(value: &OsStr) -> std::result::Result<PathBuf, String> {
+    let path = Path::new(value);
+    if path.is_absolute() {
+        Ok(path.to_path_buf())
+    } else {
+        Err("not an absolute path".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ArchFlags;
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        pairs.iter().copied().collect()
+    }
+
+    fn file(text: &str) -> Loaded {
+        Loaded::from_text(text, Path::new("/etc/nvcc.toml")).unwrap()
+    }
+
+    #[test]
+    fn the_table_names_each_variable_once_and_only_wrapper_variables() {
+        let mut seen: Vec<&str> = OVERRIDES.iter().map(|o| o.var).collect();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), OVERRIDES.len());
+        assert!(OVERRIDES.iter().all(|o| o.var.starts_with("NVCC_WRAPPER_")));
+    }
+
+    #[test]
+    fn each_override_replaces_its_key_and_records_its_origin() {
+        let mut l = file("[gpu]\ncapabilities = [\"7.5\"]\nforward-compat = true\n");
+        apply(&mut l, &env(&[])).unwrap();
+        assert_eq!(l.config.gpu.capabilities.origin, Origin::File(Some(Path::new("/etc/nvcc.toml").into())));
+        assert!(l.overrides.is_empty());
+        apply(&mut l, &env(&[(vars::CAPABILITIES, ""), (vars::FORWARD_COMPAT, "")])).unwrap();
+        assert!(l.overrides.is_empty(), "empty is unset");
+
+        for text in ["8.6;9.0a", "86,90a", "sm_86 sm_90a", " 8.6 ;\t9.0a,"] {
+            let mut l = file("[gpu]\ncapabilities = [\"7.5\"]\nforward-compat = true\n");
+            apply(&mut l, &env(&[(vars::CAPABILITIES, text), (vars::FORWARD_COMPAT, "0")])).unwrap();
+            let shown: Vec<String> = l.config.gpu.capabilities.iter().map(|c| c.to_string()).collect();
+            assert_eq!(shown, ["8.6", "9.0a"], "{text:?}");
+            assert!(!*l.config.gpu.forward_compat);
+            assert_eq!(l.config.gpu.capabilities.origin, Origin::Env(vars::CAPABILITIES));
+            assert_eq!(l.overrides.len(), 2);
+            assert_eq!(
+                l.overrides[0].to_string(),
+                format!("`[gpu] capabilities` is {text:?}, from $NVCC_WRAPPER_CAPABILITIES")
+            );
+        }
+
+        let mut l = file("launcher = \"/usr/bin/ccache\"\n[target]\nsystem = \"powerpc64le-linux\"\n");
+        apply(
+            &mut l,
+            &env(&[
+                (vars::LAUNCHER, "sccache"),
+                (vars::COMPRESS_FATBIN, "off"),
+                (vars::TARGET_SYSTEM, "aarch64-linux"),
+                (vars::TARGET_PLATFORM, "jetson"),
+                (vars::TARGET_SYSROOT, "/env/sysroot"),
+                (vars::TARGET_CUDA_ROOT, "/env/cuda"),
+                (vars::TARGET_CUDA_COMPAT, "/env/compat"),
+            ]),
+        )
+        .unwrap();
+        let c = &l.config;
+        assert_eq!(c.launcher.as_ref().map(|l| l.value.clone()), Some(PathBuf::from("sccache")));
+        assert_eq!(c.gpu.compress_fatbin.as_ref().map(|s| s.value), Some(false));
+        assert_eq!(c.target.system.as_ref().unwrap().value, "aarch64-linux");
+        assert_eq!(c.target.platform.as_ref().unwrap().value, TargetPlatform::Jetson);
+        assert_eq!(c.target.cuda_compat.as_ref().unwrap().origin, Origin::Env(vars::TARGET_CUDA_COMPAT));
+        assert_eq!(c.gpu.arch_flags, ArchFlags::Respect, "keys without a variable keep their value");
+        assert_eq!(l.overrides.len(), 7);
+    }
+
+    #[test]
+    fn a_bad_value_names_the_variable_and_what_it_takes() {
+        for (name, value) in [
+            (vars::CAPABILITIES, "8.6;nine"),
+            (vars::CAPABILITIES, " ; "),
+            (vars::FORWARD_COMPAT, "maybe"),
+            (vars::COMPRESS_FATBIN, "smaller"),
+            (vars::TARGET_PLATFORM, "tegra"),
+            (vars::TARGET_SYSROOT, "rel/dir"),
+            (vars::TARGET_CUDA_ROOT, "cuda"),
+            (vars::TARGET_CUDA_COMPAT, "compat"),
+        ] {
+            let err = apply(&mut file(""), &env(&[(name, value)])).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Environment);
+            assert!(err.message.starts_with(&format!("{name}={value}: ")), "{err}");
+            let help = err.help.unwrap();
+            assert!(help.starts_with("give ") && help.contains(&format!("or unset {name}")), "{help}");
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! The wrapper's configuration file: where it is found, what it may say, and how a bad one is reported.
+//!
+//! Found at `$NVCC_WRAPPER_CONFIG`, else at `<dir>/../share/nvcc-wrapper/config.toml` for the directory the wrapper
+//! was started from (the `nvcc` name on PATH, symlinks kept) and then the directory of its resolved executable; else
+//! there is none and the wrapper works from defaults and probing. A file that is named but cannot be read, has a
+//! syntax error, an unknown key or a bad value is an error naming the file, line and column: never skipped.
+//! Relative paths inside the file are relative to the file's directory.
+
+mod env;
+mod sourced;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::compat::Capability;
+pub use crate::compat::CompilerFamily;
+use crate::context::{vars, Context};
+use crate::error::{Error, ErrorKind, Result};
+use crate::version::Version;
+pub use env::{Overridden, Override, OVERRIDES};
+pub use sourced::{Origin, Sourced};
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    /// The real nvcc to run. Without it, the first `nvcc` on PATH that is not the wrapper.
+    pub nvcc: Option<PathBuf>,
+    /// The NVCC release (`"12.4"`), so nothing has to be probed.
+    pub cuda_version: Option<Version>,
+    /// A directory whose `*.toml` files replace the compatibility tables built into the binary.
+    pub compat_data: Option<PathBuf>,
+    /// A compiler cache (`ccache`, `sccache`: a path, or a bare name looked up on PATH) the wrapper runs nvcc
+    /// through, with the final arguments, so that the cache's key covers everything the wrapper added.
+    pub launcher: Option<Sourced<PathBuf>>,
+    #[serde(default)]
+    pub host_compiler: HostCompilerConfig,
+    #[serde(default)]
+    pub gpu: GpuConfig,
+    #[serde(default)]
+    pub target: TargetConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HostCompilerConfig {
+    /// The main ("stdenv") C++ compiler: objects built by it must link with nvcc's.
+    #[serde(default, deserialize_with = "entry_or_path")]
+    pub stdenv: Option<CompilerEntry>,
+    /// Other compilers the wrapper may choose from.
+    #[serde(default, deserialize_with = "entries_or_paths")]
+    pub candidates: Vec<CompilerEntry>,
+    pub prefer: Option<CompilerFamily>,
+    /// Pass `-allow-unsupported-compiler` instead of failing when no compiler is in range.
+    #[serde(default)]
+    pub allow_unsupported: bool,
+    /// What to do when the command asks for host LTO and the compiler nvcc accepts is not the stdenv one, whose
+    /// LTO bytecode the objects will not match.
+    #[serde(default)]
+    pub lto_mismatch: LtoMismatch,
+}
+
+/// `[host-compiler] lto-mismatch`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LtoMismatch {
+    /// Build with the accepted compiler, and say why the link may fail and how to avoid it.
+    #[default]
+    Warn,
+    /// Stop before nvcc runs (exit 69).
+    Error,
+}
+
+/// A compiler, written as its path (`"/usr/bin/g++-11"`) or as a table that also records what probing would find
+/// (`{ path = "...", family = "gcc", version = "11.4.0", target = "x86_64-linux-gnu" }`), so nothing is run.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CompilerEntry {
+    pub path: PathBuf,
+    pub family: Option<CompilerFamily>,
+    pub version: Option<Version>,
+    /// The GNU triple the compiler produces code for (`-dumpmachine`).
+    pub target: Option<String>,
+    /// For the stdenv compiler: its GCC installation (`PREFIX/lib/gcc/TRIPLE/VERSION`), where its libstdc++ is.
+    pub gcc_install_dir: Option<PathBuf>,
+    /// For the stdenv compiler: the directory of the `libstdc++.so.6` its programs load.
+    pub libstdcxx_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GpuConfig {
+    /// Capabilities to build for, as in Nixpkgs' `cudaCapabilities` (`["8.6", "9.0a"]`; `"86"` and `"sm_86"` too).
+    #[serde(default)]
+    pub capabilities: Sourced<Vec<Capability>>,
+    /// Also embed PTX of the newest baseline capability, for GPUs newer than the list.
+    #[serde(default)]
+    pub forward_compat: Sourced<bool>,
+    #[serde(default)]
+    pub arch_flags: ArchFlags,
+    /// Add the flags that make this release's fatbins smallest (compat-data/fatbin.toml). Unset: on.
+    pub compress_fatbin: Option<Sourced<bool>>,
+}
+
+/// What to do when the command line already names GPU targets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArchFlags {
+    /// Add nothing when the user or build system gave any GPU target option.
+    #[default]
+    Respect,
+    /// Remove the user's GPU target options and add the configured ones.
+    Replace,
+    /// Add the configured ones as well.
+    Append,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TargetConfig {
+    /// `aarch64-linux`, `powerpc64le-linux`, `x86_64-linux` (GNU triples accepted too).
+    pub system: Option<Sourced<String>>,
+    /// For aarch64: `jetson` or `sbsa`.
+    pub platform: Option<Sourced<TargetPlatform>>,
+    pub sysroot: Option<Sourced<PathBuf>>,
+    /// The target's CUDA headers and libraries, for layouts without `TOP/targets/<dir>`.
+    pub cuda_root: Option<Sourced<PathBuf>>,
+    /// Jetson: the directory of the CUDA forward-compatibility `libcuda.so`, put first in the runpath of what nvcc
+    /// links (`plan::cuda_compat`).
+    pub cuda_compat: Option<Sourced<PathBuf>>,
+    /// The compilers for the target, with the `[host-compiler]` keys (used only when the target is another CPU).
+    #[serde(default)]
+    pub host_compiler: HostCompilerConfig,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetPlatform {
+    Jetson,
+    Sbsa,
+}
+
+impl TargetPlatform {
+    /// As the config spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetPlatform::Jetson => "jetson",
+            TargetPlatform::Sbsa => "sbsa",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CompilerEntryOrPath {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = CompilerEntryOrPath;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a compiler path, or a table with `path` and optionally `family`, `version`, `target`")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<Self::Value, E> {
+                Ok(CompilerEntryOrPath(CompilerEntry::path(s)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+                CompilerEntry::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(CompilerEntryOrPath)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl CompilerEntry {
+    /// An entry that records nothing but the path: everything else is probed.
+    pub fn path(path: impl Into<PathBuf>) -> CompilerEntry {
+        CompilerEntry {
+            path: path.into(),
+            family: None,
+            version: None,
+            target: None,
+            gcc_install_dir: None,
+            libstdcxx_dir: None,
+        }
+    }
+}
+
+/// The file form of a compiler entry: a plain path or a full table.
+struct CompilerEntryOrPath(CompilerEntry);
+
+fn entry_or_path<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<CompilerEntry>, D::Error> {
+    Ok(Some(CompilerEntryOrPath::deserialize(d)?.0))
+}
+
+fn entries_or_paths<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<CompilerEntry>, D::Error> {
+    Ok(Vec::<CompilerEntryOrPath>::deserialize(d)?.into_iter().map(|e| e.0).collect())
+}
+
+/// A configuration, the file it came from and what the environment overrode. Relative paths in the file are already
+/// resolved against its directory (a bare program name such as `g++-11` stays bare, to be looked up on PATH as nvcc
+/// does with `-ccbin`), and every setting that can come from elsewhere carries its origin, so each planning step can
+/// be handed its own section and nothing else.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    pub config: Config,
+    /// `None` when no file was found.
+    pub path: Option<PathBuf>,
+    /// Settings the environment overrode, for the debug log and `explain`.
+    pub overrides: Vec<Overridden>,
+}
+
+impl Loaded {
+    /// The configuration a file at `path` with this text gives.
+    pub fn from_text(text: &str, path: &Path) -> Result<Loaded> {
+        let mut loaded = Loaded { config: read(text, path)?, ..Loaded::default() };
+        loaded.set_path(path);
+        Ok(loaded)
+    }
+
+    /// The file's settings are from `path`: name it in their origins.
+    fn set_path(&mut self, path: &Path) {
+        let file: Arc<Path> = Arc::from(path);
+        for origin in self.config.origins_mut() {
+            if *origin == Origin::File(None) {
+                *origin = Origin::File(Some(file.clone()));
+            }
+        }
+        self.path = Some(path.to_path_buf());
+    }
+}
+
+impl Config {
+    /// Make the file's relative paths absolute against `dir`, the file's directory.
+    fn resolve_paths(&mut self, dir: &Path) {
+        let path = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = dir.join(&*p);
+            }
+        };
+        // A bare name is a program to look up on PATH later, as nvcc does with `-ccbin`.
+        let program = |p: &mut PathBuf| {
+            if p.is_relative() && p.components().count() > 1 {
+                *p = dir.join(&*p);
+            }
+        };
+        self.nvcc.as_mut().map(path);
+        if let Some(launcher) = self.launcher.as_mut() {
+            program(&mut launcher.value);
+        }
+        self.compat_data.as_mut().map(path);
+        for dir in [&mut self.target.sysroot, &mut self.target.cuda_root, &mut self.target.cuda_compat] {
+            if let Some(dir) = dir.as_mut() {
+                path(&mut dir.value);
+            }
+        }
+        for section in [&mut self.host_compiler, &mut self.target.host_compiler] {
+            for entry in section.stdenv.iter_mut().chain(section.candidates.iter_mut()) {
+                program(&mut entry.path);
+            }
+        }
+    }
+}
+
+impl Config {
+    /// The origin of every setting that carries one.
+    fn origins_mut(&mut self) -> Vec<&mut Origin> {
+        let gpu = &mut self.gpu;
+        let target = &mut self.target;
+        let mut origins = vec![&mut gpu.capabilities.origin, &mut gpu.forward_compat.origin];
+        origins.extend(gpu.compress_fatbin.as_mut().map(|s| &mut s.origin));
+        origins.extend(self.launcher.as_mut().map(|s| &mut s.origin));
+        origins.extend(target.system.as_mut().map(|s| &mut s.origin));
+        origins.extend(target.platform.as_mut().map(|s| &mut s.origin));
+        for dir in [&mut target.sysroot, &mut target.cuda_root, &mut target.cuda_compat] {
+            origins.extend(dir.as_mut().map(|s| &mut s.origin));
+        }
+        origins
+    }
+}
+
+/// Apply the environment's overrides (`OVERRIDES`) to a loaded configuration.
+pub fn apply_env(loaded: &mut Loaded, env: &crate::context::Env) -> Result<()> {
+    env::apply(loaded, env)
+}
+
+/// Find and read the configuration for this context, with the environment's overrides.
+pub fn load_with_env(ctx: &Context) -> Result<Loaded> {
+    let mut loaded = load(ctx)?;
+    apply_env(&mut loaded, &ctx.env)?;
+    Ok(loaded)
+}
+
+/// Find and read the configuration for this context.
+pub fn load(ctx: &Context) -> Result<Loaded> {
+    let Some(path) = find(ctx) else {
+        return Ok(Loaded::default());
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", path.display()))
+            .with_help(format!("fix the file, or unset ${} / remove the file to run without one", vars::CONFIG))
+    })?;
+    Loaded::from_text(&text, &path)
+}
+
+/// A configuration file's settings, as the file at `path` with this text says them: parsed, and its relative paths
+/// made absolute against its directory.
+pub fn read(text: &str, path: &Path) -> Result<Config> {
+    let mut config = parse(text, path)?;
+    if let Some(dir) = path.parent() {
+        config.resolve_paths(dir);
+    }
+    Ok(config)
+}
+
+/// Parse a configuration file's text; `path` only names it in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Config> {
+    toml::from_str(text).map_err(|e| toml_error(&e, text, path))
+}
+
+/// `path:line:column: message`, the way compilers report positions.
+pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
+    let position = e.span().map(|span| {
+        let before = &text[..span.start.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!(":{line}:{column}")
+    });
+    Error::new(
+        ErrorKind::Config,
+        format!("invalid config file {}{}: {}", path.display(), position.unwrap_or_default(), e.message().trim_end()),
+    )
+    .with_help("the README's configuration section lists every key and its values")
+}
+
+/// Where the configuration file is, if anywhere. `$NVCC_WRAPPER_CONFIG` wins even when the file is missing, so that
+/// a wrong name is reported rather than silently replaced by another file.
+fn find(ctx: &Context) -> Option<PathBuf> {
+    if let Some(named) = ctx.env.non_empty(vars::CONFIG) {
+        return Some(ctx.absolute(Path::new(named)));
+    }
+    [invoked_path(ctx), ctx.current_exe.clone()]
+        .into_iter()
+        .flatten()
+        .filter_map(|exe| Some(exe.parent()?.join("../share/nvcc-wrapper/config.toml")))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The path the wrapper was started through, symlinks kept: argv[0] if it has a slash, else its PATH match.
+pub fn invoked_path(ctx: &Context) -> Option<PathBuf> {
+    let argv0 = Path::new(&ctx.argv0);
+    if argv0.as_os_str().is_empty() {
+        return None;
+    }
+    if argv0.components().count() > 1 {
+        return Some(ctx.absolute(argv0));
+    }
+    which::which_in(argv0, Some(ctx.search_path()), &ctx.cwd).ok()
+}
+
+#[cfg(test)]
+mod tests;

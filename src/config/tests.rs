@@ -1,0 +1,131 @@
+//! The config file: every key, paths resolved against the file, errors with positions.
+
+use super::*;
+
+fn parse_ok(text: &str) -> Config {
+    parse(text, Path::new("/cfg.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn parse_err(text: &str) -> String {
+    let e = parse(text, Path::new("/cfg.toml")).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config);
+    e.message
+}
+
+#[test]
+fn every_key_parses() {
+    let c = parse_ok(
+        r#"
+nvcc = "/opt/cuda/bin/nvcc"
+cuda-version = "12.4"
+launcher = "ccache"
+compat-data = "compat"
+
+[host-compiler]
+stdenv = { path = "/usr/bin/g++-12", family = "gcc", version = "12.2.0", target = "x86_64-linux-gnu" }
+candidates = ["/usr/bin/g++-11", { path = "/usr/bin/clang++-16", family = "clang" }]
+prefer = "clang"
+allow-unsupported = true
+
+[gpu]
+capabilities = ["8.6", "9.0a"]
+forward-compat = true
+arch-flags = "replace"
+compress-fatbin = false
+
+[target]
+system = "aarch64-linux"
+platform = "jetson"
+sysroot = "/sysroot"
+cuda-root = "/nix/store/x-cuda"
+
+[target.host-compiler]
+stdenv = "aarch64-unknown-linux-gnu-g++"
+candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11.4.0", target = "aarch64-linux-gnu" }]
+"#,
+    );
+    assert_eq!(c.nvcc.as_deref(), Some(Path::new("/opt/cuda/bin/nvcc")));
+    assert_eq!(c.cuda_version.unwrap().to_string(), "12.4");
+    assert_eq!(c.launcher.as_ref().map(|l| l.value.as_path()), Some(Path::new("ccache")));
+    let stdenv = c.host_compiler.stdenv.unwrap();
+    assert_eq!(stdenv.version.unwrap().to_string(), "12.2.0");
+    assert_eq!(c.host_compiler.candidates.len(), 2);
+    assert_eq!(c.host_compiler.candidates[0].path, Path::new("/usr/bin/g++-11"));
+    assert_eq!(c.host_compiler.candidates[1].family, Some(CompilerFamily::Clang));
+    assert_eq!(c.host_compiler.prefer, Some(CompilerFamily::Clang));
+    assert!(c.host_compiler.allow_unsupported);
+    let caps: Vec<String> = c.gpu.capabilities.iter().map(|c| c.to_string()).collect();
+    assert_eq!(c.gpu.capabilities.origin, Origin::File(None), "named once the file is loaded");
+    assert_eq!(caps, ["8.6", "9.0a"]);
+    assert_eq!(c.gpu.arch_flags, ArchFlags::Replace);
+    assert_eq!(c.gpu.compress_fatbin.as_deref(), Some(&false));
+    assert_eq!(c.target.platform.as_deref(), Some(&TargetPlatform::Jetson));
+    let cross = &c.target.host_compiler;
+    assert_eq!(cross.stdenv.as_ref().unwrap().path, Path::new("aarch64-unknown-linux-gnu-g++"));
+    assert_eq!(cross.candidates[0].target.as_deref(), Some("aarch64-linux-gnu"));
+}
+
+#[test]
+fn relative_paths_are_resolved_against_the_file_once_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cfg.toml");
+    std::fs::write(
+        &file,
+        "nvcc = \"cuda/bin/nvcc\"\ncompat-data = \"data\"\nlauncher = \"tools/sccache\"\n[host-compiler]\nstdenv = \"bin/g++\"\ncandidates = [\"g++-11\", \"/usr/bin/clang++\"]\n[target]\nsysroot = \"root\"\ncuda-root = \"/abs/cuda\"\n[target.host-compiler]\nstdenv = \"./cross/g++\"\n",
+    )
+    .unwrap();
+    let ctx = Context {
+        env: [(vars::CONFIG, file.as_os_str())].into_iter().collect(),
+        cwd: "/elsewhere".into(),
+        ..Context::default()
+    };
+    let loaded = load(&ctx).unwrap();
+    let c = loaded.config;
+    let d = dir.path();
+    assert_eq!(loaded.path.as_deref(), Some(file.as_path()));
+    assert_eq!(c.nvcc.unwrap(), d.join("cuda/bin/nvcc"));
+    assert_eq!(c.compat_data.unwrap(), d.join("data"));
+    let launcher = c.launcher.unwrap();
+    assert_eq!(launcher.value, d.join("tools/sccache"));
+    assert_eq!(launcher.origin, Origin::File(Some(file.as_path().into())), "the file is named");
+    assert_eq!(c.gpu.capabilities.origin, Origin::Default, "not in the file");
+    assert_eq!(c.host_compiler.stdenv.unwrap().path, d.join("bin/g++"));
+    // A bare name is a program on PATH, as with nvcc's -ccbin; an absolute path stays as it is.
+    assert_eq!(c.host_compiler.candidates[0].path, Path::new("g++-11"));
+    assert_eq!(c.host_compiler.candidates[1].path, Path::new("/usr/bin/clang++"));
+    assert_eq!(c.target.sysroot.unwrap().value, d.join("root"));
+    assert_eq!(c.target.cuda_root.unwrap().value, Path::new("/abs/cuda"));
+    assert_eq!(c.target.host_compiler.stdenv.unwrap().path, d.join("./cross/g++"));
+}
+
+#[test]
+fn empty_file_is_all_defaults() {
+    assert_eq!(parse_ok(""), Config::default());
+    assert_eq!(parse_ok("").gpu.arch_flags, ArchFlags::Respect);
+    assert!(parse_ok("").gpu.compress_fatbin.is_none(), "unset, which means on");
+}
+
+#[test]
+fn unknown_keys_name_the_key_file_and_position() {
+    let m = parse_err("nvcc = \"x\"\n[gpu]\ncapabilites = [\"8.6\"]\n");
+    assert!(m.contains("/cfg.toml:3:1"), "{m}");
+    assert!(m.contains("capabilites"), "{m}");
+    let m = parse_err("[host-compiler]\ncandidates = [{ path = \"g++\", verison = \"1\" }]\n");
+    assert!(m.contains("verison"), "{m}");
+    let m = parse_err("[hostcompiler]\n");
+    assert!(m.contains("hostcompiler"), "{m}");
+}
+
+#[test]
+fn bad_values_and_syntax_are_reported_with_position() {
+    let m = parse_err("[gpu]\narch-flags = \"sometimes\"\n");
+    assert!(m.contains(":2:14") && m.contains("sometimes"), "{m}");
+    let m = parse_err("cuda-version = \"twelve\"\n");
+    assert!(m.contains(":1:16") && m.contains("twelve"), "{m}");
+    let m = parse_err("nvcc = \n");
+    assert!(m.contains("/cfg.toml:1:"), "{m}");
+    let m = parse_err("[host-compiler]\nprefer = \"icc\"\n");
+    assert!(m.contains("icc"), "{m}");
+    let m = parse_err("[gpu]\ncapabilities = [\"8.6\", \"9.x\"]\n");
+    assert!(m.contains(":2:16") && m.contains("9.x"), "{m}");
+}

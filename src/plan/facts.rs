@@ -1,0 +1,150 @@
+//! What every step decides from, worked out once per call: the command line, the NVCC release (known, newer than the
+//! tables, or unknown and why), the target platform and whether it is a cross build, whether the build is for a
+//! Jetson, the tables, and the only door to the OS (`Probes`). A fact more than one step needs is found here, and
+//! said here once (an unknown release is one warning, not one per step).
+
+use std::fmt;
+use std::path::Path;
+
+use super::model::Plan;
+use super::target::{self, Named};
+use crate::args::Invocation;
+use crate::compat::{Compat, Platform};
+use crate::config::Config;
+use crate::error::Result;
+use crate::probe::system::Probes;
+use crate::version::Version;
+
+/// The NVCC release in use, as far as the decisions go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Release {
+    /// A release the tables describe.
+    Known { version: Version, from: &'static str },
+    /// Newer than the newest release the tables describe: decided as that one.
+    Newer { version: Version, from: &'static str, newest: Version },
+    /// Cannot be told: nothing is decided by release.
+    Unknown { why: String },
+}
+
+impl Release {
+    /// The config's `cuda-version`, else what the real nvcc says (its toolkit's version.json, else `nvcc --version`),
+    /// placed against the tables.
+    pub fn of(cuda_version: Option<Version>, probes: &dyn Probes, nvcc: &Path, compat: &Compat) -> Release {
+        let (version, from) = match cuda_version {
+            Some(v) => (v, "`cuda-version` in the config"),
+            None => match probes.nvcc_version(nvcc) {
+                Ok(found) => found,
+                Err(why) => return Release::Unknown { why },
+            },
+        };
+        let newest = compat.newest_release();
+        if version.release() > newest.release() {
+            Release::Newer { version, from, newest }
+        } else {
+            Release::Known { version, from }
+        }
+    }
+
+    /// The version, when it is known (newer than the tables included).
+    pub fn version(&self) -> Option<Version> {
+        match self {
+            Release::Known { version, .. } | Release::Newer { version, .. } => Some(*version),
+            Release::Unknown { .. } => None,
+        }
+    }
+}
+
+impl fmt::Display for Release {
+    /// `12.4.131 (from the toolkit's version.json)`, `unknown (why)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Release::Known { version, from } => write!(f, "{version} (from {from})"),
+            Release::Newer { version, from, newest } => {
+                write!(f, "{version} (from {from}; newer than the tables, which end at {newest})")
+            }
+            Release::Unknown { why } => write!(f, "unknown ({why})"),
+        }
+    }
+}
+
+/// What the facts themselves say, once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    ReleaseUnknown { why: String },
+    ReleaseNewer { version: Version, newest: Version },
+    TargetIsNative { platform: String },
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::ReleaseUnknown { why } => write!(
+                f,
+                "the NVCC release is unknown ({why}): no host compiler is chosen, no fatbin flags are added, and GPU targets and the target platform are checked only against the tables; set `cuda-version` in the config"
+            ),
+            Note::ReleaseNewer { version, newest } => write!(
+                f,
+                "nvcc {version} is newer than the compatibility tables: assuming what {newest}, the newest they describe, accepts"
+            ),
+            Note::TargetIsNative { platform } => {
+                write!(f, "the target {platform} is this machine's: nothing is cross-compiled")
+            }
+        }
+    }
+}
+
+/// The facts of one call.
+pub struct Facts<'a> {
+    pub invocation: &'a Invocation,
+    pub release: Release,
+    /// The platform the code is built for (`[target]`, else this machine's).
+    pub platform: &'a Platform,
+    /// The target is another CPU than this machine's (an aarch64 machine building for Jetson is not a cross build:
+    /// its toolkit is that platform's own).
+    pub cross: bool,
+    /// The build is for a Jetson: the Jetson platform, or another platform building only Jetson capabilities (Thor
+    /// from 13.0 and Orin from 13.2 on the unified Arm toolkit).
+    pub jetson_build: bool,
+    /// How the user names the target settings, for messages.
+    pub named: Named,
+    pub compat: &'a Compat,
+    /// The only way a step reaches the OS.
+    pub probes: &'a dyn Probes,
+    /// The real nvcc.
+    pub nvcc: &'a Path,
+    /// Where options files the plan writes go.
+    pub scratch: &'a Path,
+}
+
+impl<'a> Facts<'a> {
+    /// Work out the facts, and say in `plan` what they mean for every step (an unknown release, say). Fails when the
+    /// target cannot be built at all.
+    pub fn gather(
+        invocation: &'a Invocation,
+        config: &Config,
+        compat: &'a Compat,
+        probes: &'a dyn Probes,
+        nvcc: &'a Path,
+        scratch: &'a Path,
+        plan: &mut Plan,
+    ) -> Result<Facts<'a>> {
+        plan.enter("facts");
+        let release = Release::of(config.cuda_version, probes, nvcc, compat);
+        match &release {
+            Release::Unknown { why } => plan.warn(Note::ReleaseUnknown { why: why.clone() }),
+            Release::Newer { version, newest, .. } => {
+                plan.note(Note::ReleaseNewer { version: *version, newest: *newest })
+            }
+            Release::Known { .. } => {}
+        }
+        let named = Named::of(&config.target);
+        let (platform, cross) = target::resolve(&config.target, &named, &compat.platforms, release.version())?;
+        if !cross && config.target.system.is_some() {
+            plan.note(Note::TargetIsNative { platform: platform.name.to_string() });
+        }
+        let capabilities = &config.gpu.capabilities;
+        let jetson = |c| compat.capabilities.get(c).is_some_and(|info| info.is_jetson());
+        let jetson_build = platform.jetson || (!capabilities.is_empty() && capabilities.iter().all(|c| jetson(*c)));
+        Ok(Facts { invocation, release, platform, cross, jetson_build, named, compat, probes, nvcc, scratch })
+    }
+}

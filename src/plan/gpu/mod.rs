@@ -1,0 +1,340 @@
+//! GPU targets: adding `[gpu] capabilities` as `-gencode` flags (by `targets::expand`, after `targets::check`
+//! against the NVCC release and the target platform), and deciding what to do with GPU target options the command
+//! line already has (`[gpu] arch-flags`).
+
+mod targets;
+
+use std::fmt;
+
+pub use targets::{check, expand, Against, Expansion};
+
+use super::facts::Facts;
+use super::model::Plan;
+use super::{edit, Step};
+use crate::args::{Found, Invocation, Phase, Role};
+use crate::compat::Capability;
+use crate::config::{ArchFlags, Config, GpuConfig};
+use crate::error::Result;
+use crate::version::Version;
+
+pub struct Gpu;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// No capabilities configured and no target given: nvcc's own default.
+    NvccDefault {
+        release: Version,
+        default: Capability,
+    },
+    /// A release before the capability table begins.
+    OlderThanTable {
+        release: Version,
+    },
+    Respected {
+        given: String,
+    },
+    /// `-ptx`, `-cubin`, `-optix-ir` with several configured targets.
+    OneFile {
+        phase: String,
+        configured: String,
+    },
+    /// The same, where the call then builds nvcc's default (a warning).
+    OneFileBuildsDefault {
+        phase: String,
+        configured: String,
+        default: Capability,
+        example: Capability,
+    },
+    LtoOtherPhase {
+        spelled: String,
+        phase: String,
+    },
+    LtoAppendRefused {
+        spelled: String,
+        given: String,
+    },
+    /// Device LTO compiled and linked in one call for several targets (a warning).
+    LtoOneCallSeveral {
+        spelled: String,
+        configured: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    Capabilities {
+        configured: String,
+    },
+    Appended {
+        configured: String,
+        given: String,
+    },
+    /// Why the user's targets are removed.
+    Replaced {
+        configured: String,
+    },
+    InPlaceOfRemoved {
+        configured: String,
+    },
+    Lto {
+        configured: String,
+        form: &'static str,
+        spelled: String,
+    },
+    /// Why `-dlto` is removed from a device-LTO compile.
+    DltoNextToGencode {
+        spelled: String,
+    },
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::NvccDefault { release, default } => write!(
+                f,
+                "no `[gpu] capabilities` and no GPU target given: nvcc {release} builds for its default, {default} ({} and {} PTX)",
+                default.sm_name(),
+                default.compute_name()
+            ),
+            Note::OlderThanTable { release } => write!(
+                f,
+                "nvcc {release} is older than the capability table: capabilities are checked only against the table"
+            ),
+            Note::Respected { given } => {
+                write!(f, "GPU targets are given by {given}: nothing is added (`[gpu] arch-flags = \"respect\"`)")
+            }
+            Note::OneFile { phase, configured } => write!(
+                f,
+                "`{phase}` writes one file for one GPU target, and the configured ones are several ({configured}): no GPU targets are added or removed"
+            ),
+            Note::OneFileBuildsDefault { phase, configured, default, example } => write!(
+                f,
+                "{}; with no GPU target on the command line nvcc builds its default, {} (pass one target, such as -arch={})",
+                Note::OneFile { phase: phase.clone(), configured: configured.clone() },
+                default.compute_name(),
+                example.sm_name()
+            ),
+            Note::LtoOtherPhase { spelled, phase } => write!(
+                f,
+                "{spelled} is given with `{phase}`, whose output device LTO does not shape: no GPU targets are added or removed"
+            ),
+            Note::LtoAppendRefused { spelled, given } => write!(
+                f,
+                "{spelled} is given with the GPU targets given by {given}, and nvcc refuses -gencode next to it: nothing is added (`[gpu] arch-flags = \"append\"`)"
+            ),
+            Note::LtoOneCallSeveral { spelled, configured } => write!(
+                f,
+                "{spelled} compiles and links in one call, where nvcc links device LTO for one GPU target only, and the configured ones are several ({configured}): nothing is added, so nvcc builds its default (compile with -dc, then link with -dlink {spelled})"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Capabilities { configured } => write!(f, "`[gpu] capabilities`: {configured}"),
+            Reason::Appended { configured, given } => write!(
+                f,
+                "`[gpu] capabilities`: {configured}, added to the GPU targets given by {given} (`[gpu] arch-flags = \"append\"`)"
+            ),
+            Reason::Replaced { configured } => {
+                write!(f, "`[gpu] arch-flags = \"replace\"`: `[gpu] capabilities` ({configured}) take its place")
+            }
+            Reason::InPlaceOfRemoved { configured } => {
+                write!(f, "`[gpu] capabilities`: {configured} (in place of the removed GPU targets)")
+            }
+            Reason::Lto { configured, form, spelled } => {
+                write!(f, "`[gpu] capabilities`: {configured}, as {form} ({spelled})")
+            }
+            Reason::DltoNextToGencode { spelled } => write!(
+                f,
+                "nvcc refuses {spelled} next to -gencode when it compiles; `code=lto_XY` asks for the same intermediates (device LTO with `[gpu] capabilities`)"
+            ),
+        }
+    }
+}
+
+impl Step for Gpu {
+    const NAME: &'static str = "gpu";
+    type Section = GpuConfig;
+
+    fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
+        &config.gpu
+    }
+
+    /// Add the configured targets, under the `arch-flags` policy; errors when they cannot be built.
+    fn decide(facts: &Facts, gpu: &GpuConfig, plan: &mut Plan) -> Result<()> {
+        let inv = facts.invocation;
+        if gpu.capabilities.is_empty() {
+            note_nvcc_default(facts, plan);
+            return Ok(());
+        }
+        let expansion = expand(&gpu.capabilities, *gpu.forward_compat);
+        let release = release_to_check(facts, plan);
+        // Checked on every call, even one that gets nothing added: a configuration this nvcc cannot build is wrong
+        // for the whole build, and one clear error beats some calls passing and others failing.
+        let against = Against { compat: facts.compat, release, platform: Some(facts.platform), named: &facts.named };
+        check(&expansion, &against)?;
+
+        let configured = expansion.describe();
+        let given: Vec<&Found> = inv.gpu_targets().collect();
+        if !given.is_empty() && gpu.arch_flags == ArchFlags::Respect {
+            plan.note(Note::Respected { given: inv.describe(&given) });
+            return Ok(());
+        }
+        if let Some(lto) = DeviceLto::of(inv, &given) {
+            return decide_lto(facts, gpu.arch_flags, plan, &expansion, &given, lto);
+        }
+        if let Some(phase) = single_output_conflict(inv, &expansion) {
+            // With no target of its own the call falls back to nvcc's default architecture: say so, as it is not
+            // what was configured.
+            let default = given
+                .is_empty()
+                .then(|| facts.release.version().and_then(|r| facts.compat.capabilities.nvcc_default_arch(r)))
+                .flatten();
+            match default {
+                Some(default) => {
+                    let example = expansion.real.last().copied().unwrap_or(default);
+                    plan.warn(Note::OneFileBuildsDefault { phase, configured, default, example })
+                }
+                None => plan.note(Note::OneFile { phase, configured }),
+            }
+            return Ok(());
+        }
+        let flags = expansion.gencode().into_iter().map(Into::into).collect();
+        let why = match (given.is_empty(), gpu.arch_flags) {
+            (true, _) => Reason::Capabilities { configured },
+            (false, ArchFlags::Append) => Reason::Appended { configured, given: inv.describe(&given) },
+            (false, _) => {
+                edit::remove(plan, inv, &given, Reason::Replaced { configured: configured.clone() }, facts.scratch)?;
+                Reason::InPlaceOfRemoved { configured }
+            }
+        };
+        plan.add_before(flags, why);
+        Ok(())
+    }
+}
+
+/// A call that asks for device link-time optimisation (see `DeviceLto`): the capabilities in the form its phase
+/// takes, or a note or warning saying why nothing is added.
+fn decide_lto(
+    facts: &Facts,
+    policy: ArchFlags,
+    plan: &mut Plan,
+    expansion: &Expansion,
+    given: &[&Found],
+    lto: DeviceLto,
+) -> Result<()> {
+    let inv = facts.invocation;
+    let flags: Vec<&Found> = inv.with_role(Role::DeviceLto).collect();
+    let spelled = flags.first().map_or("`code=lto_`".to_string(), |f| format!("`{}`", f.spelling));
+    let configured = expansion.describe();
+    let append_to_given = !given.is_empty() && policy == ArchFlags::Append;
+    let (args, form) = match lto {
+        DeviceLto::Other => {
+            let phase = inv.phase_option().map_or(String::new(), |p| p.spelling.to_string());
+            plan.note(Note::LtoOtherPhase { spelled, phase });
+            return Ok(());
+        }
+        DeviceLto::Link => (expansion.link_gencode(), "machine code linked from the objects' LTO intermediates"),
+        // nvcc refuses `-dlto` next to `-gencode` when it compiles, so targets given by the user cannot take more:
+        // appending would need the flag out and theirs reinterpreted.
+        DeviceLto::Compile if append_to_given && !flags.is_empty() => {
+            plan.note(Note::LtoAppendRefused { spelled, given: inv.describe(given) });
+            return Ok(());
+        }
+        DeviceLto::Compile => (expansion.lto_gencode(), "device LTO intermediates (`code=lto_XY`)"),
+        DeviceLto::CompileAndLink => match expansion.real.as_slice() {
+            // nvcc's own one-target form: `-dlto -arch=sm_XY` keeps lto_XY and compute_XY, links sm_XY.
+            [only] if !append_to_given => {
+                (vec![format!("-arch={}", only.sm_name())], "nvcc's one-target device LTO form")
+            }
+            _ => {
+                plan.warn(Note::LtoOneCallSeveral { spelled, configured });
+                return Ok(());
+            }
+        },
+    };
+    if !given.is_empty() && policy == ArchFlags::Replace {
+        edit::remove(plan, inv, given, Reason::Replaced { configured: configured.clone() }, facts.scratch)?;
+    }
+    if lto == DeviceLto::Compile && !flags.is_empty() {
+        edit::remove(plan, inv, &flags, Reason::DltoNextToGencode { spelled: spelled.clone() }, facts.scratch)?;
+    }
+    plan.add_before(args.into_iter().map(Into::into).collect(), Reason::Lto { configured, form, spelled });
+    Ok(())
+}
+
+/// With no capabilities configured and no GPU target given, nvcc builds its own default: say which, since a build
+/// for the wrong GPU fails only when it runs ("no kernel image is available").
+fn note_nvcc_default(facts: &Facts, plan: &mut Plan) {
+    let inv = facts.invocation;
+    if inv.gpu_targets().next().is_some() || inv.with_role(Role::DeviceLto).next().is_some() {
+        return;
+    }
+    let Some(release) = facts.release.version() else { return };
+    if let Some(default) = facts.compat.capabilities.nvcc_default_arch(release) {
+        plan.note(Note::NvccDefault { release: release.release(), default });
+    }
+}
+
+/// The release to check against, or `None` when it is unknown (said by the facts) or older than the table (said
+/// here).
+fn release_to_check(facts: &Facts, plan: &mut Plan) -> Option<Version> {
+    let release = facts.release.version()?;
+    let oldest = facts.compat.capabilities.all().iter().map(|c| c.first_cuda).min()?;
+    if release.release() >= oldest.release() {
+        return Some(release);
+    }
+    plan.note(Note::OlderThanTable { release });
+    None
+}
+
+/// How a call that asks for device link-time optimisation takes GPU targets. Measured with nvcc 12.4 and 13.0
+/// (docs/nvcc-facts.md#device-link-time-optimisation): compiling with `-dlto` next to `-gencode` is refused
+/// ("'-dlto' conflicts with '-gencode'"), while `code=lto_XY` stores the same intermediate; a device link takes
+/// `-dlto` with `code=sm_XY` targets, and without `-dlto` fails ("LTO objects found, use -dlto"); one call that
+/// compiles and links cannot name several targets (nvlink gets `--arch=lto_XY`, "not JIT-able"), only `-dlto
+/// -arch=sm_XY`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeviceLto {
+    /// Sources to objects or a library (`-c`, `-dc`, `-lib`): the capabilities as `code=lto_XY`, `-dlto` out.
+    Compile,
+    /// A device link (`-dlink`), or a link of objects only: the capabilities as `code=sm_XY`, `-dlto` kept.
+    Link,
+    /// Sources compiled and linked in one call.
+    CompileAndLink,
+    /// Any other phase (`-E`, `-ptx`, `-ltoir`...): nothing added.
+    Other,
+}
+
+impl DeviceLto {
+    /// `Some` when the call asks for device LTO: `-dlto`/`-lto` anywhere, or (when compiling) given `lto_` codes.
+    fn of(inv: &Invocation, given: &[&Found]) -> Option<DeviceLto> {
+        let shape = match inv.phase() {
+            Phase::Compile | Phase::Lib => DeviceLto::Compile,
+            Phase::DeviceLink => DeviceLto::Link,
+            Phase::Link | Phase::Run if inv.compiles_sources() => DeviceLto::CompileAndLink,
+            Phase::Link | Phase::Run => DeviceLto::Link,
+            Phase::Preprocess | Phase::DeviceOnly => DeviceLto::Other,
+        };
+        let flag = inv.with_role(Role::DeviceLto).next().is_some();
+        let lto_codes = given.iter().any(|f| f.value.as_deref().is_some_and(|v| v.to_string_lossy().contains("lto_")));
+        (flag || (lto_codes && shape == DeviceLto::Compile)).then_some(shape)
+    }
+}
+
+/// `-ptx`, `-optix-ir` and `-cubin` write one file, and nvcc refuses them with several targets (measured on 13.0:
+/// "not allowed when compiling for multiple GPU architectures" / "... code instances"). When the configured targets
+/// would be several, nothing is added and nothing removed: the call keeps the targets it has. The phase option's
+/// spelling when that is so.
+fn single_output_conflict(inv: &Invocation, expansion: &Expansion) -> Option<String> {
+    let phase = inv.phase_option()?;
+    let fits = match phase.spec.long {
+        "ptx" | "optix-ir" => expansion.virtual_archs().len() == 1,
+        "cubin" => expansion.real.len() == 1 && expansion.ptx.is_none(),
+        _ => return None,
+    };
+    (!fits).then(|| phase.spelling.to_string())
+}

@@ -1,0 +1,191 @@
+//! The compilers the host-compiler rule chooses among: the stdenv compiler and the candidates, from this step's
+//! section of the config (recorded facts are used as they are) or from PATH, probed only when a fact is missing;
+//! and the errors that name them.
+
+use std::path::PathBuf;
+
+use super::messages::Note;
+use crate::compat::Accepts;
+use crate::config::{CompilerEntry, HostCompilerConfig};
+use crate::error::{Error, ErrorKind};
+use crate::plan::facts::Facts;
+use crate::plan::model::Plan;
+use crate::probe::compiler::Known;
+use crate::version::Version;
+
+pub(super) struct Compilers<'a, 'f> {
+    pub facts: &'a Facts<'f>,
+    pub settings: &'a HostCompilerConfig,
+}
+
+impl Compilers<'_, '_> {
+    /// The stdenv compiler: the config's, else `g++` on PATH (what nvcc itself runs by default), or for a cross
+    /// build the first `TRIPLE-g++` on PATH. A configured one that builds for another machine is an error: every
+    /// object of the build comes from it.
+    pub fn stdenv(&self, plan: &mut Plan) -> Result<Option<Known>, Error> {
+        let entry = match &self.settings.stdenv {
+            Some(entry) => entry.clone(),
+            None => {
+                let mut names = self.default_prefixes().into_iter().map(|p| PathBuf::from(format!("{p}g++")));
+                match names.find_map(|name| self.facts.probes.resolve(&name)) {
+                    Some(path) => CompilerEntry::path(path),
+                    None => return Ok(None),
+                }
+            }
+        };
+        let known = match self.known(&entry) {
+            Ok(k) => k,
+            Err(why) => {
+                plan.note(Note::StdenvLeftOut { cross: self.facts.cross, why });
+                return Ok(None);
+            }
+        };
+        if self.facts.cross && !self.builds_for_target(&known) {
+            let how = format!("`{} stdenv`", self.section());
+            return Err(self.wrong_machine(
+                &known,
+                &how,
+                "name the target's compiler there (e.g. aarch64-linux-gnu-g++ for aarch64)",
+            ));
+        }
+        Ok(Some(known))
+    }
+
+    /// The candidates: the config's list, else every `g++[-N]` and `clang++[-N]` on PATH (for a cross build, those
+    /// with the target's triple in front). A cross candidate for another machine is left out, with a note.
+    pub fn candidates(&self, plan: &mut Plan) -> Vec<Known> {
+        let configured = &self.settings.candidates;
+        let entries: Vec<CompilerEntry> = if configured.is_empty() {
+            let mut found: Vec<PathBuf> = Vec::new();
+            for triple in self.triples() {
+                for path in self.facts.probes.installed_compilers(triple) {
+                    if !found.contains(&path) {
+                        found.push(path);
+                    }
+                }
+            }
+            found.into_iter().map(CompilerEntry::path).collect()
+        } else {
+            configured.clone()
+        };
+        let mut known = Vec::new();
+        for entry in &entries {
+            match self.known(entry) {
+                Ok(k) if self.facts.cross && !self.builds_for_target(&k) => {
+                    plan.note(Note::CandidateForAnotherMachine { compiler: k })
+                }
+                Ok(k) => known.push(k),
+                Err(why) => plan.note(Note::CandidateLeftOut { why }),
+            }
+        }
+        known
+    }
+
+    /// A compiler entry with family and version: as recorded in the config, or probed. For a cross build the target
+    /// machine is needed too, so an entry that does not record it is probed.
+    fn known(&self, entry: &CompilerEntry) -> Result<Known, String> {
+        let Some(path) = self.facts.probes.resolve(&entry.path) else {
+            return Err(format!("{} is not an executable here", entry.path.display()));
+        };
+        let target_needed = self.facts.cross && entry.target.is_none();
+        match (entry.family, entry.version) {
+            (Some(family), Some(version)) if !target_needed => {
+                Ok(Known { path, family, version, target: entry.target.clone() })
+            }
+            _ => self.facts.probes.compiler(&path),
+        }
+    }
+
+    /// Whether a compiler builds code for the target platform (its `-dumpmachine` triple names the platform's CPU).
+    pub fn builds_for_target(&self, k: &Known) -> bool {
+        k.target.as_deref().is_some_and(|t| self.facts.platform.matches_triple(t))
+    }
+
+    /// The GNU triples whose compilers are looked for on PATH: none natively, the target's for a cross build.
+    fn triples(&self) -> Vec<Option<&str>> {
+        match self.facts.cross {
+            true => self.facts.platform.gnu_triples.iter().map(|t| Some(&**t)).collect(),
+            false => vec![None],
+        }
+    }
+
+    /// Name prefixes of the default compilers: none natively, `TRIPLE-` for each of the target's triples.
+    fn default_prefixes(&self) -> Vec<String> {
+        self.triples().into_iter().map(|t| t.map(|t| format!("{t}-")).unwrap_or_default()).collect()
+    }
+
+    /// The config section the compilers come from.
+    pub fn section(&self) -> &'static str {
+        if self.facts.cross {
+            "[target.host-compiler]"
+        } else {
+            "[host-compiler]"
+        }
+    }
+
+    /// A cross build with no compiler for the target at all.
+    pub fn no_cross_compiler(&self) -> Error {
+        let platform = self.facts.platform;
+        let names: Vec<String> = self.default_prefixes().iter().map(|p| format!("{p}g++")).collect();
+        // Debian names its cross compiler packages after the triple, with `x86-64` for `x86_64`.
+        let package = format!("Debian's g++-{}", platform.gnu_triples[0].replacen('_', "-", 1));
+        Error::new(
+            ErrorKind::HostCompiler,
+            format!(
+                "no host compiler for the target {}: `[target.host-compiler]` names none and none of {} is on PATH",
+                platform.name,
+                names.join(", ")
+            ),
+        )
+        .with_help(format!(
+            "install one ({package}, or a Nix cross stdenv's compiler) or name it in `[target.host-compiler] stdenv`"
+        ))
+    }
+
+    /// Nothing this release accepts, among `considered` (which may be nothing at all).
+    pub fn none_accepted(&self, considered: &[Known], release: Version, accepts: Accepts) -> Error {
+        let (prefix, target) = match self.facts.cross {
+            true => (format!("{}-", self.facts.platform.gnu_triples[0]), format!(" for {}", self.facts.platform.name)),
+            false => (String::new(), String::new()),
+        };
+        let install = format!("{prefix}g++-{} or {prefix}clang++-{}", accepts.newest_gcc, accepts.newest_clang);
+        let section = self.section();
+        // Nothing at all to choose from: there is nothing to allow either.
+        if considered.is_empty() {
+            return Error::new(
+                ErrorKind::HostCompiler,
+                format!(
+                    "no host compiler{target}: nvcc {release} accepts {}, and there is no g++ or clang++ on PATH and none in `{section}`",
+                    accepts.describe()
+                ),
+            )
+            .with_help(format!("install one (e.g. {install}), or name it in `{section} stdenv` or with `-ccbin`"));
+        }
+        let listed = considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
+        Error::new(
+            ErrorKind::HostCompiler,
+            format!(
+                "no usable host compiler{target}: nvcc {release} accepts {}, and none of these is: {listed}",
+                accepts.describe()
+            ),
+        )
+        .with_help(format!(
+            "install one (e.g. {install}) and list it in `{section} candidates`, pass `-ccbin`, or set `allow-unsupported = true` to try the stdenv compiler anyway"
+        ))
+    }
+
+    /// A compiler that builds for another machine than the target; `how` says where it was named.
+    pub fn wrong_machine(&self, k: &Known, how: &str, fix: &str) -> Error {
+        let platform = self.facts.platform;
+        Error::new(
+            ErrorKind::HostCompiler,
+            format!(
+                "the host compiler given by {how}, {k}, builds for {}, not for the target {} ({})",
+                k.target.as_deref().unwrap_or("an unknown machine"),
+                platform.name,
+                platform.gnu_triples[0]
+            ),
+        )
+        .with_help(fix.to_string())
+    }
+}

@@ -1,0 +1,170 @@
+//! What the host-compiler step says: why it passes a compiler, and what it notes or warns about.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::compat::Accepts;
+use crate::probe::compiler::Known;
+use crate::version::Version;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    NotInTable {
+        release: Version,
+    },
+    Given {
+        how: String,
+        value: String,
+    },
+    /// A warning: the user's compiler is one this nvcc rejects.
+    GivenRejected {
+        release: Version,
+        accepts: Accepts,
+        how: String,
+        compiler: Known,
+    },
+    StdenvLeftOut {
+        cross: bool,
+        why: String,
+    },
+    CandidateForAnotherMachine {
+        compiler: Known,
+    },
+    CandidateLeftOut {
+        why: String,
+    },
+    /// A warning: host LTO objects that the stdenv compiler's link will not read.
+    LtoMismatch {
+        lto: String,
+        chosen: Known,
+        stdenv: Known,
+        release: Version,
+        accepts: Accepts,
+        cross: bool,
+        section: &'static str,
+    },
+    /// A warning: the stdenv's libstdc++ could not be found.
+    NoLibstdcxx {
+        stdenv: Known,
+        chosen: Known,
+        why: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    CrossStdenvUnchecked { compiler: Known },
+    LinksObjectsOnly { compiler: Known },
+    StdenvAccepted { compiler: Known, release: Version, accepts: Accepts, cross: bool },
+    NewestAccepted { chosen: Known, stdenv: Option<Known>, release: Version, accepts: Accepts, cross: bool },
+    UnsupportedKept { compiler: Known, release: Version, accepts: Accepts, lto: Option<String> },
+    AllowUnsupported { section: &'static str },
+    NvccCcbinIgnored { release: Version, first: Version },
+    SharedLibstdcxx { chosen: Known, gcc_install_dir: PathBuf },
+}
+
+/// "target's " for a cross build.
+fn whose(cross: bool) -> &'static str {
+    if cross {
+        "target's "
+    } else {
+        ""
+    }
+}
+
+impl Note {
+    /// The problem of an `LtoMismatch`, as the warning or the error under `lto-mismatch = "error"` says it.
+    pub fn lto_problem(&self) -> String {
+        let Note::LtoMismatch { lto, chosen, stdenv, release, accepts, cross, .. } = self else { return String::new() };
+        format!(
+            "host LTO (`{lto}`) with {chosen}, which nvcc {release} accepts ({}), where the {}stdenv compiler is {stdenv}: the LTO bytecode of these objects will not link with {stdenv}'s",
+            accepts.describe(),
+            whose(*cross)
+        )
+    }
+
+    /// The ways out of an `LtoMismatch`.
+    pub fn lto_help(&self) -> String {
+        let Note::LtoMismatch { stdenv, release, section, .. } = self else { return String::new() };
+        format!(
+            "take -flto out of the CUDA compiles (-Xcompiler), build with a stdenv compiler nvcc {release} accepts, or set `allow-unsupported = true` in `{section}` to compile with {stdenv} anyway"
+        )
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::NotInTable { release } => {
+                write!(f, "nvcc {release} is not in the compatibility table: no host compiler is chosen")
+            }
+            Note::Given { how, value } => write!(f, "the host compiler is given by {how} ({value}): nothing is added"),
+            Note::GivenRejected { release, accepts, how, compiler } => write!(
+                f,
+                "nvcc {release} accepts {}, and the host compiler given by {how} is {compiler}: nvcc will reject it",
+                accepts.describe()
+            ),
+            Note::StdenvLeftOut { cross, why } => write!(f, "the {}stdenv compiler is left out: {why}", whose(*cross)),
+            Note::CandidateForAnotherMachine { compiler } => write!(
+                f,
+                "candidate left out: {compiler} builds for {}, not the target",
+                compiler.target.as_deref().unwrap_or("an unknown machine")
+            ),
+            Note::CandidateLeftOut { why } => write!(f, "candidate left out: {why}"),
+            Note::LtoMismatch { section, .. } => write!(
+                f,
+                "{} ({}; `lto-mismatch = \"error\"` in `{section}` makes this an error)",
+                self.lto_problem(),
+                self.lto_help()
+            ),
+            Note::NoLibstdcxx { stdenv, chosen, why } => write!(
+                f,
+                "cannot find the libstdc++ of the stdenv compiler {stdenv} ({why}): objects it built may not link with {chosen}'s"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::CrossStdenvUnchecked { compiler } => write!(f, "the target's stdenv compiler {compiler}"),
+            Reason::LinksObjectsOnly { compiler } => write!(
+                f,
+                "this call only links objects, which nvcc does without checking the host compiler, so the stdenv compiler {compiler} links them with its own libstdc++"
+            ),
+            Reason::StdenvAccepted { compiler, release, accepts, cross } => write!(
+                f,
+                "the {}stdenv compiler {compiler} is one nvcc {release} accepts ({})",
+                whose(*cross),
+                accepts.describe()
+            ),
+            Reason::NewestAccepted { chosen, stdenv, release, accepts, cross } => {
+                let accepts = accepts.describe();
+                let whose = whose(*cross);
+                match stdenv {
+                    Some(s) => write!(f, "nvcc {release} accepts {accepts}, not the {whose}stdenv compiler {s}"),
+                    None => write!(f, "nvcc {release} accepts {accepts}, and no {whose}stdenv compiler is known"),
+                }?;
+                write!(f, ": {chosen} is the newest accepted")
+            }
+            Reason::UnsupportedKept { compiler, release, accepts, lto } => {
+                write!(f, "nvcc {release} accepts {}, and ", accepts.describe())?;
+                match lto {
+                    Some(lto) => write!(f, "host LTO (`{lto}`) needs the stdenv compiler's bytecode")?,
+                    None => f.write_str("no compiler it accepts was found")?,
+                }
+                write!(f, ": allow-unsupported keeps the stdenv compiler {compiler}")
+            }
+            Reason::AllowUnsupported { section } => write!(f, "`allow-unsupported = true` in `{section}`"),
+            Reason::NvccCcbinIgnored { release, first } => {
+                write!(f, "nvcc {release} ignores $NVCC_CCBIN (honoured from {first}), so the wrapper passes it on")
+            }
+            Reason::SharedLibstdcxx { chosen, gcc_install_dir } => write!(
+                f,
+                "{chosen} is not the stdenv compiler: use the stdenv's libstdc++ from {} so objects of both link and run",
+                gcc_install_dir.display()
+            ),
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! Choosing the host compiler (the rule is `rule::choose`):
+//!
+//! 1. A host compiler the user gave (any spelling or channel) is used; the wrapper adds nothing and only warns when
+//!    this nvcc does not accept it.
+//! 2. Else the stdenv compiler, when this nvcc accepts it: no libstdc++ skew, LTO keeps working.
+//! 3. Else the newest accepted candidate, of the stdenv compiler's family first, then the other family (`prefer`
+//!    swaps the order).
+//! 4. Else, with `allow-unsupported`, the stdenv compiler plus `-allow-unsupported-compiler`; without it, an error
+//!    that names the release, the accepted range and every compiler considered.
+//!
+//! For a target of another CPU the same rule runs over the target's compilers (`[target.host-compiler]`, else the
+//! `TRIPLE-g++[-N]` and `TRIPLE-clang++[-N]` on PATH), and every compiler, the user's included, must build for the
+//! target (`-dumpmachine`): nvcc given a native compiler with a target directory fails in a way that names neither.
+
+mod compilers;
+mod messages;
+pub mod rule;
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use compilers::Compilers;
+pub use messages::{Note, Reason};
+pub use rule::{choose, libstdcxx_flags, Choice, NoneAccepted};
+
+use super::facts::{Facts, Release};
+use super::model::{HostDecision, Plan};
+use super::Step;
+use crate::args::HostCompilerGiven;
+use crate::compat::{Accepts, FIRST_HONOURING_NVCC_CCBIN};
+use crate::config::{Config, HostCompilerConfig, LtoMismatch};
+use crate::error::{Error, ErrorKind, Result};
+use crate::probe::compiler::{Known, StdenvLibstdcxx};
+use crate::version::Version;
+
+pub struct HostCompiler;
+
+impl Step for HostCompiler {
+    const NAME: &'static str = "host-compiler";
+    /// The compilers to choose from: `[host-compiler]`, or `[target.host-compiler]` for another CPU.
+    type Section = HostCompilerConfig;
+
+    fn section<'c>(config: &'c Config, facts: &Facts) -> &'c Self::Section {
+        if facts.cross {
+            &config.target.host_compiler
+        } else {
+            &config.host_compiler
+        }
+    }
+
+    /// Decide the host compiler and add what nvcc needs to hear; errors only when nothing this nvcc accepts exists.
+    fn decide(facts: &Facts, settings: &HostCompilerConfig, plan: &mut Plan) -> Result<()> {
+        let inv = facts.invocation;
+        let compilers = Compilers { facts, settings };
+        let limits = limits(facts, plan);
+        if let Some(given) = inv.host_compiler() {
+            return check_given(&compilers, &given, limits, plan);
+        }
+        let Some((release, accepts)) = limits else {
+            // Without the release nothing can be chosen by range, but a cross build still needs a compiler for the
+            // target: the stdenv one, checked.
+            if facts.cross {
+                let stdenv = compilers.stdenv(plan)?.ok_or_else(|| compilers.no_cross_compiler())?;
+                ccbin(plan, &stdenv, Reason::CrossStdenvUnchecked { compiler: stdenv.clone() });
+            }
+            return Ok(());
+        };
+        let stdenv = compilers.stdenv(plan)?;
+
+        // nvcc checks the compiler's version only when it preprocesses; a link of objects never does, so the stdenv
+        // compiler itself can link them, with its own libstdc++ and no skew.
+        if let (true, Some(s)) = (inv.links_objects_only(), &stdenv) {
+            ccbin(plan, s, Reason::LinksObjectsOnly { compiler: s.clone() });
+            return Ok(());
+        }
+
+        let allow = settings.allow_unsupported || inv.allows_unsupported_compiler();
+        let in_range = stdenv.as_ref().is_some_and(|s| accepts.accepts(s.family, s.version));
+        let candidates = if in_range { Vec::new() } else { compilers.candidates(plan) };
+        let lto = inv.host_lto();
+        let mut choice = choose(accepts, stdenv.as_ref(), &candidates, settings.prefer, allow);
+        // With host LTO the stdenv compiler's bytecode is what the link reads: `allow-unsupported` keeps it even when
+        // another compiler is in range (see `lto_mismatch`).
+        if let (Ok(Choice::Other { stdenv: Some(s), .. }), Some(_), true) = (&choice, &lto, allow) {
+            choice = Ok(Choice::Unsupported(s.clone()));
+        }
+        let cross = facts.cross;
+        match choice {
+            Ok(Choice::Stdenv(s)) => {
+                ccbin(plan, &s, Reason::StdenvAccepted { compiler: s.clone(), release, accepts, cross })
+            }
+            Ok(Choice::Other { chosen, stdenv }) => {
+                if let (Some(s), Some(lto)) = (&stdenv, &lto) {
+                    lto_mismatch(&compilers, &chosen, s, lto, release, accepts, plan)?;
+                }
+                let why =
+                    Reason::NewestAccepted { chosen: chosen.clone(), stdenv: stdenv.clone(), release, accepts, cross };
+                ccbin(plan, &chosen, why);
+                if let Some(decision) = plan.host.as_mut() {
+                    decision.stdenv = stdenv.as_ref().map(|s| s.path.clone());
+                }
+                if let Some(s) = stdenv {
+                    share_libstdcxx(&compilers, &chosen, &s, plan);
+                }
+            }
+            Ok(Choice::Unsupported(s)) => {
+                let why = Reason::UnsupportedKept { compiler: s.clone(), release, accepts, lto };
+                ccbin(plan, &s, why);
+                if !inv.allows_unsupported_compiler() {
+                    let section = compilers.section();
+                    plan.add_before(vec!["-allow-unsupported-compiler".into()], Reason::AllowUnsupported { section });
+                }
+            }
+            Err(NoneAccepted { considered }) if considered.is_empty() && facts.cross => {
+                return Err(compilers.no_cross_compiler());
+            }
+            Err(NoneAccepted { considered }) => return Err(compilers.none_accepted(&considered, release, accepts)),
+        }
+        Ok(())
+    }
+}
+
+/// The NVCC release and what it accepts, or `None` when the release is unknown (said by the facts) or the table
+/// does not cover it (said here). A release newer than the table is decided as the newest row.
+fn limits(facts: &Facts, plan: &mut Plan) -> Option<(Version, Accepts)> {
+    let table = &facts.compat.host_compilers;
+    let row = match &facts.release {
+        Release::Unknown { .. } => return None,
+        Release::Newer { .. } => table.newest(),
+        Release::Known { version, .. } => match table.limits_for(*version) {
+            Some(row) => row,
+            None => {
+                plan.note(Note::NotInTable { release: *version });
+                return None;
+            }
+        },
+    };
+    Some((facts.release.version()?.release(), row.accepts))
+}
+
+/// A compiler the user gave is used as it is; warn when this nvcc will reject it. For a cross build it must build
+/// for the target, or nvcc would fail on the target files without saying why.
+fn check_given(
+    compilers: &Compilers,
+    given: &HostCompilerGiven,
+    limits: Option<(Version, Accepts)>,
+    plan: &mut Plan,
+) -> Result<()> {
+    let facts = compilers.facts;
+    let (value, how) = match given {
+        HostCompilerGiven::Option(f) => (
+            f.value.clone().unwrap_or_default(),
+            format!("`{}` in {}", f.spelling, f.at.channel.describe(facts.invocation)),
+        ),
+        HostCompilerGiven::Env(v) => (v.to_os_string(), "$NVCC_CCBIN".to_string()),
+    };
+    // Probed only when a check needs it: a cross build, or a known release. `-ccbin` may name a directory holding
+    // gcc/g++ (then `resolve`, which finds files only, finds nothing): nvcc picks the program, nothing is checked.
+    let probed = (facts.cross || limits.is_some())
+        .then(|| facts.probes.resolve(Path::new(&value)))
+        .flatten()
+        .and_then(|path| facts.probes.compiler(&path).ok());
+    if let (true, Some(k)) = (facts.cross, &probed) {
+        if !compilers.builds_for_target(k) {
+            return Err(compilers.wrong_machine(
+                k,
+                &how,
+                "pass a compiler for the target, or remove it so the wrapper chooses one",
+            ));
+        }
+    }
+    let shown = value.to_string_lossy().into_owned();
+    let Some((release, accepts)) = limits else {
+        plan.note(Note::Given { how, value: shown });
+        return Ok(());
+    };
+    if matches!(given, HostCompilerGiven::Env(_)) && release < FIRST_HONOURING_NVCC_CCBIN {
+        let mut arg = OsString::from("-ccbin=");
+        arg.push(&value);
+        plan.add_before(vec![arg], Reason::NvccCcbinIgnored { release, first: FIRST_HONOURING_NVCC_CCBIN });
+    } else {
+        plan.note(Note::Given { how: how.clone(), value: shown });
+    }
+    if let Some(k) = probed {
+        if !accepts.accepts(k.family, k.version) && !facts.invocation.allows_unsupported_compiler() {
+            plan.warn(Note::GivenRejected { release, accepts, how, compiler: k });
+        }
+    }
+    Ok(())
+}
+
+/// Host LTO with a compiler other than the stdenv one: GCC's LTO bytecode is read only by the GCC major that wrote it
+/// (`lto1: fatal error: bytecode stream in file 'k.o' generated with LTO version 11.3 instead of the expected 12.0`,
+/// measured), and Clang's IR by no GCC, so the stdenv compiler's link of these objects fails. The stdenv compiler is
+/// already chosen whenever nvcc accepts it (or, with host LTO, whenever `allow-unsupported` is set), and the table's
+/// limits are per major, so no candidate of the stdenv's major can be accepted when it is not: warn (one line, with
+/// the ways out), or stop under `lto-mismatch = "error"`.
+fn lto_mismatch(
+    compilers: &Compilers,
+    chosen: &Known,
+    stdenv: &Known,
+    lto: &str,
+    release: Version,
+    accepts: Accepts,
+    plan: &mut Plan,
+) -> Result<()> {
+    if chosen.family == stdenv.family && chosen.version.major == stdenv.version.major {
+        return Ok(());
+    }
+    let warning = Note::LtoMismatch {
+        lto: lto.to_string(),
+        chosen: chosen.clone(),
+        stdenv: stdenv.clone(),
+        release,
+        accepts,
+        cross: compilers.facts.cross,
+        section: compilers.section(),
+    };
+    match compilers.settings.lto_mismatch {
+        LtoMismatch::Warn => {
+            plan.warn(warning);
+            Ok(())
+        }
+        LtoMismatch::Error => {
+            let help = format!("{}; or set `lto-mismatch = \"warn\"` in `{}`", warning.lto_help(), compilers.section());
+            Err(Error::new(ErrorKind::HostCompiler, warning.lto_problem()).with_help(help))
+        }
+    }
+}
+
+/// Point `chosen` at the stdenv compiler's libstdc++: where this section's stdenv entry records it, else probed from
+/// the stdenv compiler. Only this step's own section counts: a cross build never sees the native one's.
+fn share_libstdcxx(compilers: &Compilers, chosen: &Known, stdenv: &Known, plan: &mut Plan) {
+    let facts = compilers.facts;
+    let recorded = compilers.settings.stdenv.as_ref().and_then(|e| {
+        Some(StdenvLibstdcxx { gcc_install_dir: e.gcc_install_dir.clone()?, runtime_dir: e.libstdcxx_dir.clone()? })
+    });
+    let dirs = match recorded.map(Ok).unwrap_or_else(|| facts.probes.libstdcxx(&stdenv.path)) {
+        Ok(dirs) => dirs,
+        Err(why) => {
+            plan.warn(Note::NoLibstdcxx { stdenv: stdenv.clone(), chosen: chosen.clone(), why });
+            return;
+        }
+    };
+    let flags = libstdcxx_flags(chosen, &dirs, facts.invocation.links());
+    if let Some(decision) = plan.host.as_mut() {
+        decision.libstdcxx_dir = Some(dirs.runtime_dir.clone());
+    }
+    if !flags.is_empty() {
+        let why = Reason::SharedLibstdcxx { chosen: chosen.clone(), gcc_install_dir: dirs.gcc_install_dir.clone() };
+        plan.add_before(flags.into_iter().map(Into::into).collect(), why);
+    }
+}
+
+/// Tell nvcc to use `chosen`, and record the decision.
+fn ccbin(plan: &mut Plan, chosen: &Known, why: Reason) {
+    plan.host =
+        Some(HostDecision { compiler: chosen.path.clone(), stdenv: Some(chosen.path.clone()), libstdcxx_dir: None });
+    let mut arg = OsString::from("-ccbin=");
+    arg.push(&chosen.path);
+    plan.add_before(vec![arg], why);
+}

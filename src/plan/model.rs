@@ -1,0 +1,291 @@
+//! What a plan is: the arguments the wrapper adds before and after the user's, the user's tokens a documented policy
+//! removes, the options files it writes, the environment it sets for nvcc, and a typed reason for every change, note
+//! and warning. Steps fill a plan; `report` shows it; `exec` runs it. Nothing here decides anything.
+
+use std::any::Any;
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::facts::Release;
+use crate::args::{Channel, Found, Invocation};
+use crate::context::vars;
+use crate::locate::RealNvcc;
+
+/// A step's own words: a reason, note or warning, typed by the step (each step has its own enums, whose `Display`
+/// is the sentence `explain` prints). Implemented for every such type.
+pub trait Message: fmt::Display + fmt::Debug + Send + Sync + 'static {
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: fmt::Display + fmt::Debug + Send + Sync + 'static> Message for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A message and the step that said it.
+#[derive(Clone)]
+pub struct Said {
+    /// The step's name (`host-compiler`, `gpu`, ...), as `explain --format json` gives it.
+    pub step: &'static str,
+    message: Arc<dyn Message>,
+}
+
+impl Said {
+    pub fn new(step: &'static str, message: impl Message) -> Said {
+        Said { step, message: Arc::new(message) }
+    }
+
+    /// The message as its step's type, for tests and tools that match variants.
+    pub fn get<T: Message>(&self) -> Option<&T> {
+        // Through the trait object: the `Arc` is a `Message` itself, and would answer for itself.
+        let message: &dyn Message = &*self.message;
+        message.as_any().downcast_ref()
+    }
+
+    /// A stable name for the message: its variant, in kebab case (`StdenvAccepted` is `stdenv-accepted`).
+    pub fn code(&self) -> String {
+        let debug = format!("{:?}", self.message);
+        let variant = debug.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default();
+        let mut code = String::new();
+        for (i, c) in variant.chars().enumerate() {
+            if c.is_uppercase() && i > 0 {
+                code.push('-');
+            }
+            code.extend(c.to_lowercase());
+        }
+        code
+    }
+}
+
+impl fmt::Display for Said {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.message.fmt(f)
+    }
+}
+
+impl fmt::Debug for Said {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}::{:?}", self.step, self.message)
+    }
+}
+
+impl PartialEq for Said {
+    fn eq(&self, other: &Said) -> bool {
+        self.step == other.step && format!("{:?}", self.message) == format!("{:?}", other.message)
+    }
+}
+
+impl Eq for Said {}
+
+/// Tokens of the user's that the wrapper removes (only under an explicit policy), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    pub found: Found,
+    /// Every token it spans (the option, and its value when separate).
+    pub positions: Vec<(Channel, usize)>,
+    /// Those tokens, as given.
+    pub tokens: Vec<OsString>,
+    pub why: Said,
+}
+
+/// An options file the wrapper writes for nvcc to read in place of the user's (`[gpu] arch-flags = "replace"`
+/// only): what remains of the files an `-optf` in argv names once GPU targets are taken out. Its name is its
+/// contents' hash, so a build reuses it from call to call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenFile {
+    /// The `-optf` occurrence in argv it takes the place of.
+    pub replaces: Found,
+    pub path: PathBuf,
+    pub contents: Vec<u8>,
+}
+
+/// Arguments the wrapper adds, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Addition {
+    pub args: Vec<OsString>,
+    pub why: Said,
+}
+
+/// The host compiler the wrapper told nvcc to use, and whose libstdc++ the programs it links will load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostDecision {
+    pub compiler: PathBuf,
+    /// The stdenv compiler the choice was made against, when one is known (for `doctor`).
+    pub stdenv: Option<PathBuf>,
+    /// Set when the wrapper pointed the link at the stdenv's libstdc++ (this directory, by rpath).
+    pub libstdcxx_dir: Option<PathBuf>,
+}
+
+/// Where a cross build's target CUDA headers and libraries come from (for `doctor` and tests).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetFiles {
+    /// `TOP/targets/<dir>` of the toolkit, through `--target-directory`.
+    Toolkit(PathBuf),
+    /// `[target] cuda-root`, through `-I`/`-L`.
+    CudaRoot(PathBuf),
+    /// The command line names a target directory itself: nothing is added.
+    Given(String),
+}
+
+/// The cross-build decisions of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrossDecision {
+    /// The platform's name (its directory under `targets/`).
+    pub platform: String,
+    pub files: TargetFiles,
+    pub sysroot: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub nvcc: RealNvcc,
+    /// Added before the user's arguments.
+    pub before: Vec<Addition>,
+    /// Added after the user's arguments.
+    pub after: Vec<Addition>,
+    /// The user's options taken out (under a documented policy only).
+    pub removed: Vec<Removal>,
+    /// Options files written for nvcc in place of the user's that lost tokens (`replace` only).
+    pub written: Vec<WrittenFile>,
+    /// Environment variables set for nvcc.
+    pub env: Vec<(&'static str, OsString)>,
+    /// Decisions that changed nothing, with why (shown by `explain` and the debug log).
+    pub notes: Vec<Said>,
+    /// Problems the user should hear about even though the call goes ahead (printed on stderr).
+    pub warnings: Vec<Said>,
+    /// The host compiler the wrapper chose, when it chose one (for `doctor` and tests).
+    pub host: Option<HostDecision>,
+    /// The target, its CUDA files and sysroot, when it is another CPU (for `doctor` and tests).
+    pub cross: Option<CrossDecision>,
+    /// The NVCC release the decisions were made for; `None` when the call needed none (a query, say).
+    pub release: Option<Release>,
+    /// The compiler cache nvcc runs through (`launcher`), resolved; `None` runs nvcc directly.
+    pub launcher: Option<PathBuf>,
+    /// The step deciding now: what it says is said by it.
+    step: &'static str,
+}
+
+impl Plan {
+    /// A plan that runs nvcc with the user's arguments untouched.
+    pub fn pass_through(nvcc: RealNvcc, depth: u32) -> Plan {
+        Plan {
+            nvcc,
+            before: Vec::new(),
+            after: Vec::new(),
+            removed: Vec::new(),
+            written: Vec::new(),
+            // Raised on every exec, so that a chain leading back to a wrapper stops (see `locate`).
+            env: vec![(vars::DEPTH, (depth + 1).to_string().into())],
+            notes: Vec::new(),
+            warnings: Vec::new(),
+            host: None,
+            cross: None,
+            release: None,
+            launcher: None,
+            step: "plan",
+        }
+    }
+
+    /// From now on, what is said is said by `step`.
+    pub(super) fn enter(&mut self, step: &'static str) {
+        self.step = step;
+    }
+
+    pub fn said(&self, message: impl Message) -> Said {
+        Said::new(self.step, message)
+    }
+
+    pub fn note(&mut self, message: impl Message) {
+        let said = self.said(message);
+        self.notes.push(said);
+    }
+
+    pub fn warn(&mut self, message: impl Message) {
+        let said = self.said(message);
+        self.warnings.push(said);
+    }
+
+    /// Add `args` before the user's arguments, after what earlier steps added there.
+    pub fn add_before(&mut self, args: Vec<OsString>, why: impl Message) {
+        let why = self.said(why);
+        self.before.push(Addition { args, why });
+    }
+
+    /// Add `args` first of all, before what earlier steps added.
+    pub fn add_first(&mut self, args: Vec<OsString>, why: impl Message) {
+        let why = self.said(why);
+        self.before.insert(0, Addition { args, why });
+    }
+
+    /// Add `args` after the user's arguments.
+    pub fn add_after(&mut self, args: Vec<OsString>, why: impl Message) {
+        let why = self.said(why);
+        self.after.push(Addition { args, why });
+    }
+
+    /// Set an environment variable for nvcc (replacing what a step set before).
+    pub fn set_env(&mut self, name: &'static str, value: OsString) {
+        self.env.retain(|(n, _)| *n != name);
+        self.env.push((name, value));
+    }
+
+    /// Every message of type `T` this plan holds (notes, warnings, reasons of additions and removals), in that
+    /// order: what tests match.
+    pub fn all_said<T: Message>(&self) -> impl Iterator<Item = &T> {
+        let reasons = self.before.iter().chain(&self.after).map(|a| &a.why);
+        let removals = self.removed.iter().map(|r| &r.why);
+        self.notes.iter().chain(&self.warnings).chain(reasons).chain(removals).filter_map(|s| s.get::<T>())
+    }
+
+    /// The arguments nvcc receives after argv[0]: ours before, the user's exactly as given (less any removals),
+    /// ours after.
+    pub fn command(&self, inv: &Invocation) -> Vec<OsString> {
+        let ours = |adds: &[Addition]| adds.iter().flat_map(|a| a.args.clone()).collect::<Vec<_>>();
+        let mut args = ours(&self.before);
+        if self.removed.is_empty() {
+            args.extend(inv.argv.iter().cloned());
+        } else {
+            args.extend(super::edit::argv(inv, &self.removed, &self.written));
+        }
+        args.extend(ours(&self.after));
+        args
+    }
+
+    pub fn changes_nothing(&self) -> bool {
+        self.before.is_empty() && self.after.is_empty() && self.removed.is_empty() && self.written.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    enum Words {
+        StdenvAccepted { compiler: String },
+        Plain,
+    }
+
+    impl fmt::Display for Words {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                Words::StdenvAccepted { compiler } => write!(f, "{compiler} is accepted"),
+                Words::Plain => f.write_str("plain"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_message_keeps_its_type_its_step_and_a_stable_code() {
+        let said = Said::new("host-compiler", Words::StdenvAccepted { compiler: "g++".into() });
+        assert_eq!(said.to_string(), "g++ is accepted");
+        assert_eq!(said.code(), "stdenv-accepted");
+        assert!(matches!(said.get::<Words>(), Some(Words::StdenvAccepted { .. })));
+        assert!(said.get::<String>().is_none());
+        assert_eq!(Said::new("gpu", Words::Plain).code(), "plain");
+        assert_ne!(said, Said::new("gpu", Words::StdenvAccepted { compiler: "g++".into() }), "the step counts");
+    }
+}

@@ -1,0 +1,128 @@
+//! The plan as data, for build tools: `nvcc-wrapper explain --format json -- ARGS`. The schema is documented in
+//! docs/reference/explain-json.md and versioned by `schema`; a field is only ever added within a version, never
+//! renamed, removed or given another meaning.
+//!
+//! A word of a command (an argument, a path in it) is a JSON string when it is UTF-8, else `{"hex": "..."}`, its
+//! bytes in hex: nvcc takes any bytes, and a tool must be able to run exactly what is shown.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
+use serde_json::{json, Value};
+
+use crate::plan::model::{Said, TargetFiles};
+use crate::plan::Release;
+use crate::prepare::Prepared;
+
+/// The version of this schema.
+pub const SCHEMA: u32 = 1;
+
+/// The whole plan of one call.
+pub fn plan(prepared: &Prepared) -> Value {
+    let config = &prepared.setup.settings.config;
+    let plan = &prepared.plan;
+    let inv = &prepared.invocation;
+    let overrides: Vec<Value> =
+        config.overrides.iter().map(|o| json!({"variable": o.var, "key": o.key, "value": o.value})).collect();
+    let release = plan.release.as_ref().map(|r| match r {
+        Release::Known { version, from } => json!({"status": "known", "version": version.to_string(), "from": from}),
+        Release::Newer { version, from, newest } => json!({
+            "status": "newer", "version": version.to_string(), "from": from, "decided-as": newest.to_string()
+        }),
+        Release::Unknown { why } => json!({"status": "unknown", "why": why}),
+    });
+    let host = plan.host.as_ref().map(|h| {
+        json!({
+            "compiler": word(h.compiler.as_os_str()),
+            "stdenv": h.stdenv.as_ref().map(|s| word(s.as_os_str())),
+            "libstdcxx-dir": h.libstdcxx_dir.as_ref().map(|d| word(d.as_os_str())),
+        })
+    });
+    let cross = plan.cross.as_ref().map(|c| {
+        let (kind, files) = match &c.files {
+            TargetFiles::Toolkit(dir) => ("toolkit", word(dir.as_os_str())),
+            TargetFiles::CudaRoot(dir) => ("cuda-root", word(dir.as_os_str())),
+            TargetFiles::Given(dir) => ("given", Value::String(dir.clone())),
+        };
+        json!({
+            "platform": c.platform,
+            "files": {"from": kind, "path": files},
+            "sysroot": c.sysroot.as_ref().map(|s| word(s.as_os_str())),
+        })
+    });
+    let mut changes = Vec::new();
+    for r in &plan.removed {
+        let mut change = said(&r.why);
+        change["action"] = "remove".into();
+        change["tokens"] = words(r.tokens.iter());
+        change["from"] = r.found.at.channel.describe(inv).into();
+        changes.push(change);
+    }
+    for w in &plan.written {
+        let replaced = inv.positions(&w.replaces).iter().map(|&(c, i)| inv.tokens(c)[i].clone()).collect::<Vec<_>>();
+        changes.push(json!({
+            "action": "write-options-file",
+            "path": word(w.path.as_os_str()),
+            "replaces": words(replaced.iter()),
+            "bytes": w.contents.len(),
+        }));
+    }
+    for (name, value) in plan.env.iter().filter(|(name, _)| *name != crate::context::vars::DEPTH) {
+        changes.push(json!({"action": "set-env", "name": name, "value": word(value)}));
+    }
+    for (place, additions) in [("before", &plan.before), ("after", &plan.after)] {
+        for a in additions {
+            let mut change = said(&a.why);
+            change["action"] = "add".into();
+            change["place"] = place.into();
+            change["args"] = words(a.args.iter());
+            changes.push(change);
+        }
+    }
+    json!({
+        "schema": SCHEMA,
+        "config": {
+            "file": config.path.as_ref().map(|p| word(p.as_os_str())),
+            "overrides": overrides,
+        },
+        "nvcc": {"path": word(plan.nvcc.path.as_os_str()), "found-by": plan.nvcc.found_by.to_string()},
+        "release": release,
+        "host-compiler": host,
+        "cross": cross,
+        "launcher": plan.launcher.as_ref().map(|l| word(l.as_os_str())),
+        "ran": words(inv.argv.iter()),
+        "changes": changes,
+        "notes": plan.notes.iter().map(said).collect::<Vec<_>>(),
+        "warnings": plan.warnings.iter().map(said).collect::<Vec<_>>(),
+        "runs": words(prepared.final_command().iter()),
+    })
+}
+
+/// A message: the step that said it, its stable code, and the sentence.
+fn said(s: &Said) -> Value {
+    json!({"step": s.step, "code": s.code(), "text": s.to_string()})
+}
+
+fn words<'a>(words: impl Iterator<Item = &'a std::ffi::OsString>) -> Value {
+    Value::Array(words.map(|w| word(w)).collect())
+}
+
+/// A string when UTF-8, else `{"hex": ...}`.
+pub fn word(word: &OsStr) -> Value {
+    match word.to_str() {
+        Some(s) => Value::String(s.to_string()),
+        None => json!({"hex": word.as_bytes().iter().map(|b| format!("{b:02x}")).collect::<String>()}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn words_are_strings_unless_they_are_not_utf8() {
+        assert_eq!(word(OsStr::new("-ccbin=/usr/bin/g++")), json!("-ccbin=/usr/bin/g++"));
+        assert_eq!(word(OsStr::from_bytes(b"a\xffb")), json!({"hex": "61ff62"}));
+    }
+}
