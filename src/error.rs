@@ -39,6 +39,24 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind: the tests check that each has its own exit code and its row in the documentation.
+    pub const ALL: [ErrorKind; 14] = [
+        ErrorKind::CheckFailed,
+        ErrorKind::Usage,
+        ErrorKind::Environment,
+        ErrorKind::Request,
+        ErrorKind::OptionsFile,
+        ErrorKind::HostCompiler,
+        ErrorKind::Launcher,
+        ErrorKind::Internal,
+        ErrorKind::Config,
+        ErrorKind::Loop,
+        ErrorKind::CannotExec,
+        ErrorKind::Output,
+        ErrorKind::ClosedOutput,
+        ErrorKind::NvccNotFound,
+    ];
+
     pub const fn exit_code(self) -> i32 {
         match self {
             ErrorKind::ClosedOutput => 0,
@@ -105,28 +123,53 @@ mod tests {
     use super::*;
 
     #[test]
-    fn exit_codes_are_distinct_and_avoid_success() {
-        let kinds = [
-            ErrorKind::CheckFailed,
-            ErrorKind::Usage,
-            ErrorKind::Environment,
-            ErrorKind::Request,
-            ErrorKind::OptionsFile,
-            ErrorKind::HostCompiler,
-            ErrorKind::Launcher,
-            ErrorKind::Internal,
-            ErrorKind::Config,
-            ErrorKind::Loop,
-            ErrorKind::CannotExec,
-            ErrorKind::Output,
-            ErrorKind::NvccNotFound,
-        ];
-        let mut codes: Vec<i32> = kinds.iter().map(|k| k.exit_code()).collect();
+    fn exit_codes_are_distinct_and_avoid_nvccs_own() {
+        // A new kind stops this match compiling (it has no wildcard): add the kind to `ALL` with its arm, and its
+        // row to the documentation's table. Each arm's position is its place in `ALL`.
+        for (i, kind) in ErrorKind::ALL.iter().enumerate() {
+            let at = match kind {
+                ErrorKind::CheckFailed => 0,
+                ErrorKind::Usage => 1,
+                ErrorKind::Environment => 2,
+                ErrorKind::Request => 3,
+                ErrorKind::OptionsFile => 4,
+                ErrorKind::HostCompiler => 5,
+                ErrorKind::Launcher => 6,
+                ErrorKind::Internal => 7,
+                ErrorKind::Config => 8,
+                ErrorKind::Loop => 9,
+                ErrorKind::CannotExec => 10,
+                ErrorKind::Output => 11,
+                ErrorKind::ClosedOutput => 12,
+                ErrorKind::NvccNotFound => 13,
+            };
+            assert_eq!(at, i, "{kind:?} is out of place in ErrorKind::ALL");
+        }
+        let mut codes: Vec<i32> = ErrorKind::ALL.iter().map(|k| k.exit_code()).collect();
         codes.sort();
         codes.dedup();
-        assert_eq!(codes.len(), kinds.len());
-        // 1 is nvcc's own failure code: the wrapper never uses it, so a caller can tell the two apart.
-        assert!(!codes.contains(&0) && !codes.contains(&1));
+        assert_eq!(codes.len(), ErrorKind::ALL.len(), "two kinds share an exit code");
+        // 1 is nvcc's own failure code: the wrapper never uses it, so a caller can tell the two apart. 0 is only for
+        // a reader that went away, which is not a failure.
+        assert!(!codes.contains(&1));
+        assert!(ErrorKind::ALL.iter().all(|k| (k.exit_code() == 0) == (*k == ErrorKind::ClosedOutput)));
+    }
+
+    /// The exit-code table of the documentation lists every code the wrapper uses, and no other.
+    #[test]
+    fn every_exit_code_is_documented() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let table = &doc[doc.find("## Exit codes").expect("the exit-code section")..];
+        let documented: std::collections::BTreeSet<i32> = table
+            .lines()
+            .skip_while(|l| !l.starts_with("| code |"))
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| l.trim_matches('|').split('|').next().unwrap().trim().parse().unwrap())
+            .collect();
+        let used: std::collections::BTreeSet<i32> =
+            ErrorKind::ALL.iter().map(|k| k.exit_code()).filter(|&c| c != 0).collect();
+        assert_eq!(documented, used, "README.md's exit-code table and ErrorKind::ALL differ");
     }
 
     #[test]
