@@ -8,46 +8,10 @@
 //!   work grows linearly.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nvcc_wrapper::args::Invocation;
-use nvcc_wrapper::compat::Compat;
-use nvcc_wrapper::config::Loaded;
-use nvcc_wrapper::context::Context;
-use nvcc_wrapper::locate::{FoundBy, RealNvcc};
-use nvcc_wrapper::plan::{self, Inputs};
-use nvcc_wrapper::probe::compiler::{Known, StdenvLibstdcxx};
-use nvcc_wrapper::probe::system::Probes;
-use nvcc_wrapper::version::Version;
-
-/// Probes for a config that records everything: only the PATH lookup of the recorded compiler is asked, answered
-/// without touching the disk so that the benchmark measures the wrapper's own work.
-struct Recorded;
-
-impl Probes for Recorded {
-    fn nvcc_version(&self, _: &Path) -> Result<(Version, &'static str), String> {
-        Err("recorded in the config".into())
-    }
-    fn compiler(&self, _: &Path) -> Result<Known, String> {
-        Err("recorded in the config".into())
-    }
-    fn libstdcxx(&self, _: &Path) -> Result<StdenvLibstdcxx, String> {
-        Err("recorded in the config".into())
-    }
-    fn resolve(&self, name: &Path) -> Option<PathBuf> {
-        Some(name.to_path_buf())
-    }
-    fn installed_compilers(&self, _: Option<&str>) -> Vec<PathBuf> {
-        Vec::new()
-    }
-    fn toolkit_root(&self, _: &Path) -> Result<PathBuf, String> {
-        Err("recorded in the config".into())
-    }
-    fn exists(&self, _: &Path) -> bool {
-        false
-    }
-}
+use nvcc_wrapper::bench::Planner;
 
 const CONFIG: &str = r#"
 nvcc = "/opt/cuda/bin/nvcc"
@@ -109,51 +73,26 @@ fn long_line(dir: &Path, total: usize) -> Vec<OsString> {
     args
 }
 
-/// Arguments nvcc will see: the command line's, plus those read from options files.
-fn counted(inv: &Invocation) -> usize {
-    inv.argv.len() + inv.options_files.iter().map(|f| f.tokens.len()).sum::<usize>()
-}
-
-fn parse_and_plan(ctx: &Context, args: &[OsString], loaded: &Loaded, compat: &Compat) -> plan::Plan {
-    let invocation = Invocation::parse_args(ctx, args.to_vec()).unwrap();
-    let nvcc = RealNvcc { path: "/opt/cuda/bin/nvcc".into(), found_by: FoundBy::Config("bench.toml".into()) };
-    plan::plan(Inputs {
-        invocation: &invocation,
-        config: &loaded.config,
-        compat,
-        probes: &Recorded,
-        nvcc,
-        depth: 0,
-        scratch: std::path::Path::new("/nonexistent/scratch"),
-    })
-    .unwrap()
-}
-
 fn benches(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("nvcc-wrapper-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let ctx = Context { cwd: dir.clone(), ..Context::default() };
-    let path = Path::new("/etc/nvcc-wrapper/bench.toml");
-    let loaded = Loaded::from_text(CONFIG, path).unwrap();
-    let compat = Compat::built_in();
+    let planner = Planner::new(CONFIG);
 
     let typical = typical_line();
     assert_eq!(typical.len(), 41);
-    let plan = parse_and_plan(&ctx, &typical, &loaded, &compat);
-    assert!(!plan.changes_nothing(), "the plan adds -ccbin");
+    assert!(planner.parse_and_plan(&dir, &typical) > 0, "the plan adds -ccbin");
     let mut group = c.benchmark_group("parse_and_plan");
     group.throughput(Throughput::Elements(typical.len() as u64));
-    group.bench_function("typical", |b| b.iter(|| parse_and_plan(&ctx, &typical, &loaded, &compat)));
+    group.bench_function("typical", |b| b.iter(|| planner.parse_and_plan(&dir, &typical)));
     group.finish();
 
     let mut group = c.benchmark_group("options_files");
     for total in [1_000, 2_500, 5_000, 10_000] {
         let args = long_line(&dir, total);
-        let inv = Invocation::parse_args(&ctx, args.clone()).unwrap();
-        assert_eq!(counted(&inv), total, "the line has {total} arguments");
+        assert_eq!(planner.arguments(&dir, &args), total, "the line has {total} arguments");
         group.throughput(Throughput::Elements(total as u64));
         group.bench_with_input(BenchmarkId::from_parameter(total), &args, |b, args| {
-            b.iter(|| parse_and_plan(&ctx, args, &loaded, &compat))
+            b.iter(|| planner.parse_and_plan(&dir, args))
         });
     }
     group.finish();

@@ -230,3 +230,22 @@ fn planning_steps_never_import_each_other() {
         }
     }
 }
+
+#[test]
+fn the_planner_reaches_the_file_system_only_through_probes() {
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/plan");
+    let files: Vec<PathBuf> = sources().into_iter().filter(|f| f.starts_with(&plan)).collect();
+    assert!(files.len() >= 10, "the planner's files: {files:?}");
+    for file in files {
+        let code = non_test_code(&file);
+        for needle in
+            ["std::fs", "fs::", ".exists()", ".is_file()", ".is_dir()", "metadata(", "read_link", "canonicalize"]
+        {
+            assert!(
+                !code.contains(needle),
+                "{} asks the file system itself (`{needle}`): ask `Probes`",
+                file.display()
+            );
+        }
+    }
+}

@@ -7,31 +7,34 @@
 //!
 //! end to end in `pipeline`. Called as `nvcc-wrapper`, it is its own command line (`cli`).
 
-pub mod args;
-pub mod cli;
-pub mod compat;
-pub mod config;
-pub mod context;
-pub mod doctor;
-pub mod error;
-pub mod exec;
+pub(crate) mod args;
+#[doc(hidden)]
+pub mod bench;
+pub(crate) mod cli;
+pub(crate) mod compat;
+pub(crate) mod config;
+pub(crate) mod context;
+pub(crate) mod doctor;
+pub(crate) mod error;
+pub(crate) mod exec;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod locate;
-pub mod log;
-pub mod output;
-pub mod pipeline;
-pub mod plan;
-pub mod prepare;
-pub mod probe;
-pub mod report;
-pub mod shell;
-pub mod version;
+pub(crate) mod locate;
+pub(crate) mod log;
+pub(crate) mod output;
+pub(crate) mod pipeline;
+pub(crate) mod plan;
+pub(crate) mod prepare;
+pub(crate) mod probe;
+pub(crate) mod report;
+pub(crate) mod shell;
+pub(crate) mod version;
 
 #[cfg(test)]
 mod layering;
 
-use context::Context;
+pub use context::Context;
+pub use exec::record_caller_sigpipe;
 
 /// Run the wrapper in the personality its name asks for; the process exit code.
 pub fn main_with(ctx: &Context) -> i32 {

@@ -3,9 +3,9 @@
 /// Runs before Rust's runtime ignores SIGPIPE, to learn how the caller left it (see `exec`).
 #[used]
 #[link_section = ".init_array"]
-static RECORD_CALLER_SIGPIPE: extern "C" fn() = nvcc_wrapper::exec::record_caller_sigpipe;
+static RECORD_CALLER_SIGPIPE: extern "C" fn() = nvcc_wrapper::record_caller_sigpipe;
 
 fn main() {
-    let ctx = nvcc_wrapper::context::Context::from_process();
+    let ctx = nvcc_wrapper::Context::from_process();
     std::process::exit(nvcc_wrapper::main_with(&ctx))
 }

@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
-pub use queries::is_host_compiled;
-pub use table::{GpuFlag, OptionSpec, Phase, Role};
+pub use table::{OptionSpec, Phase, Role};
 
 /// Where a token came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -64,6 +64,7 @@ impl FatbinTable {
         &TABLE
     }
 
+    #[cfg(test)]
     pub fn all(&self) -> &[Compression] {
         &self.compression
     }

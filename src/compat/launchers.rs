@@ -78,6 +78,7 @@ impl LauncherTable {
         &TABLE
     }
 
+    #[cfg(test)]
     pub fn all(&self) -> &[KnownBad] {
         &self.known_bad
     }

@@ -13,12 +13,12 @@ pub mod host_config;
 mod launchers;
 mod platforms;
 
-pub use capabilities::{CapabilityInfo, CapabilityTable, Kind};
-pub use capability::{Capability, ParseCapabilityError, Suffix};
-pub use fatbin::{Compression, FatbinTable};
-pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, HostLimits, FIRST_HONOURING_NVCC_CCBIN};
-pub use launchers::{KnownBad, LauncherTable};
-pub use platforms::{JetsonServedBy, Platform, PlatformTable, ReleaseRange};
+pub use capabilities::{CapabilityInfo, CapabilityTable};
+pub use capability::{Capability, Suffix};
+pub use fatbin::FatbinTable;
+pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, FIRST_HONOURING_NVCC_CCBIN};
+pub use launchers::LauncherTable;
+pub use platforms::{Platform, PlatformTable};
 
 use crate::version::Version;
 use std::borrow::Cow;

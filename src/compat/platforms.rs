@@ -130,6 +130,7 @@ impl PlatformTable {
     }
 
     /// By target-directory name (`sbsa-linux`).
+    #[cfg(test)]
     pub fn get(&self, name: &str) -> Option<&Platform> {
         self.platforms.iter().find(|p| p.name == name)
     }

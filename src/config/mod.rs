@@ -20,7 +20,7 @@ pub use crate::compat::CompilerFamily;
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
 use crate::version::Version;
-pub use env::{Overridden, Override, OVERRIDES};
+pub use env::Overridden;
 pub use sourced::{Origin, Sourced};
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -27,7 +27,7 @@ use std::fmt;
 use std::path::Path;
 
 pub use facts::{Facts, Release};
-pub use model::{Addition, Plan, Removal, Said, WrittenFile};
+pub use model::{Plan, WrittenFile};
 
 use crate::args::Invocation;
 use crate::compat::Compat;

@@ -232,6 +232,7 @@ impl Plan {
         self.env.push((name, value));
     }
 
+    #[cfg(test)]
     /// Every message of type `T` this plan holds (notes, warnings, reasons of additions and removals), in that
     /// order: what tests match.
     pub fn all_said<T: Message>(&self) -> impl Iterator<Item = &T> {

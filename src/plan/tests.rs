@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::model::Message;
+use super::model::{Addition, Message, Removal, Said};
 use super::*;
 use crate::args::Channel;
 use crate::config::{CompilerFamily, Loaded};
@@ -1252,7 +1252,7 @@ mod properties {
                 .filter(|(i, _)| !removed.contains(i)).map(|(_, w)| w).collect();
             prop_assert_eq!(&command[before..command.len() - after], &kept[..]);
             // Only `replace` removes, and device LTO its compile-time flag (which nvcc refuses next to -gencode).
-            let lto_flag = |r: &super::Removal| r.found.spec.role == crate::args::Role::DeviceLto;
+            let lto_flag = |r: &Removal| r.found.spec.role == crate::args::Role::DeviceLto;
             prop_assert!(policy == 2 || p.removed.iter().all(lto_flag), "only replace removes");
             // Planning twice gives the same command and environment.
             let again = plan_for(&inv, &config(&cfg), &probes, 0).unwrap();

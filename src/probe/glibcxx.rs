@@ -38,7 +38,8 @@ pub fn glibcxx_versions(bytes: &[u8]) -> Vec<Version> {
 }
 
 /// The newest `GLIBCXX_` version named in `bytes`, if any.
-pub fn newest_glibcxx(bytes: &[u8]) -> Option<Version> {
+#[cfg(test)]
+fn newest_glibcxx(bytes: &[u8]) -> Option<Version> {
     glibcxx_versions(bytes).pop()
 }
 

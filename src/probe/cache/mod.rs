@@ -84,6 +84,7 @@ impl ProbeCache {
         ProbeCache { dir: Err(why.into()) }
     }
 
+    #[cfg(test)]
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref().ok()
     }
