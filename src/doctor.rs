@@ -57,7 +57,7 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
     if let Some(release) = &plan.release {
         write_release(release, &compat, &mut String::new(), &mut problems);
         if let Some(row) = release.version().and_then(|v| compat.host_compilers.limits_for(v)) {
-            let _ = writeln!(out, "{}", field("accepts", format!("{} ({})", row.accepts.describe(), row.source)));
+            let _ = writeln!(out, "{}", field("accepts", format!("{} ({})", row.accepts().describe(), row.source)));
         }
     }
     // An unknown release is already a problem above.

@@ -3,25 +3,13 @@
 //! types, lookups by capability and release, and the structural checks. Turning capabilities into `-gencode`
 //! flags is the planner's job.
 
-use super::{invalid, parse_toml, within, Capability, CompatError, Suffix, Text};
+use super::schema::{CapabilitiesFile, CapabilityInfo, DefaultArch, Kind};
+use super::{invalid, within, Capability, CompatError, Suffix, Table};
 use crate::version::Version;
-use serde::Deserialize;
 use std::borrow::Cow;
 
-// `BUILT_IN_CAPABILITIES` and `BUILT_IN_NVCC_DEFAULT_ARCH`: the rows of compat-data/capabilities.toml, compiled in
-// by build.rs.
+// `BUILT_IN`: compat-data/capabilities.toml, compiled in by build.rs.
 include!(concat!(env!("OUT_DIR"), "/capabilities.rs"));
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    /// No suffix: its PTX runs on every later GPU (forward compatibility).
-    Baseline,
-    /// `a`: only this exact architecture.
-    ArchSpecific,
-    /// `f`: this architecture's family.
-    FamilySpecific,
-}
 
 impl Kind {
     pub fn of(capability: Capability) -> Kind {
@@ -31,22 +19,6 @@ impl Kind {
             Some(Suffix::F) => Kind::FamilySpecific,
         }
     }
-}
-
-/// One capability row. Release bounds are inclusive `major.minor`; no `last_cuda` means still accepted.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct CapabilityInfo {
-    pub capability: Capability,
-    pub architecture: Text,
-    pub example_gpus: Cow<'static, [Text]>,
-    pub kind: Kind,
-    pub first_cuda: Version,
-    pub last_cuda: Option<Version>,
-    /// The Jetson module family ("Orin", "Thor"); `None` for every non-Jetson capability.
-    pub jetson_part: Option<Text>,
-    pub source: Text,
-    pub note: Option<Text>,
 }
 
 impl CapabilityInfo {
@@ -60,33 +32,16 @@ impl CapabilityInfo {
     }
 }
 
-/// The target nvcc compiles for when a command line names none.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct DefaultArch {
-    pub first_cuda: Version,
-    pub last_cuda: Option<Version>,
-    pub capability: Capability,
-    pub source: Text,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct File {
-    capability: Vec<CapabilityInfo>,
-    nvcc_default_arch: Vec<DefaultArch>,
-}
-
 #[derive(Debug, Clone)]
 pub struct CapabilityTable {
-    capabilities: Cow<'static, [CapabilityInfo]>,
-    nvcc_default_arch: Cow<'static, [DefaultArch]>,
+    file: Cow<'static, CapabilitiesFile>,
 }
 
-impl CapabilityTable {
-    /// Parses and checks a table; `origin` names it in errors (the override's path).
-    pub fn parse(text: &str, origin: &str) -> Result<Self, CompatError> {
-        let file: File = parse_toml(text, origin)?;
+impl Table for CapabilityTable {
+    const FILE: &'static str = "capabilities.toml";
+    type File = CapabilitiesFile;
+
+    fn check(file: CapabilitiesFile, origin: &str) -> Result<Self, CompatError> {
         let fail = |message: String| Err(invalid(origin, message));
         // `get` binary-searches, so rows must be strictly increasing (no duplicates either).
         for pair in file.capability.windows(2) {
@@ -97,7 +52,7 @@ impl CapabilityTable {
                 ));
             }
         }
-        for row in &file.capability {
+        for row in file.capability.iter() {
             let cap = row.capability;
             if row.kind != Kind::of(cap) {
                 return fail(format!("{cap}: kind {:?} does not match its suffix", row.kind));
@@ -112,33 +67,32 @@ impl CapabilityTable {
                 return fail("[[nvcc-default-arch]] ranges must be in order and must not overlap".to_string());
             }
         }
-        Ok(CapabilityTable {
-            capabilities: Cow::Owned(file.capability),
-            nvcc_default_arch: Cow::Owned(file.nvcc_default_arch),
-        })
+        Ok(CapabilityTable { file: Cow::Owned(file) })
     }
 
-    /// The table compiled into the binary: no parsing at run time.
-    pub fn built_in() -> &'static Self {
-        static TABLE: CapabilityTable = CapabilityTable {
-            capabilities: Cow::Borrowed(BUILT_IN_CAPABILITIES),
-            nvcc_default_arch: Cow::Borrowed(BUILT_IN_NVCC_DEFAULT_ARCH),
-        };
+    fn built_in() -> &'static Self {
+        static TABLE: CapabilityTable = CapabilityTable { file: Cow::Borrowed(&BUILT_IN) };
         &TABLE
     }
+}
 
+impl CapabilityTable {
     pub fn all(&self) -> &[CapabilityInfo] {
-        &self.capabilities
+        &self.file.capability
     }
 
     pub fn get(&self, capability: Capability) -> Option<&CapabilityInfo> {
-        let index = self.capabilities.binary_search_by_key(&capability, |row| row.capability).ok()?;
-        Some(&self.capabilities[index])
+        let index = self.file.capability.binary_search_by_key(&capability, |row| row.capability).ok()?;
+        Some(&self.file.capability[index])
     }
 
     /// What nvcc itself compiles for when the command line names no target.
     pub fn nvcc_default_arch(&self, cuda: Version) -> Option<Capability> {
-        self.nvcc_default_arch.iter().find(|row| within(cuda, row.first_cuda, row.last_cuda)).map(|row| row.capability)
+        self.file
+            .nvcc_default_arch
+            .iter()
+            .find(|row| within(cuda, row.first_cuda, row.last_cuda))
+            .map(|row| row.capability)
     }
 }
 

@@ -2,43 +2,26 @@
 //! row type, the lookup by release and the structural checks. When the flags are added (which phases, what the user
 //! already chose) is the planner's job (`plan::fatbin`).
 
-use super::{invalid, parse_toml, within, CompatError, Text};
+use super::schema::{Compression, FatbinFile};
+use super::{invalid, within, CompatError, Table};
 use crate::version::Version;
-use serde::Deserialize;
 use std::borrow::Cow;
 
-// `BUILT_IN_COMPRESSION`: the rows of compat-data/fatbin.toml, compiled in by build.rs.
+// `BUILT_IN`: compat-data/fatbin.toml, compiled in by build.rs.
 include!(concat!(env!("OUT_DIR"), "/fatbin.rs"));
-
-/// The flags for one range of releases. Bounds are inclusive `major.minor`; no `last_cuda` means still current.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Compression {
-    pub first_cuda: Version,
-    pub last_cuda: Option<Version>,
-    /// Added to nvcc's command line as they are, each one token (`--compress-mode=size`).
-    pub flags: Cow<'static, [Text]>,
-    pub source: Text,
-    pub note: Option<Text>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct File {
-    compression: Vec<Compression>,
-}
 
 #[derive(Debug, Clone)]
 pub struct FatbinTable {
-    compression: Cow<'static, [Compression]>,
+    file: Cow<'static, FatbinFile>,
 }
 
-impl FatbinTable {
-    /// Parses and checks a table; `origin` names it in errors (the override's path).
-    pub fn parse(text: &str, origin: &str) -> Result<Self, CompatError> {
-        let file: File = parse_toml(text, origin)?;
+impl Table for FatbinTable {
+    const FILE: &'static str = "fatbin.toml";
+    type File = FatbinFile;
+
+    fn check(file: FatbinFile, origin: &str) -> Result<Self, CompatError> {
         let fail = |message: String| Err(invalid(origin, message));
-        for row in &file.compression {
+        for row in file.compression.iter() {
             if row.last_cuda.is_some_and(|last| last.release() < row.first_cuda.release()) {
                 return fail(format!("[[compression]] from {}: last-cuda is before first-cuda", row.first_cuda));
             }
@@ -55,23 +38,24 @@ impl FatbinTable {
                 return fail("[[compression]] ranges must be in order and must not overlap".to_string());
             }
         }
-        Ok(FatbinTable { compression: Cow::Owned(file.compression) })
+        Ok(FatbinTable { file: Cow::Owned(file) })
     }
 
-    /// The table compiled into the binary: no parsing at run time.
-    pub fn built_in() -> &'static Self {
-        static TABLE: FatbinTable = FatbinTable { compression: Cow::Borrowed(BUILT_IN_COMPRESSION) };
+    fn built_in() -> &'static Self {
+        static TABLE: FatbinTable = FatbinTable { file: Cow::Borrowed(&BUILT_IN) };
         &TABLE
     }
+}
 
+impl FatbinTable {
     #[cfg(test)]
     pub fn all(&self) -> &[Compression] {
-        &self.compression
+        &self.file.compression
     }
 
     /// The row for NVCC release `cuda`, if the table has one.
     pub fn compression(&self, cuda: Version) -> Option<&Compression> {
-        self.compression.iter().find(|row| within(cuda, row.first_cuda, row.last_cuda))
+        self.file.compression.iter().find(|row| within(cuda, row.first_cuda, row.last_cuda))
     }
 }
 

@@ -1,13 +1,14 @@
 //! `compat-data/host-compilers.toml`: the newest GCC and Clang majors each NVCC release accepts. Owns the row type,
 //! the release lookup (patch rows included) and the structural checks; choosing a compiler is the planner's job.
 
-use super::{invalid, parse_toml, CompatError, Text};
+use super::schema::{HostCompilersFile, HostLimits};
+use super::{invalid, CompatError, Table};
 use crate::version::Version;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::fmt;
 
-// `BUILT_IN_RELEASES`: the rows of compat-data/host-compilers.toml, compiled in by build.rs.
+// `BUILT_IN`: compat-data/host-compilers.toml, compiled in by build.rs.
 include!(concat!(env!("OUT_DIR"), "/host_compilers.rs"));
 
 /// A C++ compiler family nvcc knows how to drive as its host compiler.
@@ -64,42 +65,23 @@ impl Accepts {
     }
 }
 
-/// One row: the limits in force from nvcc version `nvcc` on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostLimits {
-    /// nvcc's own version (`nvcc --version`: `V12.2.128`), `major.minor` or a patch build.
-    pub nvcc: Version,
-    pub accepts: Accepts,
-    pub source: Text,
-    pub note: Option<Text>,
-}
-
-/// A row as the file spells it.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct Row {
-    nvcc: Version,
-    newest_gcc: u32,
-    newest_clang: u32,
-    source: Text,
-    note: Option<Text>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    release: Vec<Row>,
+impl HostLimits {
+    /// What this release accepts.
+    pub fn accepts(&self) -> Accepts {
+        Accepts { newest_gcc: self.newest_gcc, newest_clang: self.newest_clang }
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct HostCompilerTable {
-    releases: Cow<'static, [HostLimits]>,
+    file: Cow<'static, HostCompilersFile>,
 }
 
-impl HostCompilerTable {
-    /// Parses and checks a table; `origin` names it in errors (the override's path).
-    pub fn parse(text: &str, origin: &str) -> Result<Self, CompatError> {
-        let file: File = parse_toml(text, origin)?;
+impl Table for HostCompilerTable {
+    const FILE: &'static str = "host-compilers.toml";
+    type File = HostCompilersFile;
+
+    fn check(file: HostCompilersFile, origin: &str) -> Result<Self, CompatError> {
         if file.release.is_empty() {
             return Err(invalid(origin, "no [[release]] rows".to_string()));
         }
@@ -113,27 +95,18 @@ impl HostCompilerTable {
                 return Err(invalid(origin, message));
             }
         }
-        let releases = file
-            .release
-            .into_iter()
-            .map(|r| HostLimits {
-                nvcc: r.nvcc,
-                accepts: Accepts { newest_gcc: r.newest_gcc, newest_clang: r.newest_clang },
-                source: r.source,
-                note: r.note,
-            })
-            .collect();
-        Ok(HostCompilerTable { releases: Cow::Owned(releases) })
+        Ok(HostCompilerTable { file: Cow::Owned(file) })
     }
 
-    /// The table compiled into the binary: no parsing at run time.
-    pub fn built_in() -> &'static Self {
-        static TABLE: HostCompilerTable = HostCompilerTable { releases: Cow::Borrowed(BUILT_IN_RELEASES) };
+    fn built_in() -> &'static Self {
+        static TABLE: HostCompilerTable = HostCompilerTable { file: Cow::Borrowed(&BUILT_IN) };
         &TABLE
     }
+}
 
+impl HostCompilerTable {
     pub fn releases(&self) -> &[HostLimits] {
-        &self.releases
+        &self.file.release
     }
 
     /// The limits of nvcc version `nvcc`: the last row of the same `major.minor` release at or below it. A patch row
@@ -141,12 +114,12 @@ impl HostCompilerTable {
     /// `None` for a release the table does not know (older, newer, or never released like 12.7): the caller decides
     /// what to do rather than this table guessing.
     pub fn limits_for(&self, nvcc: Version) -> Option<&HostLimits> {
-        self.releases.iter().rev().find(|row| row.nvcc.release() == nvcc.release() && row.nvcc <= nvcc)
+        self.releases().iter().rev().find(|row| row.nvcc.release() == nvcc.release() && row.nvcc <= nvcc)
     }
 
     /// The newest row: what to assume, and say so, for an nvcc newer than the table.
     pub fn newest(&self) -> &HostLimits {
-        self.releases.last().expect("parse rejects an empty table")
+        self.releases().last().expect("parse rejects an empty table")
     }
 }
 
@@ -164,7 +137,7 @@ mod tests {
 
     fn limits(nvcc: &str) -> (u32, u32) {
         let row = table().limits_for(v(nvcc)).unwrap_or_else(|| panic!("no row for {nvcc}"));
-        (row.accepts.newest_gcc, row.accepts.newest_clang)
+        (row.newest_gcc, row.newest_clang)
     }
 
     /// Releases NVIDIA numbered but never shipped; the table must not invent rows for them.
@@ -196,7 +169,7 @@ mod tests {
         for pair in table().releases().windows(2) {
             let (old, new) = (&pair[0], &pair[1]);
             if new.note.is_none() {
-                let (old, new_) = (old.accepts, new.accepts);
+                let (old, new_) = (old.accepts(), new.accepts());
                 assert!(new_.newest_gcc >= old.newest_gcc, "GCC limit drops at {} without a note", new.nvcc);
                 assert!(new_.newest_clang >= old.newest_clang, "Clang limit drops at {} without a note", new.nvcc);
             }
@@ -250,7 +223,7 @@ mod tests {
 
     #[test]
     fn accepts_is_inclusive() {
-        let accepts = table().limits_for(v("11.8")).unwrap().accepts;
+        let accepts = table().limits_for(v("11.8")).unwrap().accepts();
         let gcc = |s: &str| accepts.accepts(CompilerFamily::Gcc, v(s));
         let clang = |s: &str| accepts.accepts(CompilerFamily::Clang, v(s));
         assert!(gcc("11.4.0") && !gcc("12.1") && gcc("4.8"));

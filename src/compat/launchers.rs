@@ -2,49 +2,26 @@
 //! NVCC releases. Owns the row type, the lookup by launcher, launcher version and NVCC release, and the structural
 //! checks. Leaving such a launcher out of a plan, and saying why, is the planner's job (`plan::launcher`).
 
-use super::{invalid, parse_toml, within, CompatError, Text};
+use super::schema::{KnownBad, LaunchersFile};
+use super::{invalid, within, CompatError, Table};
 use crate::version::Version;
-use serde::Deserialize;
 use std::borrow::Cow;
 
-// `BUILT_IN_KNOWN_BAD`: the rows of compat-data/launchers.toml, compiled in by build.rs.
+// `BUILT_IN`: compat-data/launchers.toml, compiled in by build.rs.
 include!(concat!(env!("OUT_DIR"), "/launchers.rs"));
-
-/// A launcher release range that fails with a range of NVCC releases, whatever the wrapper adds. Every bound is
-/// inclusive and compared on major and minor only (`0.16` is every 0.16.x); no `last_cuda` means still failing.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct KnownBad {
-    /// The launcher's file name (`sccache`).
-    pub launcher: Text,
-    /// The launcher's own releases.
-    pub first_version: Version,
-    pub last_version: Version,
-    /// The NVCC releases it fails with.
-    pub first_cuda: Version,
-    pub last_cuda: Option<Version>,
-    pub why: Text,
-    /// Where it was seen.
-    pub source: Text,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct File {
-    known_bad: Vec<KnownBad>,
-}
 
 #[derive(Debug, Clone)]
 pub struct LauncherTable {
-    known_bad: Cow<'static, [KnownBad]>,
+    file: Cow<'static, LaunchersFile>,
 }
 
-impl LauncherTable {
-    /// Parses and checks a table; `origin` names it in errors (the override's path).
-    pub fn parse(text: &str, origin: &str) -> Result<Self, CompatError> {
-        let file: File = parse_toml(text, origin)?;
+impl Table for LauncherTable {
+    const FILE: &'static str = "launchers.toml";
+    type File = LaunchersFile;
+
+    fn check(file: LaunchersFile, origin: &str) -> Result<Self, CompatError> {
         let fail = |message: String| Err(invalid(origin, message));
-        for row in &file.known_bad {
+        for row in file.known_bad.iter() {
             let at = format!("[[known-bad]] {} {}", row.launcher, row.first_version);
             if row.launcher.is_empty() || row.launcher.contains(|c: char| c == '/' || c.is_whitespace()) {
                 return fail(format!("{at}: `launcher` must be a file name, without a directory or spaces"));
@@ -69,28 +46,29 @@ impl LauncherTable {
                 ));
             }
         }
-        Ok(LauncherTable { known_bad: Cow::Owned(file.known_bad) })
+        Ok(LauncherTable { file: Cow::Owned(file) })
     }
 
-    /// The table compiled into the binary: no parsing at run time.
-    pub fn built_in() -> &'static Self {
-        static TABLE: LauncherTable = LauncherTable { known_bad: Cow::Borrowed(BUILT_IN_KNOWN_BAD) };
+    fn built_in() -> &'static Self {
+        static TABLE: LauncherTable = LauncherTable { file: Cow::Borrowed(&BUILT_IN) };
         &TABLE
     }
+}
 
+impl LauncherTable {
     #[cfg(test)]
     pub fn all(&self) -> &[KnownBad] {
-        &self.known_bad
+        &self.file.known_bad
     }
 
     /// Whether any row names `launcher` (a file name): only then is its version worth asking.
     pub fn names(&self, launcher: &str) -> bool {
-        self.known_bad.iter().any(|row| row.launcher == launcher)
+        self.file.known_bad.iter().any(|row| row.launcher == launcher)
     }
 
     /// The row that says `launcher` at `version` fails with NVCC `release`, if any.
     pub fn known_bad(&self, launcher: &str, version: Version, release: Version) -> Option<&KnownBad> {
-        self.known_bad.iter().find(|row| {
+        self.file.known_bad.iter().find(|row| {
             row.launcher == launcher
                 && within(version, row.first_version, Some(row.last_version))
                 && within(release, row.first_cuda, row.last_cuda)

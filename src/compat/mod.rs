@@ -5,6 +5,20 @@
 //! column, the lookups the planner asks, and the scanner that reads the limits out of a real `host_config.h`. It decides nothing about a command line and touches no process
 //! state: the one file it reads is the override path a caller hands it.
 
+/// Declares the row and file types of `schema.rs` as serde types (build.rs declares the same ones its own way).
+macro_rules! schema {
+    ($($(#[$meta:meta])* pub struct $name:ident { $($(#[$fmeta:meta])* pub $field:ident : $ty:ty),* $(,)? })*) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+            #[serde(deny_unknown_fields, rename_all = "kebab-case")]
+            pub struct $name {
+                $($(#[$fmeta])* pub $field: $ty),*
+            }
+        )*
+    };
+}
+
 mod capabilities;
 mod capability;
 mod fatbin;
@@ -12,13 +26,15 @@ mod host_compilers;
 pub mod host_config;
 mod launchers;
 mod platforms;
+mod schema;
 
-pub use capabilities::{CapabilityInfo, CapabilityTable};
+pub use capabilities::CapabilityTable;
 pub use capability::{Capability, Suffix};
 pub use fatbin::FatbinTable;
 pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, FIRST_HONOURING_NVCC_CCBIN};
 pub use launchers::LauncherTable;
-pub use platforms::{Platform, PlatformTable};
+pub use platforms::PlatformTable;
+pub use schema::{CapabilityInfo, Platform};
 
 use crate::version::Version;
 use std::borrow::Cow;
@@ -59,6 +75,24 @@ impl std::error::Error for CompatError {
             CompatError::Read { error, .. } => Some(error),
             _ => None,
         }
+    }
+}
+
+/// One file of compat-data/, as the wrapper holds it: the copy build.rs compiled in, or an override file parsed at
+/// run time; both made of the types in `schema.rs`, and an override checked by the same rules the tests apply to
+/// the built-in files.
+pub(crate) trait Table: Sized + Clone + 'static {
+    /// Its name in compat-data/ (and in a config's `compat-data` directory).
+    const FILE: &'static str;
+    /// What the file holds.
+    type File: serde::de::DeserializeOwned;
+    /// The table, once its rows pass the invariants its lookups rely on; `origin` names the file in errors.
+    fn check(file: Self::File, origin: &str) -> Result<Self, CompatError>;
+    /// The table compiled into the binary: no parsing at run time.
+    fn built_in() -> &'static Self;
+    /// Parse and check a file's text.
+    fn parse(text: &str, origin: &str) -> Result<Self, CompatError> {
+        Self::check(parse_toml(text, origin)?, origin)
     }
 }
 
@@ -136,25 +170,20 @@ impl Compat {
             crate::error::Error::new(crate::error::ErrorKind::Config, format!("invalid compatibility data: {e}"))
                 .with_help("compat-data/README.md in the source describes each file")
         };
-        replace(&mut compat.host_compilers, dir, "host-compilers.toml", HostCompilerTable::parse).map_err(bad)?;
-        replace(&mut compat.capabilities, dir, "capabilities.toml", CapabilityTable::parse).map_err(bad)?;
-        replace(&mut compat.platforms, dir, "platforms.toml", PlatformTable::parse).map_err(bad)?;
-        replace(&mut compat.fatbin, dir, "fatbin.toml", FatbinTable::parse).map_err(bad)?;
-        replace(&mut compat.launchers, dir, "launchers.toml", LauncherTable::parse).map_err(bad)?;
+        replace(&mut compat.host_compilers, dir).map_err(bad)?;
+        replace(&mut compat.capabilities, dir).map_err(bad)?;
+        replace(&mut compat.platforms, dir).map_err(bad)?;
+        replace(&mut compat.fatbin, dir).map_err(bad)?;
+        replace(&mut compat.launchers, dir).map_err(bad)?;
         Ok(compat)
     }
 }
 
-/// Replaces `table` by the file `name` of `dir`, read and checked by `parse`, when there is one.
-fn replace<T: Clone>(
-    table: &mut Cow<'static, T>,
-    dir: &Path,
-    name: &str,
-    parse: fn(&str, &str) -> Result<T, CompatError>,
-) -> Result<(), CompatError> {
-    let path = dir.join(name);
+/// Replaces `table` by its file in `dir`, read and checked, when there is one.
+fn replace<T: Table>(table: &mut Cow<'static, T>, dir: &Path) -> Result<(), CompatError> {
+    let path = dir.join(T::FILE);
     if path.is_file() {
-        *table = Cow::Owned(parse(&read(&path)?, &path.display().to_string())?);
+        *table = Cow::Owned(T::parse(&read(&path)?, &path.display().to_string())?);
     }
     Ok(())
 }

@@ -3,43 +3,18 @@
 //! lookups by name, triple and Nix system, and the rule "may this capability be built for this platform". Finding
 //! a cross compiler or a target directory on disk is not its job.
 
-use super::{invalid, parse_toml, within, CapabilityInfo, CompatError, Text};
+use super::schema::{CapabilityInfo, JetsonServedBy, Platform, PlatformsFile, ReleaseRange};
+use super::{invalid, within, CompatError, Table};
 use crate::version::Version;
-use serde::Deserialize;
 use std::borrow::Cow;
 
-// `BUILT_IN_PLATFORMS` and `BUILT_IN_JETSON_SERVED_BY`: the rows of compat-data/platforms.toml, compiled in by
-// build.rs.
+// `BUILT_IN`: compat-data/platforms.toml, compiled in by build.rs.
 include!(concat!(env!("OUT_DIR"), "/platforms.rs"));
-
-/// NVCC releases `first_cuda ..= last_cuda` (inclusive; no `last_cuda`: still shipped).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ReleaseRange {
-    pub first_cuda: Version,
-    pub last_cuda: Option<Version>,
-}
 
 impl ReleaseRange {
     pub fn contains(&self, cuda: Version) -> bool {
         within(cuda, self.first_cuda, self.last_cuda)
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Platform {
-    /// The directory under `TOP/targets/`, which is also nvcc's `--target-directory` value.
-    pub name: Text,
-    /// The name in NVIDIA's redistributable manifests (`linux-sbsa`).
-    pub nvidia_redist: Text,
-    pub gnu_triples: Cow<'static, [Text]>,
-    pub nix_system: Text,
-    pub jetson: bool,
-    /// The releases that ship this target; gaps between ranges are releases that do not.
-    pub shipped: Cow<'static, [ReleaseRange]>,
-    pub source: Text,
-    pub note: Option<Text>,
 }
 
 impl Platform {
@@ -55,33 +30,16 @@ impl Platform {
     }
 }
 
-/// A Jetson part that a non-Jetson platform also serves from some release on.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct JetsonServedBy {
-    pub platform: Text,
-    pub part: Text,
-    pub first_cuda: Version,
-    pub source: Text,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct File {
-    platform: Vec<Platform>,
-    jetson_served_by: Vec<JetsonServedBy>,
-}
-
 #[derive(Debug, Clone)]
 pub struct PlatformTable {
-    platforms: Cow<'static, [Platform]>,
-    jetson_served_by: Cow<'static, [JetsonServedBy]>,
+    file: Cow<'static, PlatformsFile>,
 }
 
-impl PlatformTable {
-    /// Parses and checks a table; `origin` names it in errors (the override's path).
-    pub fn parse(text: &str, origin: &str) -> Result<Self, CompatError> {
-        let file: File = parse_toml(text, origin)?;
+impl Table for PlatformTable {
+    const FILE: &'static str = "platforms.toml";
+    type File = PlatformsFile;
+
+    fn check(file: PlatformsFile, origin: &str) -> Result<Self, CompatError> {
         let fail = |message: String| Err(invalid(origin, message));
         for (i, platform) in file.platform.iter().enumerate() {
             let name = &platform.name;
@@ -104,7 +62,7 @@ impl PlatformTable {
                 }
             }
         }
-        for served in &file.jetson_served_by {
+        for served in file.jetson_served_by.iter() {
             match file.platform.iter().find(|p| p.name == served.platform) {
                 None => return fail(format!("[[jetson-served-by]] names unknown platform {}", served.platform)),
                 Some(p) if p.jetson => {
@@ -113,42 +71,40 @@ impl PlatformTable {
                 Some(_) => {}
             }
         }
-        Ok(PlatformTable { platforms: Cow::Owned(file.platform), jetson_served_by: Cow::Owned(file.jetson_served_by) })
+        Ok(PlatformTable { file: Cow::Owned(file) })
     }
 
-    /// The table compiled into the binary: no parsing at run time.
-    pub fn built_in() -> &'static Self {
-        static TABLE: PlatformTable = PlatformTable {
-            platforms: Cow::Borrowed(BUILT_IN_PLATFORMS),
-            jetson_served_by: Cow::Borrowed(BUILT_IN_JETSON_SERVED_BY),
-        };
+    fn built_in() -> &'static Self {
+        static TABLE: PlatformTable = PlatformTable { file: Cow::Borrowed(&BUILT_IN) };
         &TABLE
     }
+}
 
+impl PlatformTable {
     pub fn all(&self) -> &[Platform] {
-        &self.platforms
+        &self.file.platform
     }
 
     /// By target-directory name (`sbsa-linux`).
     #[cfg(test)]
     pub fn get(&self, name: &str) -> Option<&Platform> {
-        self.platforms.iter().find(|p| p.name == name)
+        self.file.platform.iter().find(|p| p.name == name)
     }
 
     /// Every platform for a GNU triple. aarch64 gives two (sbsa-linux and the Jetson aarch64-linux): the GPU
     /// capability decides between them, not the CPU.
     pub fn by_triple(&self, triple: &str) -> Vec<&Platform> {
-        self.platforms.iter().filter(|p| p.matches_triple(triple)).collect()
+        self.file.platform.iter().filter(|p| p.matches_triple(triple)).collect()
     }
 
     /// Every platform for a Nix system string (`aarch64-linux` gives two, as for triples).
     pub fn by_nix_system(&self, system: &str) -> Vec<&Platform> {
-        self.platforms.iter().filter(|p| p.nix_system == system).collect()
+        self.file.platform.iter().filter(|p| p.nix_system == system).collect()
     }
 
     /// The `[[jetson-served-by]]` rows: which other platform serves which Jetson part from which release.
     pub fn jetson_served_by(&self) -> &[JetsonServedBy] {
-        &self.jetson_served_by
+        &self.file.jetson_served_by
     }
 
     /// Whether `platform` serves the Jetson part `part` in release `cuda` (beyond the Jetson platform itself).
@@ -156,7 +112,8 @@ impl PlatformTable {
         if platform.jetson {
             return true;
         }
-        self.jetson_served_by
+        self.file
+            .jetson_served_by
             .iter()
             .any(|s| s.platform == platform.name && s.part == part && within(cuda, s.first_cuda, None))
     }
@@ -244,7 +201,7 @@ mod tests {
     fn jetson_served_by_names_real_parts() {
         let parts: Vec<&str> =
             CapabilityTable::built_in().all().iter().filter_map(|c| c.jetson_part.as_deref()).collect();
-        for served in table().jetson_served_by.iter() {
+        for served in table().jetson_served_by().iter() {
             assert!(parts.contains(&&*served.part), "unknown Jetson part {}", served.part);
             assert!(served.source.starts_with("measured: ") || served.source.starts_with("reported: "));
         }

@@ -192,6 +192,7 @@ fn dedup(mut names: Vec<&str>) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compat::Table;
     use crate::config::Sourced;
 
     fn target(system: Option<&str>, platform: Option<TargetPlatform>) -> TargetConfig {

@@ -42,12 +42,12 @@ impl ToolkitScan {
             )
             .with_help(help));
         };
-        if row.accepts != self.limits {
+        if row.accepts() != self.limits {
             return Err(Error::new(
                 ErrorKind::CheckFailed,
                 format!(
                     "nvcc {}: {} says GCC up to {} and Clang up to {}, but the table's row {} says GCC up to {} and Clang up to {}",
-                    self.nvcc, self.header.display(), self.limits.newest_gcc, self.limits.newest_clang, row.nvcc, row.accepts.newest_gcc, row.accepts.newest_clang
+                    self.nvcc, self.header.display(), self.limits.newest_gcc, self.limits.newest_clang, row.nvcc, row.newest_gcc, row.newest_clang
                 ),
             )
             .with_help(help));
@@ -93,6 +93,7 @@ fn version_of(root: &Path) -> Result<Version> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compat::Table;
 
     fn toolkit(header: &str, json: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

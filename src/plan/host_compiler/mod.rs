@@ -135,7 +135,7 @@ fn limits(facts: &Facts, plan: &mut Plan) -> Option<(Version, Accepts)> {
             }
         },
     };
-    Some((facts.release.version()?.release(), row.accepts))
+    Some((facts.release.version()?.release(), row.accepts()))
 }
 
 /// A compiler the user gave is used as it is; warn when this nvcc will reject it. For a cross build it must build

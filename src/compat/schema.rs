@@ -1,0 +1,142 @@
+// The schema of compat-data/*.toml: every file's rows, written once. Two readers declare these types with their own
+// `schema!`: the crate (src/compat/mod.rs: serde types with `deny_unknown_fields`, which the override loader parses
+// into), and build.rs (the same types, which also spell themselves as Rust), which parses each file into them at
+// build time and writes the compiled-in statics. So the statics and the loader cannot disagree about a key, a type
+// or a default. Each type's methods and checks live in the module of its file (host_compilers.rs, ...).
+//
+// Only std, serde and the `Version`, `Capability` and `Text` of the module that includes this file may be named.
+
+use std::borrow::Cow;
+
+use super::{Capability, Text, Version};
+
+schema! {
+    /// host-compilers.toml: one `[[release]]` row per NVCC release 11.0 on, and one per patch build that changed a
+    /// limit.
+    pub struct HostCompilersFile {
+        pub release: Cow<'static, [HostLimits]>,
+    }
+
+    /// The limits in force from nvcc version `nvcc` on.
+    pub struct HostLimits {
+        /// nvcc's own version (`nvcc --version`: `V12.2.128`), `major.minor` or a patch build.
+        pub nvcc: Version,
+        /// The newest GCC major this release accepts, inclusive.
+        pub newest_gcc: u32,
+        /// The newest Clang major this release accepts, inclusive.
+        pub newest_clang: u32,
+        pub source: Text,
+        pub note: Option<Text>,
+    }
+
+    /// capabilities.toml.
+    pub struct CapabilitiesFile {
+        pub capability: Cow<'static, [CapabilityInfo]>,
+        pub nvcc_default_arch: Cow<'static, [DefaultArch]>,
+    }
+
+    /// One capability. Release bounds are inclusive `major.minor`; no `last_cuda` means still accepted.
+    pub struct CapabilityInfo {
+        pub capability: Capability,
+        pub architecture: Text,
+        pub example_gpus: Cow<'static, [Text]>,
+        pub kind: Kind,
+        pub first_cuda: Version,
+        pub last_cuda: Option<Version>,
+        /// The Jetson module family ("Orin", "Thor"); `None` for every non-Jetson capability.
+        pub jetson_part: Option<Text>,
+        pub source: Text,
+        pub note: Option<Text>,
+    }
+
+    /// The target nvcc compiles for when a command line names none.
+    pub struct DefaultArch {
+        pub first_cuda: Version,
+        pub last_cuda: Option<Version>,
+        pub capability: Capability,
+        pub source: Text,
+    }
+
+    /// platforms.toml.
+    pub struct PlatformsFile {
+        pub platform: Cow<'static, [Platform]>,
+        pub jetson_served_by: Cow<'static, [JetsonServedBy]>,
+    }
+
+    /// One target platform: a directory under a toolkit's `targets/`.
+    pub struct Platform {
+        /// The directory under `TOP/targets/`, which is also nvcc's `--target-directory` value.
+        pub name: Text,
+        /// The name in NVIDIA's redistributable manifests (`linux-sbsa`).
+        pub nvidia_redist: Text,
+        pub gnu_triples: Cow<'static, [Text]>,
+        pub nix_system: Text,
+        pub jetson: bool,
+        /// The releases that ship this target; gaps between ranges are releases that do not.
+        pub shipped: Cow<'static, [ReleaseRange]>,
+        pub source: Text,
+        pub note: Option<Text>,
+    }
+
+    /// NVCC releases `first_cuda ..= last_cuda` (inclusive; no `last_cuda`: still shipped).
+    pub struct ReleaseRange {
+        pub first_cuda: Version,
+        pub last_cuda: Option<Version>,
+    }
+
+    /// A Jetson part that a non-Jetson platform also serves from some release on.
+    pub struct JetsonServedBy {
+        pub platform: Text,
+        pub part: Text,
+        pub first_cuda: Version,
+        pub source: Text,
+    }
+
+    /// fatbin.toml.
+    pub struct FatbinFile {
+        pub compression: Cow<'static, [Compression]>,
+    }
+
+    /// The flags for one range of releases. Bounds are inclusive `major.minor`; no `last_cuda` means still current.
+    pub struct Compression {
+        pub first_cuda: Version,
+        pub last_cuda: Option<Version>,
+        /// Added to nvcc's command line as they are, each one token (`--compress-mode=size`).
+        pub flags: Cow<'static, [Text]>,
+        pub source: Text,
+        pub note: Option<Text>,
+    }
+
+    /// launchers.toml.
+    pub struct LaunchersFile {
+        pub known_bad: Cow<'static, [KnownBad]>,
+    }
+
+    /// A launcher release range that fails with a range of NVCC releases, whatever the wrapper adds. Every bound is
+    /// inclusive and compared on major and minor only (`0.16` is every 0.16.x); no `last_cuda` means still failing.
+    pub struct KnownBad {
+        /// The launcher's file name (`sccache`).
+        pub launcher: Text,
+        /// The launcher's own releases.
+        pub first_version: Version,
+        pub last_version: Version,
+        /// The NVCC releases it fails with.
+        pub first_cuda: Version,
+        pub last_cuda: Option<Version>,
+        pub why: Text,
+        /// Where it was seen.
+        pub source: Text,
+    }
+}
+
+/// What a capability's suffix makes it (capabilities.toml's `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// No suffix: its PTX runs on every later GPU (forward compatibility).
+    Baseline,
+    /// `a`: only this exact architecture.
+    ArchSpecific,
+    /// `f`: this architecture's family.
+    FamilySpecific,
+}
