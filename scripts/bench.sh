@@ -6,6 +6,8 @@
 #   scripts/bench.sh            per-call rows (hyperfine -N, all in one run), peak RSS, execve counts
 #   scripts/bench.sh payoff     real NVCC 13.x: examples/kernels.cu for NVIDIA's nine sample targets, directly,
 #                               versus one target through the wrapper (`arch-flags = "replace"`)
+#   scripts/bench.sh depfile    a call that writes a dependency file (the wrapper waits for nvcc and adds its
+#                               inputs) against the same call without one, in one run
 #
 # The "real nvcc" of the per-call rows is a static no-op C program built here and installed as nvcc in a
 # toolkit-shaped directory (with a version.json, as NVIDIA's installers write), so that each row measures only what
@@ -70,6 +72,46 @@ if [[ ${1:-} == payoff ]]; then
   exit 0
 fi
 
+depfile() {
+  # A static "nvcc" that writes the dependency file it is asked for (`-MF FILE`), as nvcc does, and nothing else.
+  mkdir -p "$work/cuda/bin"
+  cat > "$work/writer.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+  for (int i = 1; i + 1 < argc; i++)
+    if (strcmp(argv[i], "-MF") == 0) {
+      FILE *f = fopen(argv[i + 1], "w");
+      if (!f) return 1;
+      fputs("kernel.o : kernel.cu \\\n    /usr/include/stdc-predef.h\n", f);
+      fclose(f);
+    }
+  return 0;
+}
+C
+  cc -static -O2 -o "$work/cuda/bin/nvcc" "$work/writer.c"
+  printf '{"cuda_nvcc": {"name": "CUDA NVCC", "version": "13.0.88"}}\n' > "$work/cuda/version.json"
+  install_wrapper recorded-static "$static" "nvcc = \"$work/cuda/bin/nvcc\"
+[host-compiler]
+stdenv = { path = \"/usr/bin/g++-12\", family = \"gcc\", version = \"12.2.0\" }
+[gpu]
+capabilities = [\"8.6\"]
+"
+  cd "$work"
+  export NVCC_WRAPPER_PROBE_CACHE_DIR=$work/probe-cache
+  recorded-static/bin/nvcc -c kernel.cu -o kernel.o   # the release, probed once into the cache
+  echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -r)"
+  hyperfine -N --warmup 20 --runs "${RUNS:-600}" --export-markdown depfile.md \
+    -n 'writer as nvcc, directly, -MD -MF' "cuda/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o" \
+    -n 'wrapper (static glibc), no dependency file (exec)' "recorded-static/bin/nvcc -c kernel.cu -o kernel.o" \
+    -n 'wrapper (static glibc), -MD -MF kernel.d (waits, adds its inputs)' \
+    "recorded-static/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o"
+  cat depfile.md
+  echo
+  echo "kernel.d after the wrapper:"
+  cat kernel.d
+}
+
 # The no-op "nvcc", in a toolkit-shaped tree, and a compiler-free config recording everything.
 mkdir -p "$work/cuda/bin"
 printf 'int main(void) { return 0; }\n' > "$work/noop.c"
@@ -85,6 +127,10 @@ install_wrapper() { # NAME BINARY [CONFIG TEXT]: NAME/bin/nvcc -> BINARY, the co
     printf '%s' "$3" > "$work/$1/share/nvcc-wrapper/config.toml"
   fi
 }
+if [[ ${1:-} == depfile ]]; then
+  depfile
+  exit 0
+fi
 recorded="nvcc = \"$nvcc\"
 cuda-version = \"13.0\"
 [host-compiler]

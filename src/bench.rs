@@ -67,6 +67,7 @@ impl Planner {
             compat: &self.compat,
             probes: &Recorded,
             nvcc,
+            config_file: self.loaded.path.as_deref(),
             depth: 0,
             scratch: Path::new("/nonexistent/scratch"),
         })

@@ -24,6 +24,8 @@ pub mod vars {
     pub const FORWARD_COMPAT: &str = "NVCC_WRAPPER_FORWARD_COMPAT";
     /// Override `[gpu] compress-fatbin` (a switch).
     pub const COMPRESS_FATBIN: &str = "NVCC_WRAPPER_COMPRESS_FATBIN";
+    /// Override `depfile-inputs` (a switch).
+    pub const DEPFILE_INPUTS: &str = "NVCC_WRAPPER_DEPFILE_INPUTS";
     /// Override `[target] system`, `platform`, `sysroot`, `cuda-root` and `cuda-compat` (paths must be absolute).
     pub const TARGET_SYSTEM: &str = "NVCC_WRAPPER_TARGET_SYSTEM";
     pub const TARGET_PLATFORM: &str = "NVCC_WRAPPER_TARGET_PLATFORM";

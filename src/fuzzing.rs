@@ -42,6 +42,7 @@ pub fn command_line(data: &[u8]) {
             compat: &compat,
             probes: &Known12,
             nvcc: RealNvcc { path: "/cuda/bin/nvcc".into(), found_by: FoundBy::Path },
+            config_file: None,
             depth: 0,
             scratch: Path::new("/nonexistent/scratch"),
         };

@@ -14,6 +14,7 @@ pub(crate) mod cli;
 pub(crate) mod compat;
 pub(crate) mod config;
 pub(crate) mod context;
+pub(crate) mod depfile;
 pub(crate) mod doctor;
 pub(crate) mod error;
 pub(crate) mod exec;

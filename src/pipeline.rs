@@ -41,7 +41,20 @@ pub fn run(ctx: &Context) -> Result<i32> {
     let nvcc = &prepared.plan.nvcc.path;
     // The launcher when there is one: it runs the real nvcc, named by its full path, with the rest.
     let program = prepared.plan.launcher.as_ref().unwrap_or(nvcc);
-    let err = exec(program, &command[1..], &prepared.nvcc_env(ctx));
+    let env = prepared.nvcc_env(ctx);
+    let err = match &prepared.plan.depfile {
+        // Work left after nvcc: wait for it, complete its dependency files if it succeeded, end as it ended.
+        Some(depfile) => match exec::run_to_end(program, &command[1..], &env) {
+            Ok(status) => {
+                if status.success() {
+                    exec::complete_depfiles(&depfile.depfiles, &depfile.inputs)?;
+                }
+                exec::end_as(status);
+            }
+            Err(err) => err,
+        },
+        None => exec(program, &command[1..], &env),
+    };
     if exec::too_long(&err) && !prepared.plan.changes_nothing() {
         // The call was within the kernel's limit as given, and the wrapper's additions pushed it over: run it as
         // nvcc alone would, rather than fail a build nvcc could have run.

@@ -60,6 +60,7 @@ impl Setup {
             compat: &self.settings.compat,
             probes: &self.probes,
             nvcc: self.located.nvcc.clone(),
+            config_file: self.settings.config.path.as_deref(),
             depth: self.located.depth,
             scratch: &self.scratch,
         })?;

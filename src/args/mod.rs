@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
+pub use queries::Depfiles;
 pub use table::{OptionSpec, Phase, Role};
 
 /// Where a token came from.

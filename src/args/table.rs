@@ -71,6 +71,14 @@ pub enum Role {
     FatbinCompression,
     /// `-Xfatbin`: options for fatbinary, where a compression option is the user's choice too.
     FatbinOptions,
+    /// `-MD`, `-MMD`: write a dependency file while compiling.
+    DependenciesWithCompile,
+    /// `-MF`: where the dependency file goes.
+    DependencyFile,
+    /// `-o`: the output file.
+    OutputFile,
+    /// `-odir`: the directory of the outputs nvcc names itself.
+    OutputDirectory,
     /// Known, so its value is skipped correctly, but nothing the wrapper acts on.
     Other,
 }
@@ -125,7 +133,7 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("define-macro", Some("D"), Joined, Other),
     opt("dependency-drive-prefix", Some("ddp"), Value, Other),
     // `--help` shows no `<file>` for it, but it takes one: `-MD -MF deps.d -c a.cu` writes deps.d (13.0.88).
-    opt("dependency-output", Some("MF"), Value, Other),
+    opt("dependency-output", Some("MF"), Value, DependencyFile),
     opt("dependency-target-name", Some("MT"), Value, Other),
     opt("device-c", Some("dc"), Flag, Phase(Phase::Compile)),
     opt("device-debug", Some("G"), Flag, Other),
@@ -166,11 +174,11 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("gen-opt-lto", Some("gen-opt-lto"), Flag, Other),
     opt("generate-code", Some("gencode"), Value, GpuTarget(GpuFlag::Gencode)),
     opt("generate-dependencies", Some("M"), Flag, Phase(Phase::Preprocess)),
-    opt("generate-dependencies-with-compile", Some("MD"), Flag, Other),
+    opt("generate-dependencies-with-compile", Some("MD"), Flag, DependenciesWithCompile),
     opt("generate-dependency-targets", Some("MP"), Flag, Other),
     opt("generate-line-info", Some("lineinfo"), Flag, Other),
     opt("generate-nonsystem-dependencies", Some("MM"), Flag, Phase(Phase::Preprocess)),
-    opt("generate-nonsystem-dependencies-with-compile", Some("MMD"), Flag, Other),
+    opt("generate-nonsystem-dependencies-with-compile", Some("MMD"), Flag, DependenciesWithCompile),
     opt("gpu-architecture", Some("arch"), Value, GpuTarget(GpuFlag::Arch)),
     opt("gpu-code", Some("code"), Value, GpuTarget(GpuFlag::Code)),
     opt("help", Some("h"), Flag, Query),
@@ -208,8 +216,8 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("optimize", Some("O"), Joined, Other),
     opt("options-file", Some("optf"), Value, OptionsFile),
     opt("optix-ir", Some("optix-ir"), Flag, Phase(Phase::DeviceOnly)),
-    opt("output-directory", Some("odir"), Value, Other),
-    opt("output-file", Some("o"), Value, Other),
+    opt("output-directory", Some("odir"), Value, OutputDirectory),
+    opt("output-file", Some("o"), Value, OutputFile),
     opt("pre-include", Some("include"), Value, Other),
     opt("prec-div", Some("prec-div"), Value, Other),
     opt("prec-sqrt", Some("prec-sqrt"), Value, Other),
@@ -478,6 +486,12 @@ mod tests {
             ("-concat", FatbinCompression),
             ("-Xfatbin", FatbinOptions),
             ("--fatbin-options", FatbinOptions),
+            ("-MD", DependenciesWithCompile),
+            ("--generate-nonsystem-dependencies-with-compile", DependenciesWithCompile),
+            ("-MF", DependencyFile),
+            ("--dependency-output", DependencyFile),
+            ("-o", OutputFile),
+            ("-odir", OutputDirectory),
         ];
         for (token, role) in cases {
             let (spec, _) = lookup(token.as_bytes()).unwrap_or_else(|| panic!("{token} not found"));

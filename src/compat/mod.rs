@@ -96,6 +96,10 @@ pub(crate) trait Table: Sized + Clone + 'static {
     }
 }
 
+/// The files of compat-data/, each of which a config's `compat-data` directory may hold to replace its table.
+pub const FILES: [&str; 5] =
+    [HostCompilerTable::FILE, CapabilityTable::FILE, PlatformTable::FILE, FatbinTable::FILE, LauncherTable::FILE];
+
 /// Deserializes one table file. `origin` names it in errors: the override's path, or the built-in file's name.
 fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result<T, CompatError> {
     toml::from_str(text).map_err(|e| CompatError::Syntax {

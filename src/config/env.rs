@@ -67,6 +67,15 @@ pub const OVERRIDES: &[Override] = &[
         },
     },
     Override {
+        var: vars::DEPFILE_INPUTS,
+        key: "depfile-inputs",
+        expects: "1 or 0 (also true/false, yes/no, on/off)",
+        apply: |c, v, origin| {
+            c.depfile_inputs = Some(Sourced::new(switch(v)?, origin));
+            Ok(())
+        },
+    },
+    Override {
         var: vars::TARGET_SYSTEM,
         key: "[target] system",
         expects: "a Nix system (aarch64-linux) or a GNU triple",

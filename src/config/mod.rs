@@ -35,6 +35,9 @@ pub struct Config {
     /// A compiler cache (`ccache`, `sccache`: a path, or a bare name looked up on PATH) the wrapper runs nvcc
     /// through, with the final arguments, so that the cache's key covers everything the wrapper added.
     pub launcher: Option<Sourced<PathBuf>>,
+    /// Add what the wrapper's decision rests on (this file, the nvcc release's file, the chosen host compiler) to
+    /// the dependency file a call writes, so that build systems rebuild when it changes. Unset: on.
+    pub depfile_inputs: Option<Sourced<bool>>,
     #[serde(default)]
     pub host_compiler: HostCompilerConfig,
     #[serde(default)]
@@ -269,6 +272,7 @@ impl Config {
         let mut origins = vec![&mut gpu.capabilities.origin, &mut gpu.forward_compat.origin];
         origins.extend(gpu.compress_fatbin.as_mut().map(|s| &mut s.origin));
         origins.extend(self.launcher.as_mut().map(|s| &mut s.origin));
+        origins.extend(self.depfile_inputs.as_mut().map(|s| &mut s.origin));
         origins.extend(target.system.as_mut().map(|s| &mut s.origin));
         origins.extend(target.platform.as_mut().map(|s| &mut s.origin));
         for dir in [&mut target.sysroot, &mut target.cuda_root, &mut target.cuda_compat] {

@@ -4,13 +4,12 @@
 //! said here once (an unknown release is one warning, not one per step).
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::model::Plan;
 use super::target::{self, Named};
 use crate::args::Invocation;
 use crate::compat::{Compat, Platform};
-use crate::config::Config;
 use crate::error::Result;
 use crate::probe::system::Probes;
 use crate::version::Version;
@@ -26,12 +25,15 @@ pub enum Release {
     Unknown { why: String },
 }
 
+/// Where a release from the config's `cuda-version` comes from.
+const FROM_CONFIG: &str = "`cuda-version` in the config";
+
 impl Release {
     /// The config's `cuda-version`, else what the real nvcc says (its toolkit's version.json, else `nvcc --version`),
     /// placed against the tables.
     pub fn of(cuda_version: Option<Version>, probes: &dyn Probes, nvcc: &Path, compat: &Compat) -> Release {
         let (version, from) = match cuda_version {
-            Some(v) => (v, "`cuda-version` in the config"),
+            Some(v) => (v, FROM_CONFIG),
             None => match probes.nvcc_version(nvcc) {
                 Ok(found) => found,
                 Err(why) => return Release::Unknown { why },
@@ -43,6 +45,11 @@ impl Release {
         } else {
             Release::Known { version, from }
         }
+    }
+
+    /// Whether the config's `cuda-version` says the release (nothing was probed).
+    pub fn stated_by_config(&self) -> bool {
+        matches!(self, Release::Known { from: FROM_CONFIG, .. } | Release::Newer { from: FROM_CONFIG, .. })
     }
 
     /// The version, when it is known (newer than the tables included).
@@ -107,6 +114,9 @@ pub struct Facts<'a> {
     pub jetson_build: bool,
     /// How the user names the target settings, for messages.
     pub named: Named,
+    /// The files the settings were read from: the config file, and the `compat-data` files that replace built-in
+    /// tables.
+    pub settings_files: Vec<PathBuf>,
     pub compat: &'a Compat,
     /// The only way a step reaches the OS.
     pub probes: &'a dyn Probes,
@@ -119,15 +129,9 @@ pub struct Facts<'a> {
 impl<'a> Facts<'a> {
     /// Work out the facts, and say in `plan` what they mean for every step (an unknown release, say). Fails when the
     /// target cannot be built at all.
-    pub fn gather(
-        invocation: &'a Invocation,
-        config: &Config,
-        compat: &'a Compat,
-        probes: &'a dyn Probes,
-        nvcc: &'a Path,
-        scratch: &'a Path,
-        plan: &mut Plan,
-    ) -> Result<Facts<'a>> {
+    pub fn gather(inputs: &'a super::Inputs, plan: &mut Plan) -> Result<Facts<'a>> {
+        let super::Inputs { invocation, config, compat, probes, scratch, .. } = *inputs;
+        let nvcc = inputs.nvcc.path.as_path();
         plan.enter("facts");
         let release = Release::of(config.cuda_version, probes, nvcc, compat);
         match &release {
@@ -145,6 +149,25 @@ impl<'a> Facts<'a> {
         let capabilities = &config.gpu.capabilities;
         let jetson = |c| compat.capabilities.get(c).is_some_and(|info| info.is_jetson());
         let jetson_build = platform.jetson || (!capabilities.is_empty() && capabilities.iter().all(|c| jetson(*c)));
-        Ok(Facts { invocation, release, platform, cross, jetson_build, named, compat, probes, nvcc, scratch })
+        let overrides = config.compat_data.iter().flat_map(|dir| crate::compat::FILES.map(|f| dir.join(f)));
+        let settings_files = inputs
+            .config_file
+            .map(Path::to_path_buf)
+            .into_iter()
+            .chain(overrides.filter(|f| probes.exists(f)))
+            .collect();
+        Ok(Facts {
+            invocation,
+            release,
+            platform,
+            cross,
+            jetson_build,
+            named,
+            settings_files,
+            compat,
+            probes,
+            nvcc,
+            scratch,
+        })
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod cross;
 pub mod cuda_compat;
+pub mod depfile;
 mod edit;
 pub mod facts;
 pub mod fatbin;
@@ -58,6 +59,7 @@ const STEPS: &[Run] = &[
     run::<gpu::Gpu>,
     run::<cuda_compat::CudaCompat>,
     run::<fatbin::Fatbin>,
+    run::<depfile::Depfile>,
     run::<launcher::Launcher>,
 ];
 
@@ -91,6 +93,8 @@ pub struct Inputs<'a> {
     pub compat: &'a Compat,
     pub probes: &'a dyn Probes,
     pub nvcc: RealNvcc,
+    /// The config file the settings came from, if any.
+    pub config_file: Option<&'a Path>,
     pub depth: u32,
     /// Where options files the plan writes go (see `WrittenFile`).
     pub scratch: &'a Path,
@@ -109,10 +113,9 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         plan.note(Note::NotUnderstood { why: inv.not_understood.join("; ") });
         return Ok(plan);
     }
-    let (config, compat, probes) = (inputs.config, inputs.compat, inputs.probes);
-    let facts = Facts::gather(inv, config, compat, probes, &inputs.nvcc.path, inputs.scratch, &mut plan)?;
+    let facts = Facts::gather(&inputs, &mut plan)?;
     for step in STEPS {
-        step(&facts, config, &mut plan)?;
+        step(&facts, inputs.config, &mut plan)?;
     }
     plan.release = Some(facts.release);
     Ok(plan)

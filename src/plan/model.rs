@@ -109,6 +109,16 @@ pub struct Addition {
     pub why: Said,
 }
 
+/// Files added to the dependency files a call writes, after nvcc ends (`plan::depfile`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DepfileInputs {
+    /// The dependency files nvcc writes.
+    pub depfiles: Vec<PathBuf>,
+    /// What is added to each.
+    pub inputs: Vec<PathBuf>,
+    pub why: Said,
+}
+
 /// The host compiler the wrapper told nvcc to use, and whose libstdc++ the programs it links will load.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostDecision {
@@ -164,6 +174,8 @@ pub struct Plan {
     pub release: Option<Release>,
     /// The compiler cache nvcc runs through (`launcher`), resolved; `None` runs nvcc directly.
     pub launcher: Option<PathBuf>,
+    /// What to add to the dependency files nvcc writes; the wrapper then waits for nvcc instead of replacing itself.
+    pub depfile: Option<DepfileInputs>,
     /// The step deciding now: what it says is said by it.
     step: &'static str,
 }
@@ -185,6 +197,7 @@ impl Plan {
             cross: None,
             release: None,
             launcher: None,
+            depfile: None,
             step: "plan",
         }
     }
@@ -236,7 +249,7 @@ impl Plan {
     /// Every message of type `T` this plan holds (notes, warnings, reasons of additions and removals), in that
     /// order: what tests match.
     pub fn all_said<T: Message>(&self) -> impl Iterator<Item = &T> {
-        let reasons = self.before.iter().chain(&self.after).map(|a| &a.why);
+        let reasons = self.before.iter().chain(&self.after).map(|a| &a.why).chain(self.depfile.iter().map(|d| &d.why));
         let removals = self.removed.iter().map(|r| &r.why);
         self.notes.iter().chain(&self.warnings).chain(reasons).chain(removals).filter_map(|s| s.get::<T>())
     }
@@ -256,7 +269,11 @@ impl Plan {
     }
 
     pub fn changes_nothing(&self) -> bool {
-        self.before.is_empty() && self.after.is_empty() && self.removed.is_empty() && self.written.is_empty()
+        self.before.is_empty()
+            && self.after.is_empty()
+            && self.removed.is_empty()
+            && self.written.is_empty()
+            && self.depfile.is_none()
     }
 }
 

@@ -79,6 +79,13 @@ pub fn plan(prepared: &Prepared) -> Value {
             changes.push(change);
         }
     }
+    if let Some(d) = &plan.depfile {
+        let mut change = said(&d.why);
+        change["action"] = "add-dependencies".into();
+        change["depfiles"] = Value::Array(d.depfiles.iter().map(|p| word(p.as_os_str())).collect());
+        change["inputs"] = Value::Array(d.inputs.iter().map(|p| word(p.as_os_str())).collect());
+        changes.push(change);
+    }
     json!({
         "schema": SCHEMA,
         "config": {

@@ -83,6 +83,10 @@ pub fn lines(prepared: &Prepared) -> Vec<String> {
                 ));
             }
         }
+        if let Some(d) = &plan.depfile {
+            let inputs = shell::display(d.inputs.iter().map(|p| p.as_os_str()));
+            out.push(format!("  + {inputs} (as dependencies): {}", d.why));
+        }
     }
     out.extend(plan.notes.iter().map(|n| format!("  note: {n}")));
     out.extend(plan.warnings.iter().map(|w| format!("  warning: {w}")));

@@ -7,6 +7,7 @@ mod support;
 
 mod config_and_env;
 mod cross;
+mod depfile;
 mod fatbin;
 mod fuzz_corpus;
 mod gpu;
@@ -20,6 +21,7 @@ mod real_caches;
 mod real_cmake;
 mod real_compat;
 mod real_cross;
+mod real_depfile;
 mod real_fatbin;
 mod real_gpu;
 mod real_host_compiler;

@@ -315,6 +315,7 @@ impl RealSandbox {
             "NVCC_WRAPPER_TARGET_CUDA_ROOT",
             "NVCC_WRAPPER_TARGET_CUDA_COMPAT",
             "NVCC_WRAPPER_PROBE_CACHE",
+            "NVCC_WRAPPER_DEPFILE_INPUTS",
         ] {
             cmd.env_remove(var);
         }

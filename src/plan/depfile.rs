@@ -1,0 +1,104 @@
+//! What the build system must see: when a call writes a dependency file (`-MD`, `-MMD`, or `-M`/`-MM` with `-MF`),
+//! the files the wrapper's decision rests on are added to it, so that Make and Ninja rebuild an object when its
+//! decision may change: the config file and any `compat-data` override read, the real nvcc's release file (its
+//! toolkit's `version.json`, else nvcc itself) when the release was learned from it, and the host compiler the
+//! wrapper chose. nvcc writes the file; the wrapper adds these after nvcc ends, which needs it to wait for nvcc
+//! instead of replacing itself with it (`exec::run_to_end`). The user's own dependency options are never changed.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::facts::Facts;
+use super::model::{DepfileInputs, Plan};
+use super::Step;
+use crate::args::Depfiles;
+use crate::config::{Config, Sourced};
+use crate::error::Result;
+
+pub struct Depfile;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    TurnedOff { origin: String },
+    ToStdout,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    Inputs { depfiles: Vec<PathBuf> },
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::TurnedOff { origin } => write!(
+                f,
+                "`depfile-inputs` is false (in {origin}): the dependency file lists only what nvcc puts in it"
+            ),
+            Note::ToStdout => f.write_str(
+                "the dependencies go to standard output (`-M`/`-MM` without `-MF`): the wrapper's inputs are not added",
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Inputs { depfiles } => {
+                let files: Vec<String> = depfiles.iter().map(|d| d.display().to_string()).collect();
+                write!(
+                    f,
+                    "`depfile-inputs` (on unless set to false): added to {} after nvcc ends, so that the build rebuilds when what the wrapper decided from changes",
+                    files.join(", ")
+                )
+            }
+        }
+    }
+}
+
+impl Step for Depfile {
+    const NAME: &'static str = "depfile";
+    /// `depfile-inputs`: unset is on.
+    type Section = Option<Sourced<bool>>;
+
+    fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
+        &config.depfile_inputs
+    }
+
+    /// After the host-compiler step, whose choice is one of the inputs.
+    fn decide(facts: &Facts, setting: &Self::Section, plan: &mut Plan) -> Result<()> {
+        let depfiles = match facts.invocation.depfiles() {
+            Depfiles::None => return Ok(()),
+            Depfiles::Stdout => {
+                plan.note(Note::ToStdout);
+                return Ok(());
+            }
+            Depfiles::Files(files) => files,
+        };
+        if let Some(Sourced { value: false, origin }) = setting {
+            plan.note(Note::TurnedOff { origin: origin.to_string() });
+            return Ok(());
+        }
+        let mut inputs: Vec<PathBuf> = facts.settings_files.clone();
+        if facts.release.version().is_some() && !facts.release.stated_by_config() {
+            inputs.push(release_file(facts));
+        }
+        // The wrapper's own choice only: a compiler the user gave is the user's to track.
+        let chosen = plan.host.as_ref().filter(|_| facts.invocation.host_compiler().is_none());
+        inputs.extend(chosen.map(|h| h.compiler.clone()));
+        inputs.dedup();
+        if inputs.is_empty() {
+            return Ok(());
+        }
+        plan.depfile =
+            Some(DepfileInputs { depfiles: depfiles.clone(), inputs, why: plan.said(Reason::Inputs { depfiles }) });
+        Ok(())
+    }
+}
+
+/// The file a change of release changes: the toolkit's `version.json`, else the real nvcc.
+fn release_file(facts: &Facts) -> PathBuf {
+    let json = facts.probes.toolkit_root(facts.nvcc).ok().map(|root| root.join("version.json"));
+    json.filter(|j| facts.probes.exists(j)).unwrap_or_else(|| facts.nvcc.to_path_buf())
+}

@@ -1,0 +1,271 @@
+//! Issue 24: the build sees what the wrapper decides from. A CMake + Ninja, a Meson + Ninja and a Makefile project
+//! (`-MD`), each with two CUDA sources and one C++ source, built through the wrapper in front of real nvcc 13.5 with
+//! the architectures left to it: each must rebuild exactly its CUDA objects after the config's capabilities change,
+//! after the config's stdenv compiler changes and after the real nvcc's release file changes (an upgrade in place),
+//! and rebuild nothing when nothing changed. Before the wrapper added its inputs to nvcc's dependency files, every
+//! one of these builds said "no work to do" after the change and kept the old GPU code.
+//!
+//! Meson is the newest from PyPI: Debian's 1.0.1 asks nvcc for no dependency file at all (its CUDA rule has no `-MD`),
+//! so it tracks neither headers nor the wrapper's inputs; 1.12.1 passes `-MD -MT -MF`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use assert_cmd::Command;
+
+use crate::support::*;
+
+const KERNEL: &str = "__global__ void k(int *p) { p[threadIdx.x] *= 2; }\nvoid launch(int *p) { k<<<1, 1>>>(p); }\n";
+const MAIN: &str = "#include <cstdio>\n#include <cuda_runtime.h>\nvoid launch(int *p);\nint extra();\nint main() {\n  int *p = nullptr;\n  cudaError_t e = cudaMalloc(&p, 4);\n  if (e == cudaSuccess) launch(p);\n  std::printf(\"hello: %d %d\\n\", (int)e, extra());\n  return 0;\n}\n";
+const EXTRA: &str = "int extra() { return 7; }\n";
+
+const CMAKE: &str = "cmake_minimum_required(VERSION 3.24)\nproject(p LANGUAGES CXX CUDA)\nadd_executable(hello hello.cu k.cu extra.cpp)\n";
+const MESON: &str = "project('p', 'cpp', 'cuda')\nexecutable('hello', 'hello.cu', 'k.cu', 'extra.cpp')\n";
+const MAKEFILE: &str = "all: hello\n%.o: %.cu\n\t$(NVCC) -MD -MF $*.d -c $< -o $@\nextra.o: extra.cpp\n\tg++ -c $< -o $@\nhello: hello.o k.o extra.o\n\t$(NVCC) $^ -o $@\n-include hello.d k.d\n";
+
+/// A build system driving the project.
+#[derive(Debug, Clone, Copy)]
+enum System {
+    CmakeNinja,
+    MesonNinja,
+    Make,
+}
+
+struct Project {
+    sb: RealSandbox,
+    system: System,
+    /// A view of the real toolkit whose `version.json` is a copy, so that an upgrade in place can be played.
+    toolkit: PathBuf,
+    cuobjdump: PathBuf,
+    meson: Option<PathBuf>,
+}
+
+impl Project {
+    fn new(system: System) -> Option<Project> {
+        let real = real_toolkit("13.5")?;
+        let cuobjdump = real_tool("cuobjdump")?;
+        let needs: &[&str] = match system {
+            System::CmakeNinja => &["cmake", "ninja"],
+            System::MesonNinja => &["ninja"],
+            System::Make => &["make"],
+        };
+        for program in needs {
+            real_program(program)?;
+        }
+        let meson = match system {
+            System::MesonNinja => Some(pypi_tool("meson")?),
+            _ => None,
+        };
+        let sb = RealSandbox::new(&real);
+        let toolkit = sb.file("toolkit");
+        toolkit_view(&real, &toolkit);
+        for (name, text) in [("hello.cu", MAIN), ("k.cu", KERNEL), ("extra.cpp", EXTRA)] {
+            sb.write(&format!("src/{name}"), text);
+        }
+        match system {
+            System::CmakeNinja => sb.write("src/CMakeLists.txt", CMAKE),
+            System::MesonNinja => sb.write("src/meson.build", MESON),
+            System::Make => sb.write("src/Makefile", MAKEFILE),
+        };
+        let project = Project { sb, system, toolkit, cuobjdump, meson };
+        project.configure("8.6", "/usr/bin/g++-12");
+        Some(project)
+    }
+
+    /// The config: capabilities and the stdenv compiler; the real nvcc is the view's, its release probed.
+    fn configure(&self, capability: &str, stdenv: &str) {
+        let text = format!(
+            "nvcc = \"{}\"\n[host-compiler]\nstdenv = \"{stdenv}\"\n[gpu]\ncapabilities = [\"{capability}\"]\narch-flags = \"replace\"\n",
+            self.toolkit.join("bin/nvcc").display()
+        );
+        self.sb.write("config.toml", &text);
+        fresh_mtime(&self.sb.file("config.toml"));
+    }
+
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        self.sb.prepare(&mut cmd);
+        cmd.env("NVCC_WRAPPER_CONFIG", self.sb.file("config.toml"));
+        cmd
+    }
+
+    fn run(&self, mut cmd: Command) -> String {
+        let out = cmd.output().unwrap();
+        let text = stdout(&out) + &stderr(&out);
+        assert!(out.status.success(), "{:?} {cmd:?} failed:\n{text}", self.system);
+        text
+    }
+
+    fn nvcc(&self) -> String {
+        self.sb.wrapper_bin.join("nvcc").display().to_string()
+    }
+
+    /// Set the project up (CMake and Meson) and build it the first time.
+    fn first_build(&self) {
+        let (src, build) = (self.sb.file("src"), self.sb.file("build"));
+        match self.system {
+            System::CmakeNinja => {
+                let mut cmd = self.command("cmake");
+                cmd.arg("-S").arg(&src).arg("-B").arg(&build).args(["-G", "Ninja"]);
+                cmd.arg(format!("-DCMAKE_CUDA_COMPILER={}", self.nvcc())).arg("-DCMAKE_CUDA_ARCHITECTURES=OFF");
+                self.run(cmd);
+            }
+            System::MesonNinja => {
+                // A native file naming the wrapper, which also keeps Meson from putting ccache in front of it.
+                let native = self.sb.write("native.ini", &format!("[binaries]\ncuda = '{}'\n", self.nvcc()));
+                let mut cmd = self.command(self.meson.as_ref().unwrap());
+                cmd.arg("setup").arg(&build).arg(&src).arg("--native-file").arg(native);
+                self.run(cmd);
+            }
+            System::Make => {
+                std::fs::create_dir_all(&build).unwrap();
+                for name in ["hello.cu", "k.cu", "extra.cpp", "Makefile"] {
+                    std::fs::copy(src.join(name), build.join(name)).unwrap();
+                }
+            }
+        }
+        self.build();
+    }
+
+    /// An incremental build.
+    fn build(&self) -> String {
+        let build = self.sb.file("build");
+        let cmd = match self.system {
+            System::CmakeNinja | System::MesonNinja => {
+                let mut cmd = self.command("ninja");
+                cmd.arg("-C").arg(&build);
+                cmd
+            }
+            System::Make => {
+                let mut cmd = self.command("make");
+                cmd.arg("-C").arg(&build).arg(format!("NVCC={}", self.nvcc()));
+                cmd
+            }
+        };
+        self.run(cmd)
+    }
+
+    /// The objects of the build, by source, with their modification times.
+    fn objects(&self) -> BTreeMap<&'static str, SystemTime> {
+        let build = self.sb.file("build");
+        let mut found = BTreeMap::new();
+        for entry in walk(&build) {
+            let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".o") {
+                continue;
+            }
+            for source in ["hello.cu", "k.cu", "extra.cpp"] {
+                let stem = source.split('.').next().unwrap();
+                if name.starts_with(source) || name == format!("{stem}.o") {
+                    found.insert(source, std::fs::metadata(&entry).unwrap().modified().unwrap());
+                }
+            }
+        }
+        assert_eq!(found.len(), 3, "{:?}: objects in {}: {found:?}", self.system, build.display());
+        found
+    }
+
+    /// Which sources' objects a build remade.
+    fn rebuilt(&self, change: &dyn Fn()) -> Vec<&'static str> {
+        let before = self.objects();
+        change();
+        let log = self.build();
+        let after = self.objects();
+        let remade: Vec<&str> = before.keys().copied().filter(|s| before[s] != after[s]).collect();
+        eprintln!("{:?}: remade {remade:?}\n{log}", self.system);
+        remade
+    }
+
+    /// The GPU code in the program.
+    fn program_code(&self) -> std::collections::BTreeSet<String> {
+        let program = walk(&self.sb.file("build")).into_iter().find(|p| p.file_name().unwrap() == "hello").unwrap();
+        embedded(&self.cuobjdump, &program)
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.is_symlink() {
+                stack.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+/// A toolkit as an installation holds it, through symlinks to the real one, but with `version.json` its own file.
+fn toolkit_view(real: &Path, view: &Path) {
+    std::fs::create_dir_all(view.join("bin")).unwrap();
+    for entry in std::fs::read_dir(real.join("bin")).unwrap() {
+        let entry = entry.unwrap();
+        std::os::unix::fs::symlink(entry.path(), view.join("bin").join(entry.file_name())).unwrap();
+    }
+    for dir in ["nvvm", "targets", "include", "lib64", "lib"] {
+        if real.join(dir).exists() {
+            std::os::unix::fs::symlink(real.join(dir), view.join(dir)).unwrap();
+        }
+    }
+    std::fs::copy(real.join("version.json"), view.join("version.json")).unwrap();
+}
+
+/// Give `file` a modification time newer than any output so far, as an edit a little later would (file systems
+/// count time in ticks, and a build is quick: wait a few ticks first).
+fn fresh_mtime(file: &Path) {
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    std::fs::File::options().write(true).open(file).unwrap().set_modified(SystemTime::now()).unwrap();
+}
+
+fn scenario(system: System) {
+    let Some(p) = Project::new(system) else { return };
+    p.first_build();
+    let cuda = ["hello.cu", "k.cu"];
+    assert_eq!(p.program_code(), set(&["sm_86"]), "{system:?}");
+    assert!(p.rebuilt(&|| {}).is_empty(), "{system:?}: a second build with nothing changed remade objects");
+    // The capabilities.
+    assert_eq!(
+        p.rebuilt(&|| p.configure("8.9", "/usr/bin/g++-12")),
+        cuda,
+        "{system:?}: after the capabilities changed"
+    );
+    assert_eq!(p.program_code(), set(&["sm_89"]), "{system:?}");
+    // The stdenv compiler.
+    assert_eq!(
+        p.rebuilt(&|| p.configure("8.9", "/usr/bin/g++-11")),
+        cuda,
+        "{system:?}: after the stdenv compiler changed"
+    );
+    // The real nvcc's release file, as an upgrade in place rewrites it.
+    let json = p.toolkit.join("version.json");
+    assert_eq!(p.rebuilt(&|| fresh_mtime(&json)), cuda, "{system:?}: after the nvcc release file changed");
+    assert!(p.rebuilt(&|| {}).is_empty(), "{system:?}: nothing changed, yet objects were remade");
+}
+
+fn set(items: &[&str]) -> std::collections::BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+fn cmake_and_ninja_rebuild_the_cuda_objects_when_the_wrappers_inputs_change() {
+    scenario(System::CmakeNinja);
+}
+
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+fn meson_and_ninja_rebuild_the_cuda_objects_when_the_wrappers_inputs_change() {
+    scenario(System::MesonNinja);
+}
+
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+fn a_makefile_with_md_rebuilds_the_cuda_objects_when_the_wrappers_inputs_change() {
+    scenario(System::Make);
+}
