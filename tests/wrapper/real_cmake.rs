@@ -156,9 +156,11 @@ fn cmake_architectures_are_respected_or_replaced_as_configured() {
 fn a_project_without_cuda_architectures_builds_exactly_the_configured_capabilities() {
     let Some(p) = Project::new() else { return };
     p.sb.write("config.toml", "[gpu]\ncapabilities = [\"8.6\", \"9.0a\"]\n");
-    let out = Command::new(WRAPPER).args(["gencode", "--format", "cmake", "8.6;9.0a"]).output().unwrap();
+    // Issue 24: `gencode` reads the config's capabilities when given none, so CMake's recorded architectures follow
+    // the wrapper's config: `-DCMAKE_CUDA_ARCHITECTURES=$(nvcc-wrapper gencode --format cmake)`.
+    let out = p.command(Path::new(WRAPPER)).args(["gencode", "--format", "cmake"]).output().unwrap();
     let value = stdout(&out).trim().to_string();
-    assert_eq!(value, "86-real;90a-real");
+    assert_eq!(value, "86-real;90a-real", "{}", stderr(&out));
     for cmake in cmakes() {
         let c = cmake.display();
         let text = p.configure(&cmake, &[]);
@@ -167,7 +169,10 @@ fn a_project_without_cuda_architectures_builds_exactly_the_configured_capabiliti
         assert_eq!(p.kern(), set(&["sm_86", "ptx sm_86", "sm_90", "ptx sm_90"]), "{c}: not what was configured");
 
         for define in ["-DCMAKE_CUDA_ARCHITECTURES=OFF".to_string(), format!("-DCMAKE_CUDA_ARCHITECTURES={value}")] {
-            p.configure(&cmake, &[&define]);
+            let text = p.configure(&cmake, &[&define]);
+            if !define.ends_with("OFF") {
+                assert_eq!(probed(&text, "archs"), value, "{c}: CMake records the wrapper's targets");
+            }
             p.build(&cmake, &["kern", "dev"]);
             assert_eq!(p.kern(), set(&["sm_86", "sm_90a"]), "{c} {define}");
             let dev = embedded(&p.cuobjdump, &p.sb.file("build/libdev.so"));
