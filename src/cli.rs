@@ -99,6 +99,12 @@ enum PlatformArg {
     Sbsa,
 }
 
+/// The wrapper's own command line, as clap defines it (for the man page).
+#[cfg(test)]
+pub(crate) fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 pub fn run(ctx: &Context) -> Result<i32> {
     let cli = match Cli::try_parse_from(std::iter::once(ctx.argv0.clone()).chain(ctx.args.iter().cloned())) {
         Ok(cli) => cli,

@@ -33,6 +33,8 @@ pub(crate) mod version;
 
 #[cfg(test)]
 mod layering;
+#[cfg(test)]
+mod reference;
 
 pub use context::Context;
 pub use exec::record_caller_sigpipe;

@@ -21,6 +21,8 @@ use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
 use crate::version::Version;
 pub use env::Overridden;
+#[cfg(test)]
+pub use env::OVERRIDES;
 pub use sourced::{Origin, Sourced};
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -1,0 +1,295 @@
+//! The words of the reference: what each exit code, variable, config key and file means. The code's own tables say
+//! which exist; this file says what they do, and `super::tests` checks that nothing is missing.
+
+use crate::context::vars;
+use crate::error::ErrorKind;
+
+/// What an exit code means to the user. Exhaustive: a new `ErrorKind` does not compile without its words.
+pub fn exit_meaning(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::ClosedOutput => {
+            "the reader of the wrapper's output went away (`| head`): not an error, nothing is said"
+        }
+        ErrorKind::Usage => "the wrapper's own command line (`nvcc-wrapper ...`) is wrong",
+        ErrorKind::CheckFailed => {
+            "a check you asked for found problems (`compat scan` disagrees with the table, `doctor` found problems)"
+        }
+        ErrorKind::Environment => {
+            "an `NVCC_WRAPPER_*` variable has a value the wrapper cannot use (a target, or a sysroot, CUDA root or \
+             cuda-compat directory that does not exist, included)"
+        }
+        ErrorKind::Request => {
+            "the request cannot be built by this nvcc: a GPU capability it does not accept, a Jetson capability for a \
+             non-Jetson target (or the reverse), a target platform this release does not ship, a target without CUDA \
+             files (no `TOP/targets/<dir>`, no `cuda-root`), or a GPU target to `replace` inside an options file named \
+             in `NVCC_*_FLAGS`"
+        }
+        ErrorKind::OptionsFile => "an options file (`-optf`) is missing, unreadable, or includes itself",
+        ErrorKind::HostCompiler => {
+            "no host compiler that this nvcc accepts was found, or, for a cross build, none for the target at all, or \
+             one (configured or given by `-ccbin`) that builds for another machine, or host LTO with a compiler other \
+             than the stdenv one under `lto-mismatch = \"error\"`"
+        }
+        ErrorKind::Internal => "an internal error (a bug: please report it)",
+        ErrorKind::Launcher => {
+            "the launcher (`launcher`, `NVCC_WRAPPER_LAUNCHER`) is not on PATH or is not an executable file; nvcc is \
+             not run"
+        }
+        ErrorKind::Output => {
+            "what the wrapper itself writes (`explain`, `doctor`, `gencode`, `compat scan`, a dry run, a dependency \
+             file it completes) could not be written, say to a full disk"
+        }
+        ErrorKind::Config => {
+            "the configuration file is missing, unreadable or invalid, or names a `sysroot` or `cuda-root` that does \
+             not exist, or a `cuda-compat` without `libcuda.so`"
+        }
+        ErrorKind::Loop => "the wrapper would run itself (a loop through copies or other wrappers)",
+        ErrorKind::CannotExec => "the real nvcc (or the launcher) was found but could not be started",
+        ErrorKind::NvccNotFound => "no real nvcc was found",
+    }
+}
+
+/// Every variable the wrapper (or its scripts and tests) reads or sets, and what it does. A variable that replaces a
+/// config key (`config::OVERRIDES`) gets the key and what it takes from that table; its words here only add to them.
+pub const VARIABLES: &[(&str, &str)] = &[
+    (vars::CONFIG, "path of the configuration file (empty: the same as unset)"),
+    (
+        vars::LOG,
+        "a log filter: a level (`debug`, `trace`) or `target=level` directives, comma-separated (anything else is an \
+         error, exit 64): log what `explain` would print for the call, on stderr as `nvcc-wrapper[DEBUG]: ...`",
+    ),
+    (
+        vars::DRY_RUN,
+        "`1`: print the final command, shell-quoted, on stdout and exit 0 without running it (preceded by \
+         `NAME=value` for a variable the wrapper changes for nvcc)",
+    ),
+    (
+        vars::DISABLE,
+        "`1`: run the real nvcc with the arguments untouched; nothing is parsed or added (the config file is still \
+         read for `nvcc`, and a broken one is still an error)",
+    ),
+    (vars::DEPTH, "set by the wrapper on every exec, to stop loops; do not set it yourself"),
+    (vars::LAUNCHER, "a path or a bare name looked up on PATH"),
+    (vars::CAPABILITIES, ""),
+    (vars::FORWARD_COMPAT, ""),
+    (vars::COMPRESS_FATBIN, "the Nix setup hook sets it to `0` for a derivation with `dontCompressFatbin`"),
+    (vars::DEPFILE_INPUTS, ""),
+    (vars::TARGET_SYSTEM, ""),
+    (vars::TARGET_PLATFORM, ""),
+    (vars::TARGET_SYSROOT, ""),
+    (vars::TARGET_CUDA_ROOT, ""),
+    (vars::TARGET_CUDA_COMPAT, ""),
+    (vars::PROBE_CACHE, "a switch for the probe cache; on when unset or empty"),
+    (
+        vars::PROBE_CACHE_DIR,
+        "the probe cache's directory (relative: to the working directory; empty: the same as unset); default \
+         `$XDG_CACHE_HOME/nvcc-wrapper/probes`, else `~/.cache/nvcc-wrapper/probes`",
+    ),
+    (
+        vars::XDG_CACHE_HOME,
+        "where the wrapper's caches go by default (one that is not absolute is ignored, as the XDG spec says)",
+    ),
+    (vars::HOME, "`~/.cache` is the cache directory when `XDG_CACHE_HOME` is not set; with neither, there is none"),
+    (
+        vars::PATH,
+        "where the real nvcc and compilers are looked for; unset, `/bin:/usr/bin` (as `execvp` and `env` do), never \
+         the working directory",
+    ),
+    (
+        vars::NVCC_PREPEND_FLAGS,
+        "nvcc's own: read so that what it gives counts as given, and passed on (`arch-flags = \"replace\"` takes GPU \
+         targets out of it; behind a launcher, its words move onto the command line)",
+    ),
+    (vars::NVCC_APPEND_FLAGS, "nvcc's own, as `NVCC_PREPEND_FLAGS`"),
+    (
+        vars::NVCC_CCBIN,
+        "nvcc's own host compiler (12.5 on): counts as given; also passed as `-ccbin=` to releases before 12.5, which \
+         ignore it",
+    ),
+    ("NVCC_WRAPPER_CACHE", "(scripts and tests) where real toolkits are cached; default `~/.cache/nvcc-wrapper`"),
+    (
+        "NVCC_WRAPPER_REQUIRE_REAL",
+        "(tests) `1`: a missing real toolkit or compiler fails the test instead of skipping it",
+    ),
+];
+
+/// A config key, as the reference shows it.
+pub struct Key {
+    /// `[gpu] capabilities`; a key of the top level alone (`nvcc`).
+    pub key: &'static str,
+    /// Its type and default, in words.
+    pub kind: &'static str,
+    pub meaning: &'static str,
+    /// A value that parses, for the test that every row names a real key.
+    pub example: &'static str,
+}
+
+/// Every key of the config file.
+pub const KEYS: &[Key] = &[
+    Key {
+        key: "nvcc",
+        kind: "path; default: the first `nvcc` on PATH that is not the wrapper",
+        meaning: "the real nvcc to run",
+        example: "\"/opt/cuda/bin/nvcc\"",
+    },
+    Key {
+        key: "cuda-version",
+        kind: "`\"12.4\"`; default: probed",
+        meaning: "the NVCC release, so it need not be probed",
+        example: "\"12.4\"",
+    },
+    Key {
+        key: "compat-data",
+        kind: "path",
+        meaning: "a directory whose tables replace the compatibility data built into the binary",
+        example: "\"compat\"",
+    },
+    Key {
+        key: "launcher",
+        kind: "path, or a bare name looked up on PATH; default: none",
+        meaning:
+            "a compiler cache (`ccache`, `sccache`) that runs the real nvcc with the final arguments, so that its \
+                  key covers what the wrapper added",
+        example: "\"ccache\"",
+    },
+    Key {
+        key: "depfile-inputs",
+        kind: "bool; default `true`",
+        meaning: "add the files the wrapper decides from to the dependency file a call writes, so that Make and \
+                  Ninja rebuild when they change",
+        example: "true",
+    },
+    Key {
+        key: "[host-compiler] stdenv",
+        kind: "compiler",
+        meaning: "the main C++ compiler, whose objects must link with nvcc's",
+        example: "\"/usr/bin/g++-12\"",
+    },
+    Key {
+        key: "[host-compiler] candidates",
+        kind: "list of compilers",
+        meaning: "other compilers the wrapper may choose from",
+        example: "[\"/usr/bin/g++-11\"]",
+    },
+    Key {
+        key: "[host-compiler] prefer",
+        kind: "`\"gcc\"` / `\"clang\"`",
+        meaning: "which family to pick first when the stdenv compiler is out of range",
+        example: "\"clang\"",
+    },
+    Key {
+        key: "[host-compiler] allow-unsupported",
+        kind: "bool; default `false`",
+        meaning: "pass `-allow-unsupported-compiler` instead of failing when no compiler is in range",
+        example: "true",
+    },
+    Key {
+        key: "[host-compiler] lto-mismatch",
+        kind: "`\"warn\"` (default) / `\"error\"`",
+        meaning: "when a call asks for host LTO and the compiler nvcc accepts is not of the stdenv compiler's major \
+                  and family: warn, or stop (exit 69)",
+        example: "\"error\"",
+    },
+    Key {
+        key: "[gpu] capabilities",
+        kind: "list, `[\"8.6\", \"9.0a\"]` (`\"86\"`, `\"sm_86\"` too); default: none",
+        meaning: "GPU capabilities to build for (as Nixpkgs' `cudaCapabilities`); empty: add no GPU flags",
+        example: "[\"8.6\"]",
+    },
+    Key {
+        key: "[gpu] forward-compat",
+        kind: "bool; default `false`",
+        meaning: "also embed PTX of the highest capability's baseline, for newer GPUs",
+        example: "true",
+    },
+    Key {
+        key: "[gpu] arch-flags",
+        kind: "`\"respect\"` (default) / `\"replace\"` / `\"append\"`",
+        meaning: "what to do when the command line already names GPU targets",
+        example: "\"replace\"",
+    },
+    Key {
+        key: "[gpu] compress-fatbin",
+        kind: "bool; default `true`",
+        meaning: "add the flags that make this release's fatbins smallest",
+        example: "false",
+    },
+    Key {
+        key: "[target] system",
+        kind: "`\"aarch64-linux\"` / `\"powerpc64le-linux\"` / `\"x86_64-linux\"` (or a GNU triple); default: this \
+               machine",
+        meaning: "the machine the code is built for (`platform` alone implies `aarch64-linux`)",
+        example: "\"aarch64-linux\"",
+    },
+    Key {
+        key: "[target] platform",
+        kind: "`\"jetson\"` / `\"sbsa\"` (default)",
+        meaning: "for aarch64: Jetson (L4T) or Arm server",
+        example: "\"jetson\"",
+    },
+    Key {
+        key: "[target] sysroot",
+        kind: "path; default: the cross compiler's own",
+        meaning: "the target's root file system: `--sysroot` for the cross compiler, its library directories as \
+                  `-rpath-link` for the linker",
+        example: "\"/sysroot\"",
+    },
+    Key {
+        key: "[target] cuda-root",
+        kind: "path",
+        meaning: "the target's CUDA headers and libraries (`include/`, `lib/`), for toolkits without \
+                  `TOP/targets/<dir>` (Nix store paths)",
+        example: "\"/cuda-target\"",
+    },
+    Key {
+        key: "[target] cuda-compat",
+        kind: "path",
+        meaning: "Jetson: the directory of the CUDA forward-compatibility `libcuda.so`, put first in the runpath of \
+                  everything nvcc links for a Jetson",
+        example: "\"/compat\"",
+    },
+    Key {
+        key: "[target.host-compiler] stdenv",
+        kind: "compiler; default: the first `TRIPLE-g++` on PATH",
+        meaning: "the target's main C++ compiler (used only when the target is another CPU)",
+        example: "\"aarch64-linux-gnu-g++\"",
+    },
+    Key {
+        key: "[target.host-compiler] candidates",
+        kind: "list of compilers; default: every `TRIPLE-g++[-N]`, `TRIPLE-clang++[-N]` on PATH",
+        meaning: "other compilers for the target",
+        example: "[\"aarch64-linux-gnu-g++-11\"]",
+    },
+    Key {
+        key: "[target.host-compiler] prefer",
+        kind: "as in `[host-compiler]`",
+        meaning: "as in `[host-compiler]`, for the target",
+        example: "\"gcc\"",
+    },
+    Key {
+        key: "[target.host-compiler] allow-unsupported",
+        kind: "as in `[host-compiler]`",
+        meaning: "as in `[host-compiler]`, for the target",
+        example: "false",
+    },
+    Key {
+        key: "[target.host-compiler] lto-mismatch",
+        kind: "as in `[host-compiler]`",
+        meaning: "as in `[host-compiler]`, for the target",
+        example: "\"warn\"",
+    },
+];
+
+/// The files the wrapper reads or writes, for the man page.
+pub const FILES: &[(&str, &str)] = &[
+    (
+        "$NVCC_WRAPPER_CONFIG, else DIR/../share/nvcc-wrapper/config.toml",
+        "the configuration file; DIR is the directory of the nvcc you ran (symlinks kept), then that of the wrapper's \
+         own executable",
+    ),
+    ("~/.cache/nvcc-wrapper/probes", "what probing found, kept until the program it describes changes"),
+    (
+        "~/.cache/nvcc-wrapper/options-files",
+        "options files rewritten under `arch-flags = \"replace\"`, named after their contents",
+    ),
+];
