@@ -10,35 +10,22 @@ let
   cargoToml = lib.importTOML (root + "/Cargo.toml");
 
   # What the build and its unit tests read, and nothing else (no target/, .git, docs or integration tests), so an
-  # edit elsewhere does not rebuild the package. The workspace's other member (tests/fakes) must exist for cargo to
-  # load the workspace; the unit tests read compat-data/ (built in) and tests/fixtures/probe/ (captured outputs).
-  # lib.fileset would say this shorter, but needs a newer Nix than the one this project is tested with.
-  files = [
-    "Cargo.toml"
-    "Cargo.lock"
-    "tests/fakes/Cargo.toml"
-  ];
-  trees = [
-    "src"
-    "compat-data"
-    "tests/fixtures/probe"
-    "tests/fakes/src"
-  ];
-  kept =
-    path: type:
-    let
-      rel = lib.removePrefix (toString root + "/") (toString path);
-      under = dir: rel == dir || lib.hasPrefix "${dir}/" rel;
-      leadsTo = wanted: lib.hasPrefix "${rel}/" wanted;
-    in
-    lib.elem rel files
-    || lib.any under trees
-    || (type == "directory" && lib.any leadsTo (files ++ trees));
-
-  src = lib.cleanSourceWith {
-    name = "nvcc-wrapper-source";
-    src = lib.cleanSource root;
-    filter = kept;
+  # edit elsewhere does not rebuild the package. build.rs compiles compat-data/ in; Cargo.toml names the benchmark
+  # (benches/plan.rs) and the workspace's other member (tests/fakes), which must exist for cargo to load the manifest;
+  # the unit tests read compat-data/ and tests/fixtures/probe/ (captured outputs).
+  src = lib.fileset.toSource {
+    inherit root;
+    fileset = lib.fileset.unions [
+      ../Cargo.toml
+      ../Cargo.lock
+      ../build.rs
+      ../src
+      ../compat-data
+      ../benches/plan.rs
+      ../tests/fixtures/probe
+      ../tests/fakes/Cargo.toml
+      ../tests/fakes/src
+    ];
   };
 in
 rustPlatform.buildRustPackage {

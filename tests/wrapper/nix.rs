@@ -40,6 +40,13 @@ fn nixpkgs_lib() -> Option<PathBuf> {
     LIB.get_or_init(|| {
         let nix = nix("nix-instantiate")?;
         let version = ok(Command::new(nix.get_program()).arg("--version"));
+        let recent = version.split_whitespace().last().is_some_and(|v| at_least(v, (2, 18)));
+        assert!(
+            recent || !require_real(),
+            "{} is {}: Nixpkgs needs Nix 2.18 or newer (scripts/install-nix.sh installs Debian 13's)",
+            nix.get_program().to_string_lossy(),
+            version.trim()
+        );
         let (lib, which) = match real_nixpkgs_lib() {
             Some(lib) => {
                 let which = format!("the real Nixpkgs lib at {}", lib.display());
@@ -47,7 +54,11 @@ fn nixpkgs_lib() -> Option<PathBuf> {
             }
             None => (tests_nix().join("lib"), "the project's stand-in lib (tests/nix/lib)".to_string()),
         };
-        let line = format!("note: the Nix tests use {} and {which}\n", version.trim());
+        let line = format!(
+            "note: the Nix tests use {} ({}) and {which}\n",
+            version.trim(),
+            nix.get_program().to_string_lossy()
+        );
         std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).unwrap();
         Some(lib)
     })
@@ -80,9 +91,26 @@ fn real_nixpkgs_lib() -> Option<PathBuf> {
     Some(lib)
 }
 
+/// Whether a Nix version ("2.26.3") is at least `min` (major, minor).
+fn at_least(version: &str, min: (u32, u32)) -> bool {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= min
+}
+
+/// The Nix program the tests run: Debian 13's, which scripts/install-nix.sh unpacks into the cache and runs offline
+/// through bubblewrap (`<cache>/nix/bin/NAME`), else the one on PATH (Debian 12's is 2.8: what needs no newer Nix
+/// still runs with it, and NVCC_WRAPPER_REQUIRE_REAL=1 refuses it).
+fn nix_program(program: &str) -> Option<PathBuf> {
+    let cached = cache_dir().join("nix/bin").join(program);
+    if cached.is_file() {
+        return Some(cached);
+    }
+    real_program(program)
+}
+
 /// `nix-instantiate`/`nix-build` with the project's settings, in tests/nix.
 fn nix(program: &str) -> Option<Command> {
-    let path = real_program(program)?;
+    let path = nix_program(program)?;
     let mut cmd = Command::new(path);
     cmd.env("NIX_CONFIG", NIX_CONFIG).current_dir(tests_nix());
     Some(cmd)
@@ -137,7 +165,7 @@ fn path_str(path: &Path) -> &str {
 #[test]
 #[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn every_nix_file_parses() {
-    if real_program("nix-instantiate").is_none() {
+    if nix_program("nix-instantiate").is_none() {
         return;
     }
     let mut files = Vec::new();
@@ -548,6 +576,8 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     assert_eq!(p["meta"]["linux"], true);
 
     let src = PathBuf::from(p["src"].as_str().unwrap());
+    // lib.fileset.toSource names its store path "source".
+    assert!(src.to_str().unwrap().ends_with("-source"), "{}", src.display());
     let mut kept = BTreeSet::new();
     let mut stack = vec![src.clone()];
     while let Some(dir) = stack.pop() {
@@ -563,6 +593,8 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     for wanted in [
         "Cargo.toml",
         "Cargo.lock",
+        "build.rs",
+        "benches/plan.rs",
         "src/main.rs",
         "src/plan/host_compiler.rs",
         "compat-data/host-compilers.toml",
@@ -572,7 +604,19 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     ] {
         assert!(kept.contains(wanted), "{wanted} is not in the source: {kept:?}");
     }
-    for dropped in ["target", ".git", "README.md", "docs", "nix", "scripts", "tests/wrapper", "tests/fakes/tests"] {
+    for dropped in [
+        "target",
+        ".git",
+        "README.md",
+        "docs",
+        "nix",
+        "scripts",
+        "examples",
+        "fuzz",
+        "benches/fatbin-load.c",
+        "tests/wrapper",
+        "tests/fakes/tests",
+    ] {
         assert!(!kept.iter().any(|k| k == dropped || k.starts_with(&format!("{dropped}/"))), "{dropped} is kept");
     }
     // Every source file of the crate is there.

@@ -197,6 +197,80 @@ let
           || builtins.match "result(-.*)?" base != null
         );
     };
+
+  # File sets, as far as nix/ uses them (`unions`, `toSource`): a file set is here the list of paths it was made of,
+  # each an existing file or directory standing for every file under it. As in Nixpkgs, directories holding no file
+  # are left out of `toSource`'s store path, which is always named "source".
+  fileset =
+    let
+      isFileset = value: isAttrs value && value ? _standInFileset;
+      coerce =
+        context: value:
+        if isFileset value then
+          value._standInFileset
+        else if !builtins.isPath value then
+          throw "${context} is of type ${builtins.typeOf value}, but it should be a file set or a path instead."
+        else if !builtins.pathExists value then
+          throw "${context} (${toString value}) is a path that does not exist."
+        else
+          [ (toString value) ];
+      make = paths: { _standInFileset = paths; };
+
+      under = dir: path: path == dir || hasPrefix "${dir}/" path;
+      # The type of an existing path as builtins.readDir names it (no builtins.readFileType before Nix 2.14).
+      typeOf = path: if path == "/" then "directory" else (builtins.readDir (dirOf path)).${baseNameOf path};
+      holdsFile =
+        path: type:
+        type != "directory"
+        || (
+          let
+            entries = builtins.readDir path;
+          in
+          any (name: holdsFile "${path}/${name}" entries.${name}) (attrNames entries)
+        );
+    in
+    {
+      unions =
+        list:
+        make (
+          concatLists (
+            genList (i: coerce "lib.fileset.unions: Element ${toString i}" (elemAt list i)) (length list)
+          )
+        );
+
+      toSource =
+        { root, fileset }:
+        let
+          paths = coerce "lib.fileset.toSource: `fileset`" fileset;
+          rootPath = toString root;
+          outside = filter (path: !under rootPath path) paths;
+          withFiles = filter (path: holdsFile path (typeOf path)) paths;
+          keep =
+            path: type:
+            let
+              p = toString path;
+            in
+            holdsFile p type
+            && (any (set: under set p) withFiles || (type == "directory" && any (set: under p set) withFiles));
+        in
+        if !builtins.isPath root then
+          throw "lib.fileset.toSource: `root` is of type ${builtins.typeOf root}, but it should be a path instead."
+        else if !builtins.pathExists root then
+          throw "lib.fileset.toSource: `root` (${rootPath}) is a path that does not exist."
+        else if typeOf rootPath != "directory" then
+          throw "lib.fileset.toSource: `root` (${rootPath}) is a file, but it should be a directory instead."
+        else if outside != [ ] then
+          throw "lib.fileset.toSource: `fileset` could contain files in ${head outside}, which is not under the `root` (${rootPath})."
+        else
+          {
+            name = "source";
+            outPath = builtins.path {
+              name = "source";
+              path = root;
+              filter = keep;
+            };
+          };
+    };
 in
 {
   inherit
@@ -218,6 +292,7 @@ in
     extends
     filter
     filterAttrs
+    fileset
     fix
     getExe'
     getOutput
