@@ -46,7 +46,6 @@ consumer.makeNvccWrapper {
   cuda_nvcc = cuda_nvcc-unwrapped;
   inherit (consumer) stdenv;
   inherit cudaMajorMinorVersion;
-  inherit (pkgs._cuda.db) nvccCompatibilities;
   inherit (flags) cudaCapabilities cudaForwardCompat;
   hostRedistSystem = flags.hostRedistSystem or consumerCuda.backendStdenv.hostRedistSystem or null;
   targetCudaRoot = if isCross then targetCudaRoot else null;

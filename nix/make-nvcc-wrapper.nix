@@ -23,10 +23,6 @@
   stdenv,
   # The NVCC release, "12.4" (Nixpkgs' `cudaPackages.cudaMajorMinorVersion`).
   cudaMajorMinorVersion ? lib.versions.majorMinor cuda_nvcc.version,
-  # Nixpkgs' host-compiler limits per release (`_cuda.db.nvccCompatibilities`, shaped
-  # `{ "12.4" = { gcc = { maxMajorVersion = "13"; ... }; clang = { ... }; }; }`). Used only to decide whether the
-  # closure needs a second GCC; the wrapper checks every compiler against its own table.
-  nvccCompatibilities,
   # GPU capabilities, as Nixpkgs' `config.cudaCapabilities` / `cudaPackages.flags.cudaCapabilities` (["8.6" "9.0a"]).
   cudaCapabilities ? [ ],
   # Also embed PTX for newer GPUs (Nixpkgs' `cudaForwardCompat`, default true there too).
@@ -57,9 +53,10 @@
         or (throw "makeNvccWrapper: the stdenv compiler is Clang: pass `gccForLibs`, the GCC whose libstdc++ it uses")
     else
       stdenv.cc.cc,
-  # The GCC (a cc-wrapper building for hostPlatform) of a major version, for when nvcc does not accept the stdenv
-  # compiler. The default, buildPackages."gccN", is the cross GCC in a cross package set, as stdenv.cc is.
-  gccForMajor ? major: buildPackages."gcc${major}",
+  # The GCC (a cc-wrapper building for hostPlatform) of a major version, or null where the package set has none, for
+  # when nvcc does not accept the stdenv compiler. The default, buildPackages."gccN", is the cross GCC in a cross
+  # package set, as stdenv.cc is.
+  gccForMajor ? major: buildPackages."gcc${toString major}" or null,
   nvcc-wrapper ? buildPackages.nvcc-wrapper,
   runCommand ? buildPackages.runCommand,
 }:
@@ -108,16 +105,19 @@ let
     libstdcxx-dir = "${lib.getLib gccForLibs}${optionalString ccIsCross "/${triple}"}/lib";
   };
 
-  # Nixpkgs' own data decides only whether a second GCC enters the closure: when it says the stdenv compiler is
-  # newer than this release accepts.
-  limits =
-    nvccCompatibilities.${cudaMajorMinorVersion}
-      or (throw "makeNvccWrapper: nvccCompatibilities has no entry for CUDA ${cudaMajorMinorVersion}");
-  stdenvMajor = toInt (lib.versions.major stdenvCompiler.version);
-  tooNew = stdenvMajor > toInt limits.${stdenvCompiler.family}.maxMajorVersion;
-  compatibleGcc = gccForMajor limits.gcc.maxMajorVersion;
+  compat = import ./compat.nix { inherit lib; };
 
-  candidates = optional tooNew (compiler compatibleGcc) ++ map compiler extraCandidates;
+  # The binary's own table decides whether a second GCC enters the closure: when the stdenv compiler is newer than
+  # this release accepts, the newest GCC it accepts that the package set has.
+  newestMajor = compat.newestMajor cudaMajorMinorVersion;
+  tooNew =
+    newestMajor stdenvCompiler.family != null
+    && toInt (lib.versions.major stdenvCompiler.version) > newestMajor stdenvCompiler.family;
+  compatibleGcc = lib.findFirst (gcc: gcc != null) null (
+    map gccForMajor (lib.reverseList (lib.range 1 (newestMajor "gcc")))
+  );
+
+  candidates = optional (tooNew && compatibleGcc != null) (compiler compatibleGcc) ++ map compiler extraCandidates;
 
   platform =
     {
@@ -214,7 +214,25 @@ let
   ];
 
   version = cuda_nvcc.version or cudaMajorMinorVersion;
+
+  # What the binary would refuse, found now: the evaluation stops with its words (the build's `explain` would say the
+  # same, later).
+  refusal = compat.refusal {
+    release = cudaMajorMinorVersion;
+    inherit (hostPlatform) system;
+    redist = hostRedistSystem;
+    cross = isCross;
+    capabilities = cudaCapabilities;
+    forwardCompat = cudaForwardCompat;
+    compilers = {
+      stdenv = stdenvCompiler;
+      inherit candidates;
+    };
+  };
 in
+if refusal != null then
+  throw (compat.message "makeNvccWrapper" refusal)
+else
 runCommand "${optionalString isCross "${triple}-"}cuda_nvcc-wrapped-${version}"
   {
     inherit configToml setupHook;

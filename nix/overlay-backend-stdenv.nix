@@ -13,16 +13,32 @@ final: prev: {
         (finalCuda: prevCuda': {
           # The stdenv, with the attributes Nixpkgs' backendStdenv carries besides (cudaCapabilities,
           # cudaForwardCompat, hasJetsonCudaCapability, hostRedistSystem, ...), which flags and packages read.
+          # Nixpkgs' backendStdenv refuses capabilities at evaluation; this one does too, with nvcc-wrapper's rules
+          # and words (./compat.nix; the host compiler is cuda_nvcc's to check, below).
           backendStdenv =
             let
               inherit (finalCuda.pkgs) lib stdenv;
-              extra = lib.filterAttrs (name: _: !(stdenv ? ${name})) prevCuda'.backendStdenv;
+              original = prevCuda'.backendStdenv;
+              extra = lib.filterAttrs (name: _: !(stdenv ? ${name})) original;
+              compat = import ./compat.nix { inherit lib; };
+              inherit (finalCuda) flags;
+              refusal = compat.refusal {
+                release = finalCuda.cudaMajorMinorVersion;
+                inherit (stdenv.hostPlatform) system;
+                redist = flags.hostRedistSystem or original.hostRedistSystem or null;
+                cross = stdenv.hostPlatform.system != stdenv.buildPlatform.system;
+                capabilities = flags.cudaCapabilities or original.cudaCapabilities;
+                forwardCompat = flags.cudaForwardCompat or original.cudaForwardCompat or true;
+              };
             in
-            stdenv
-            // extra
-            // {
-              nvccHostCCMatchesStdenvCC = true;
-            };
+            if refusal != null then
+              throw (compat.message "backendStdenv (nix/overlay-backend-stdenv.nix)" refusal)
+            else
+              stdenv
+              // extra
+              // {
+                nvccHostCCMatchesStdenvCC = true;
+              };
 
           cuda_nvcc =
             finalCuda.nvcc-wrapped

@@ -63,7 +63,6 @@ let
       };
     };
 
-  inherit (s) nvccCompatibilities;
 
   configOf = drv: drv.configToml;
 in
@@ -72,7 +71,6 @@ lib.mapAttrs (_: configOf) {
   native-in-range = makeNvccWrapper "" {
     cuda_nvcc = nvccFor "12.4";
     stdenv = s.stdenv { cc = gcc "13.3.0" ""; };
-    inherit nvccCompatibilities;
     cudaCapabilities = [
       "8.6"
       "8.9"
@@ -83,7 +81,6 @@ lib.mapAttrs (_: configOf) {
   native-stdenv-too-new = makeNvccWrapper "" {
     cuda_nvcc = nvccFor "12.4";
     stdenv = s.stdenv { cc = gcc "14.2.0" ""; };
-    inherit nvccCompatibilities;
     cudaCapabilities = [
       "8.6"
       "9.0a"
@@ -96,7 +93,6 @@ lib.mapAttrs (_: configOf) {
     stdenv = s.stdenv { cc = clang "19.1.7"; };
     gccForLibs = s.unwrappedGcc { version = "14.2.0"; };
     extraCandidates = [ (clang "17.0.6") ];
-    inherit nvccCompatibilities;
     cudaCapabilities = [ "8.9" ];
     cudaForwardCompat = false;
   };
@@ -108,7 +104,6 @@ lib.mapAttrs (_: configOf) {
       cc = gcc "14.2.0" "aarch64-unknown-linux-gnu-";
       hostPlatform = lib.systems.examples.aarch64-multiplatform;
     };
-    inherit nvccCompatibilities;
     cudaCapabilities = [ "8.7" ];
     hostRedistSystem = "linux-aarch64";
     targetCudaRoot = "${cache}/target-roots/jetson-12.4";
@@ -123,7 +118,6 @@ lib.mapAttrs (_: configOf) {
       cc = gcc "14.2.0" "aarch64-unknown-linux-gnu-";
       hostPlatform = "aarch64-linux";
     };
-    inherit nvccCompatibilities;
     cudaCapabilities = [
       "9.0a"
       "11.0"
@@ -139,7 +133,6 @@ lib.mapAttrs (_: configOf) {
       cc = gcc "14.2.0" "powerpc64le-unknown-linux-gnu-";
       hostPlatform = "powerpc64le-linux";
     };
-    inherit nvccCompatibilities;
     cudaCapabilities = [ "7.0" ];
     targetCudaRoot = "${cache}/target-roots/ppc64le-12.4";
   };

@@ -62,35 +62,42 @@ let
     in
     lib.fix (lib.extends (lib.composeManyExtensions pkgs._cuda.extensions) base);
 
-  # A package set: `stdenv`, the GCCs it offers (for its target), `_cuda`, `cudaPackages_12_4`, and the overlays.
+  # A package set: `stdenv`, the GCCs it offers (for its target), `_cuda`, `cudaPackages_X_Y` (the default set), and
+  # the overlays.
   packageSet =
     {
       stdenv,
       gccPrefix,
       capabilities,
+      version ? "12.4",
+      gccs ? [ "13.3.0" ],
       jetson ? false,
       buildPackages ? null,
       targetPackages ? null,
       overlays,
     }:
+    let
+      setName = "cudaPackages_" + lib.replaceStrings [ "." ] [ "_" ] version;
+    in
     lib.fix (
       lib.extends (lib.composeManyExtensions overlays) (
         self:
-        {
+        lib.listToAttrs (
+          map (v: lib.nameValuePair "gcc${lib.versions.major v}" (gcc v gccPrefix)) gccs
+        )
+        // {
           inherit lib stdenv runCommand;
           callPackage = lib.callPackageWith self;
           buildPackages = if buildPackages == null then self else buildPackages;
           targetPackages = if targetPackages == null then self else targetPackages;
-          gcc13 = gcc "13.3.0" gccPrefix;
           # Nixpkgs' rustPlatform, recording what package.nix asks it to build.
           rustPlatform.buildRustPackage = args: package "${args.pname}-${args.version}" { } { recorded = args; };
           symlinkJoin = args: package args.name { } { inherit (args) paths; };
           _cuda = lib.makeExtensible (_: {
             extensions = [ ];
-            db = { inherit (s) nvccCompatibilities; };
           });
-          cudaPackages_12_4 = cudaPackagesFor self "12.4" capabilities jetson;
-          cudaPackages = self.cudaPackages_12_4;
+          ${setName} = cudaPackagesFor self version capabilities jetson;
+          cudaPackages = self.${setName};
         }
       )
     );
@@ -139,6 +146,40 @@ let
 
   names = map (p: p.name);
 
+  # A native package set (GCC 14 stdenv) asking for what nvcc-wrapper refuses, with step 1 and with both steps: what
+  # uses the wrapped nvcc, or step 2's backendStdenv, must stop evaluating with the binary's words.
+  refused =
+    {
+      version,
+      capabilities,
+      gccs,
+    }:
+    let
+      set =
+        overlays:
+        packageSet {
+          stdenv = nativeStdenv;
+          gccPrefix = "";
+          inherit
+            capabilities
+            version
+            gccs
+            overlays
+            ;
+        };
+      both = set [
+        step1
+        step2
+      ];
+    in
+    {
+      step1 = (set [ step1 ]).cudaPackages.nvcc-wrapped.name;
+      step2 = {
+        cudaNvcc = both.cudaPackages.cuda_nvcc.name;
+        backendStdenv = both.cudaPackages.backendStdenv.cc.name;
+      };
+    };
+
   # The example derivation, with a stdenv whose mkDerivation records its arguments.
   example =
     pkgs:
@@ -152,6 +193,52 @@ let
     };
 in
 {
+  refusals = lib.mapAttrs (_: refused) {
+    unknown-capability = {
+      version = "12.4";
+      capabilities = [
+        "8.6"
+        "9.5"
+      ];
+      gccs = [ "13.3.0" ];
+    };
+    capability-too-new = {
+      version = "11.8";
+      capabilities = [ "9.0a" ];
+      gccs = [ "11.5.0" ];
+    };
+    capability-dropped = {
+      version = "13.0";
+      capabilities = [
+        "7.0"
+        "8.6"
+      ];
+      gccs = [ "13.3.0" ];
+    };
+    jetson-on-x86_64 = {
+      version = "12.4";
+      capabilities = [
+        "8.6"
+        "8.7"
+      ];
+      gccs = [ "13.3.0" ];
+    };
+    unknown-release = {
+      version = "12.7";
+      capabilities = [ "8.6" ];
+      gccs = [ "13.3.0" ];
+    };
+    # GCC 14 stdenv, nvcc 11.8 (GCC up to 11), and no GCC 11 or older in the package set.
+    host-compiler-out-of-range = {
+      version = "11.8";
+      capabilities = [ "8.6" ];
+      gccs = [
+        "12.4.0"
+        "13.3.0"
+      ];
+    };
+  };
+
   native = {
     packageName = native.nvcc-wrapper.name;
     packageArgs = {
@@ -163,7 +250,6 @@ in
       (native.makeNvccWrapper {
         cuda_nvcc = native.cudaPackages.cuda_nvcc-unwrapped;
         inherit (native) stdenv;
-        nvccCompatibilities = s.nvccCompatibilities;
         cudaCapabilities = [ "8.6" ];
         hostRedistSystem = "linux-x86_64";
       }).configToml;

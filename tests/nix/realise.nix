@@ -159,7 +159,6 @@ in
   native = makeNvccWrapper {
     cuda_nvcc = nvccView "11.8";
     stdenv = native;
-    inherit (s) nvccCompatibilities;
     cudaCapabilities = [ "8.6" ];
   };
 
@@ -171,23 +170,20 @@ in
       cc = aarch64Gcc12;
       hostPlatform = lib.systems.examples.aarch64-multiplatform;
     };
-    inherit (s) nvccCompatibilities;
     cudaCapabilities = [ "8.7" ];
     hostRedistSystem = "linux-aarch64";
     targetCudaRoot = targetRoot "jetson-12.4";
   };
 
-  # Requests the wrapper refuses: the Nix build must fail with its message.
+  # Requests the wrapper refuses: their evaluation stops with its message, before anything builds.
   bad-jetson-on-x86_64 = makeNvccWrapper {
     cuda_nvcc = nvccView "12.4";
     stdenv = native;
-    inherit (s) nvccCompatibilities;
     cudaCapabilities = [ "8.7" ];
   };
   bad-capability-for-release = makeNvccWrapper {
     cuda_nvcc = nvccView "11.8";
     stdenv = native;
-    inherit (s) nvccCompatibilities;
     cudaCapabilities = [ "9.0a" ];
   };
 }

@@ -492,8 +492,10 @@ candidates = [{ path = "ROOT/powerpc64le-unknown-linux-gnu-gcc-wrapper-13.3.0/bi
 #[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv() {
     let Some(lib) = nixpkgs_lib() else { return };
-    let Some(facts) = eval_json("overlay.nix", None, &[("nixpkgsLib", path_str(&lib))], &[]) else { return };
-    let native = &facts["native"];
+    // (Not `refusals`, which stop the evaluation.)
+    let facts = |attr| eval_json("overlay.nix", Some(attr), &[("nixpkgsLib", path_str(&lib))], &[]);
+    let (Some(native), Some(cross)) = (facts("native"), facts("cross")) else { return };
+    let native = &native;
     // Step 1: the package set's values reach makeNvccWrapper: the same file as a call by hand.
     assert_eq!(native["wrapped"], native["byHand"]);
     let wrapped = native["wrapped"].as_str().unwrap();
@@ -520,7 +522,7 @@ fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv(
 
     // A cross derivation's nativeBuildInputs get the build-host set's nvcc-wrapped: the aarch64 set's stdenv
     // compiler, capabilities and Jetson platform, and the aarch64 set's CUDA files as the target's.
-    let cross = &facts["cross"];
+    let cross = &cross;
     let wrapped = cross["wrapped"].as_str().unwrap();
     for line in [
         "[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"\ncuda-root = \"/stand-in/cuda-target-root-aarch64-unknown-linux-gnu-12.4\"\n",
@@ -795,28 +797,121 @@ fn realised_jetson_nvcc_cross_compiles_hello_for_aarch64_that_runs_under_qemu() 
 
 #[test]
 #[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn a_bad_capability_list_fails_the_nix_build_with_the_wrappers_message() {
+fn a_bad_capability_list_fails_instantiation_of_the_realised_cases_before_any_build() {
     let Some(args) = realise_args() else { return };
-    if !can_build() {
-        return;
-    }
-    for (attr, message) in [
-        ("bad-jetson-on-x86_64", "nvcc-wrapper: error: nvcc 12.4 cannot build these GPU targets: 8.7 is Jetson Orin"),
+    for (attr, gencode) in [
+        ("bad-jetson-on-x86_64", ["--cuda-version", "12.4", "--system", "x86_64-linux", "--forward-compat", "8.7"]),
         (
             "bad-capability-for-release",
-            "nvcc-wrapper: error: nvcc 11.8 cannot build these GPU targets: 9.0a needs nvcc 12.0",
+            ["--cuda-version", "11.8", "--system", "x86_64-linux", "--forward-compat", "9.0a"],
         ),
     ] {
-        let mut cmd = nix("nix-build").unwrap();
-        cmd.args(["realise.nix", "-A", attr, "--no-out-link"])
-            .args(["--option", "sandbox", "false", "--option", "build-users-group", ""])
-            .args(&args);
+        let (error, help) = binary_refusal(&gencode);
+        let mut cmd = nix("nix-instantiate").unwrap();
+        cmd.args(["realise.nix", "-A", attr]).args(&args);
         let out = run(&mut cmd);
         let err = stderr(&out);
-        assert!(!out.status.success(), "{attr} built: {}", stdout(&out));
-        assert!(err.contains(message), "{attr}: {err}");
-        assert!(err.contains("\nhelp: nvcc"), "{attr}: {err}");
-        assert!(err.contains("failed with exit code 65"), "{attr}: {err}");
+        assert!(!out.status.success(), "{attr} instantiated: {}", stdout(&out));
+        assert!(err.contains(&format!("makeNvccWrapper: {error}\n")), "{attr}: {err}");
+        let first = help.split("; ").next().unwrap();
+        assert!(err.contains(&format!("help: {first}")), "{attr}: {err}");
+    }
+}
+
+/// What the binary says when it refuses a request, as (error, help) without their `nvcc-wrapper: error: ` and
+/// `help: ` prefixes: from `nvcc-wrapper gencode ARGS`, or from `explain` on a config.
+fn binary_refusal(gencode: &[&str]) -> (String, String) {
+    let out = run(Command::new(WRAPPER).arg("gencode").args(gencode).env_clear().env("PATH", "/usr/bin:/bin"));
+    refusal_lines(&out)
+}
+
+fn refusal_lines(out: &Output) -> (String, String) {
+    assert!(!out.status.success(), "accepted: {}", stdout(out));
+    let text = stderr(out);
+    let error = text.lines().find_map(|l| l.strip_prefix("nvcc-wrapper: error: ")).unwrap_or_else(|| panic!("{text}"));
+    let help = text.lines().find_map(|l| l.strip_prefix("help: ")).unwrap_or_else(|| panic!("{text}"));
+    (error.to_string(), help.to_string())
+}
+
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_request_the_wrapper_refuses_fails_evaluation_with_its_words_under_both_steps() {
+    let Some(lib) = nixpkgs_lib() else { return };
+    let Some(toolkit) = real_toolkit("11.8") else { return };
+    // The host-compiler case as the binary sees it: the config the overlay would write (nvcc 11.8, the stdenv's
+    // GCC 14, no candidate), with nothing on PATH.
+    let dir = tempfile::tempdir().unwrap();
+    let gcc14 = dir.path().join("gcc-wrapper-14.2.0/bin/g++");
+    empty_executable(&gcc14);
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "nvcc = \"{}\"\ncuda-version = \"11.8\"\n\n[host-compiler]\nstdenv = {{ path = \"{}\", family = \"gcc\", \
+             target = \"x86_64-unknown-linux-gnu\", version = \"14.2.0\" }}\n\n[gpu]\ncapabilities = [\"8.6\"]\n",
+            toolkit.join("bin/nvcc").display(),
+            gcc14.display()
+        ),
+    )
+    .unwrap();
+    let empty = dir.path().join("empty-path");
+    std::fs::create_dir(&empty).unwrap();
+    let explained = run(Command::new(WRAPPER)
+        .args(["explain", "--", "-c", "k.cu"])
+        .env_clear()
+        .env("PATH", &empty)
+        .env("NVCC_WRAPPER_CONFIG", &config));
+    let (compiler_error, _) = refusal_lines(&explained);
+    let compiler_error = compiler_error.replace(path_str(dir.path()), "/stand-in");
+
+    let flags = |v: &'static str, caps: &[&'static str]| -> Vec<&'static str> {
+        [&["--cuda-version", v, "--system", "x86_64-linux", "--forward-compat"][..], caps].concat()
+    };
+    // (case of tests/nix/overlay.nix, the binary's error, its help's first clause, whether step 2's backendStdenv
+    // refuses it too: the host compiler is the wrapped nvcc's to check)
+    let mut cases = Vec::new();
+    for (case, args) in [
+        ("unknown-capability", flags("12.4", &["8.6", "9.5"])),
+        ("capability-too-new", flags("11.8", &["9.0a"])),
+        ("capability-dropped", flags("13.0", &["7.0", "8.6"])),
+        ("jetson-on-x86_64", flags("12.4", &["8.6", "8.7"])),
+    ] {
+        let (error, help) = binary_refusal(&args);
+        cases.push((case, error, help.split("; ").next().unwrap().to_string(), true));
+    }
+    // A release the tables do not know: the binary names its flag, Nix its argument.
+    let (error, help) = binary_refusal(&["--cuda-version", "12.7", "8.6"]);
+    assert!(error.starts_with("`--cuda-version 12.7` is"), "{error}");
+    cases.push((
+        "unknown-release",
+        error.replace("`--cuda-version 12.7`", "`cudaMajorMinorVersion` \"12.7\""),
+        help,
+        true,
+    ));
+    cases.push(("host-compiler-out-of-range", compiler_error, "give one in `extraCandidates`".into(), false));
+
+    for (case, error, help, backend) in &cases {
+        for (attr, who) in [
+            ("step1", "makeNvccWrapper"),
+            ("step2.cudaNvcc", "makeNvccWrapper"),
+            ("step2.backendStdenv", "backendStdenv (nix/overlay-backend-stdenv.nix)"),
+        ] {
+            let mut cmd = nix("nix-instantiate").unwrap();
+            cmd.args(["--eval", "--strict", "overlay.nix", "-A", &format!("refusals.{case}.{attr}")]).args([
+                "--arg",
+                "nixpkgsLib",
+                path_str(&lib),
+            ]);
+            let out = run(&mut cmd);
+            let err = stderr(&out);
+            if attr == "step2.backendStdenv" && !backend {
+                assert_eq!(ok(&mut cmd).trim(), "\"gcc-wrapper-14.2.0\"", "{case}: {err}");
+                continue;
+            }
+            assert!(!out.status.success(), "{case} {attr} evaluated: {}", stdout(&out));
+            assert!(err.contains(&format!("error: {who}: {error}\n")), "{case} {attr}: want {error:?} in:\n{err}");
+            assert!(err.contains(&format!("help: {help}")), "{case} {attr}: want {help:?} in:\n{err}");
+        }
     }
 }
 

@@ -42,6 +42,15 @@ let
   take = n: list: genList (elemAt list) (if n < length list then n else length list);
   unique = foldl' (kept: x: if elem x kept then kept else kept ++ [ x ]) [ ];
   concatMap = f: list: concatLists (map f list);
+  last = list: elemAt list (length list - 1);
+  reverseList = list: genList (i: elemAt list (length list - 1 - i)) (length list);
+  range = first: last': if first > last' then [ ] else genList (i: first + i) (last' - first + 1);
+  findFirst =
+    pred: default: list:
+    let
+      found = filter pred list;
+    in
+    if found == [ ] then default else head found;
   concatStrings = concatStringsSep "";
   concatMapStringsSep = sep: f: list: concatStringsSep sep (map f list);
   optional = cond: x: if cond then [ x ] else [ ];
@@ -293,7 +302,9 @@ in
     filter
     filterAttrs
     fileset
+    findFirst
     fix
+    foldl'
     getExe'
     getOutput
     hasPrefix
@@ -304,6 +315,8 @@ in
     isInt
     isList
     isString
+    last
+    listToAttrs
     makeExtensible
     mapAttrs
     mapAttrs'
@@ -312,8 +325,10 @@ in
     optional
     optionalString
     optionals
+    range
     removePrefix
     replaceStrings
+    reverseList
     sort
     splitVersion
     tail
