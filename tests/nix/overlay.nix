@@ -35,7 +35,18 @@ let
       inherit targetPrefix;
     };
 
-  # A CUDA package set as Nixpkgs builds one: a scope over the package set, extended by `_cuda.extensions`.
+  # A scope, as lib.makeScope makes one: a fixed point that can be extended again (`overrideScope`).
+  scope =
+    f:
+    let
+      self = f self // {
+        overrideScope = g: scope (lib.extends g f);
+      };
+    in
+    self;
+
+  # A CUDA package set as current Nixpkgs builds one: a scope over the package set, extended by `_cuda.extensions`;
+  # `flags` derived from backendStdenv, which carries the capabilities and the redist system.
   cudaPackagesFor =
     pkgs: version: capabilities: jetson:
     let
@@ -43,24 +54,36 @@ let
         inherit pkgs;
         cudaMajorMinorVersion = version;
         callPackage = lib.callPackageWith (pkgs // self);
-        cuda_nvcc = s.cuda_nvcc { version = "${version}.131"; };
+        # Nixpkgs' nvcc, whose nvcc.profile names backendStdenv's compiler: a derivation (never built), so that its
+        # drvPath says whether it is exactly the same.
+        cuda_nvcc = self.callPackage (
+          { backendStdenv }:
+          derivation {
+            name = "cuda_nvcc-${version}.131";
+            pname = "cuda_nvcc";
+            version = "${version}.131";
+            system = "x86_64-linux";
+            builder = "/bin/sh";
+            compilerBindir = "${backendStdenv.cc}/bin";
+          }
+        ) { };
         cuda_cudart = package "cuda_cudart-${pkgs.stdenv.hostPlatform.config}-${version}" { } { };
         cuda_cccl = package "cuda_cccl-${pkgs.stdenv.hostPlatform.config}-${version}" { } { };
         flags = {
-          cudaCapabilities = capabilities;
-          cudaForwardCompat = true;
-          hostRedistSystem = if jetson then "linux-aarch64" else "linux-${pkgs.stdenv.hostPlatform.parsed.cpu.name}";
+          inherit (self.backendStdenv) cudaCapabilities cudaForwardCompat;
+          isJetsonBuild = self.backendStdenv.hasJetsonCudaCapability;
         };
-        # Nixpkgs' backendStdenv: a GCC nvcc accepts, with the attributes its flags come from.
+        # Nixpkgs' backendStdenv: a GCC nvcc accepts, with the attributes flags and packages read.
         backendStdenv = s.stdenv { cc = gcc "13.3.0" ""; } // {
           cudaCapabilities = capabilities;
           cudaForwardCompat = true;
           hasJetsonCudaCapability = jetson;
+          hostRedistSystem = if jetson then "linux-aarch64" else "linux-${pkgs.stdenv.hostPlatform.parsed.cpu.name}";
           nvccHostCCMatchesStdenvCC = false;
         };
       };
     in
-    lib.fix (lib.extends (lib.composeManyExtensions pkgs._cuda.extensions) base);
+    scope (lib.extends (lib.composeManyExtensions pkgs._cuda.extensions) base);
 
   # A package set: `stdenv`, the GCCs it offers (for its target), `_cuda`, `cudaPackages_X_Y` (the default set), and
   # the overlays.
@@ -114,6 +137,12 @@ let
       step1
       step2
     ];
+  };
+  nativeNone = packageSet {
+    stdenv = nativeStdenv;
+    gccPrefix = "";
+    capabilities = [ "8.6" ];
+    overlays = [ ];
   };
   nativeStep1 = packageSet {
     stdenv = nativeStdenv;
@@ -254,6 +283,20 @@ in
         hostRedistSystem = "linux-x86_64";
       }).configToml;
     wrappedName = native.cudaPackages.nvcc-wrapped.name;
+    # Nixpkgs' own nvcc, without the overlays, with step 1 and with both steps.
+    unwrapped =
+      let
+        facts = nvcc: {
+          inherit (nvcc) drvPath compilerBindir;
+        };
+      in
+      {
+        nixpkgs = facts nativeNone.cudaPackages.cuda_nvcc;
+        step1 = facts nativeStep1.cudaPackages.cuda_nvcc-unwrapped;
+        step2 = facts native.cudaPackages.cuda_nvcc-unwrapped;
+        # What step 2's package set builds with its own backendStdenv, for contrast.
+        withStep2Stdenv = native.cudaPackages.backendStdenv.cc.name;
+      };
     step1 = {
       cudaNvcc = nativeStep1.cudaPackages.cuda_nvcc.name;
       backendStdenvCc = nativeStep1.cudaPackages.backendStdenv.cc.name;
