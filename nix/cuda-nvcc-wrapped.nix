@@ -47,7 +47,8 @@ consumer.makeNvccWrapper {
   inherit (consumer) stdenv;
   inherit cudaMajorMinorVersion;
   inherit (flags) cudaCapabilities cudaForwardCompat;
-  hostRedistSystem = flags.hostRedistSystem or consumerCuda.backendStdenv.hostRedistSystem or null;
+  # Nixpkgs keeps it on backendStdenv (no tree read has `flags.hostRedistSystem`; kept as a fallback).
+  hostRedistSystem = consumerCuda.backendStdenv.hostRedistSystem or flags.hostRedistSystem or null;
   targetCudaRoot = if isCross then targetCudaRoot else null;
   # Nixpkgs has cuda_compat only for Jetson builds; its libcuda.so.1 is in compat/ (where Nixpkgs' own
   # autoAddCudaCompatRunpath hook points the runpath).

@@ -35,7 +35,7 @@
   # Whom the build is for. hostPlatform other than buildPlatform makes a cross nvcc.
   buildPlatform ? stdenv.buildPlatform,
   hostPlatform ? stdenv.hostPlatform,
-  # Which CUDA platform the target's files are, in Nixpkgs' redist terms (`flags.hostRedistSystem`):
+  # Which CUDA platform the target's files are, in Nixpkgs' redist terms (`backendStdenv.hostRedistSystem`):
   # "linux-aarch64" is Jetson, "linux-sbsa" an Arm server (and, from 13.0, Jetson Thor). null: the wrapper's default.
   hostRedistSystem ? null,
   # For a cross build: a directory with the target's CUDA headers and libraries (`include/cuda_runtime.h`,

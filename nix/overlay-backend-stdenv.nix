@@ -7,12 +7,9 @@
 #
 # This changes the inputs of every CUDA package (each uses backendStdenv or cuda_nvcc), so all of them rebuild, except
 # the unwrapped nvcc (`cuda_nvcc-unwrapped`): that one is Nixpkgs' own, the same derivation as without the overlays.
-final: prev: {
-  _cuda = prev._cuda.extend (
-    _: prevCuda: {
-      extensions = prevCuda.extensions ++ [
-        (
-          finalCuda: prevCuda':
+final: prev:
+import ./extend-cuda.nix prev (
+  finalCuda: prevCuda':
           let
             inherit (finalCuda.pkgs) lib stdenv;
             # True in the copy of this package set that holds Nixpkgs' own nvcc (see cuda_nvcc-unwrapped): there,
@@ -71,8 +68,4 @@ final: prev: {
               else
                 throw "nix/overlay-backend-stdenv.nix needs CUDA package sets that are scopes (`overrideScope`), as Nixpkgs' are (lib.makeScope, makeScopeWithSplicing')";
           }
-        )
-      ];
-    }
-  );
-}
+)

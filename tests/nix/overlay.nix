@@ -48,7 +48,7 @@ let
   # A CUDA package set as current Nixpkgs builds one: a scope over the package set, extended by `_cuda.extensions`;
   # `flags` derived from backendStdenv, which carries the capabilities and the redist system.
   cudaPackagesFor =
-    pkgs: version: capabilities: jetson:
+    pkgs: shape: version: capabilities: jetson:
     let
       base = self: {
         inherit pkgs;
@@ -83,7 +83,12 @@ let
         };
       };
     in
-    scope (lib.extends (lib.composeManyExtensions pkgs._cuda.extensions) base);
+    if shape == "extensions" then
+      scope (lib.extends (lib.composeManyExtensions pkgs._cuda.extensions) base)
+    else if shape == "modules" then
+      scope base
+    else
+      lib.fix base;
 
   # A package set: `stdenv`, the GCCs it offers (for its target), `_cuda`, `cudaPackages_X_Y` (the default set), and
   # the overlays.
@@ -97,6 +102,10 @@ let
       jetson ? false,
       buildPackages ? null,
       targetPackages ? null,
+      # "extensions": `_cuda.extensions`, which every CUDA set applies (Nixpkgs of 2025-26); "modules": `_cuda`
+      # without `extensions` (its data built by the module system), each CUDA set a scope of its own; "plain":
+      # neither (a CUDA set that is no scope), which the overlay cannot extend.
+      shape ? "extensions",
       overlays,
     }:
     let
@@ -116,10 +125,17 @@ let
           # Nixpkgs' rustPlatform, recording what package.nix asks it to build.
           rustPlatform.buildRustPackage = args: package "${args.pname}-${args.version}" { } { recorded = args; };
           symlinkJoin = args: package args.name { } { inherit (args) paths; };
-          _cuda = lib.makeExtensible (_: {
-            extensions = [ ];
-          });
-          ${setName} = cudaPackagesFor self version capabilities jetson;
+          _cuda = lib.makeExtensible (
+            _:
+            if shape == "extensions" then
+              { extensions = [ ]; }
+            else
+              {
+                dbEvaluation = { };
+                db = { };
+              }
+          );
+          ${setName} = cudaPackagesFor self shape version capabilities jetson;
           cudaPackages = self.${setName};
         }
       )
@@ -129,27 +145,14 @@ let
   step2 = import ../../nix/overlay-backend-stdenv.nix;
 
   nativeStdenv = s.stdenv { cc = gcc "14.2.0" ""; };
-  native = packageSet {
-    stdenv = nativeStdenv;
-    gccPrefix = "";
-    capabilities = [ "8.6" ];
-    overlays = [
-      step1
-      step2
-    ];
-  };
-  nativeNone = packageSet {
-    stdenv = nativeStdenv;
-    gccPrefix = "";
-    capabilities = [ "8.6" ];
-    overlays = [ ];
-  };
-  nativeStep1 = packageSet {
-    stdenv = nativeStdenv;
-    gccPrefix = "";
-    capabilities = [ "8.6" ];
-    overlays = [ step1 ];
-  };
+  nativeSet =
+    shape: overlays:
+    packageSet {
+      stdenv = nativeStdenv;
+      gccPrefix = "";
+      capabilities = [ "8.6" ];
+      inherit shape overlays;
+    };
 
   crossPrefix = "aarch64-unknown-linux-gnu-";
   crossStdenv = s.stdenv {
@@ -173,102 +176,18 @@ let
     overlays = [ step1 ];
   };
 
-  names = map (p: p.name);
-
-  # A native package set (GCC 14 stdenv) asking for what nvcc-wrapper refuses, with step 1 and with both steps: what
-  # uses the wrapped nvcc, or step 2's backendStdenv, must stop evaluating with the binary's words.
-  refused =
-    {
-      version,
-      capabilities,
-      gccs,
-    }:
+  nativeFacts =
+    shape:
     let
-      set =
-        overlays:
-        packageSet {
-          stdenv = nativeStdenv;
-          gccPrefix = "";
-          inherit
-            capabilities
-            version
-            gccs
-            overlays
-            ;
-        };
-      both = set [
+      native = nativeSet shape [
         step1
         step2
       ];
+      nativeStep1 = nativeSet shape [ step1 ];
+      nativeNone = nativeSet shape [ ];
     in
     {
-      step1 = (set [ step1 ]).cudaPackages.nvcc-wrapped.name;
-      step2 = {
-        cudaNvcc = both.cudaPackages.cuda_nvcc.name;
-        backendStdenv = both.cudaPackages.backendStdenv.cc.name;
-      };
-    };
 
-  # The example derivation, with a stdenv whose mkDerivation records its arguments.
-  example =
-    pkgs:
-    import ../../nix/examples/hello-cmake {
-      inherit lib;
-      stdenv = pkgs.stdenv // {
-        mkDerivation = args: args;
-      };
-      cmake = package "cmake-3.30" { } { };
-      inherit (pkgs) cudaPackages;
-    };
-in
-{
-  refusals = lib.mapAttrs (_: refused) {
-    unknown-capability = {
-      version = "12.4";
-      capabilities = [
-        "8.6"
-        "9.5"
-      ];
-      gccs = [ "13.3.0" ];
-    };
-    capability-too-new = {
-      version = "11.8";
-      capabilities = [ "9.0a" ];
-      gccs = [ "11.5.0" ];
-    };
-    capability-dropped = {
-      version = "13.0";
-      capabilities = [
-        "7.0"
-        "8.6"
-      ];
-      gccs = [ "13.3.0" ];
-    };
-    jetson-on-x86_64 = {
-      version = "12.4";
-      capabilities = [
-        "8.6"
-        "8.7"
-      ];
-      gccs = [ "13.3.0" ];
-    };
-    unknown-release = {
-      version = "12.7";
-      capabilities = [ "8.6" ];
-      gccs = [ "13.3.0" ];
-    };
-    # GCC 14 stdenv, nvcc 11.8 (GCC up to 11), and no GCC 11 or older in the package set.
-    host-compiler-out-of-range = {
-      version = "11.8";
-      capabilities = [ "8.6" ];
-      gccs = [
-        "12.4.0"
-        "13.3.0"
-      ];
-    };
-  };
-
-  native = {
     packageName = native.nvcc-wrapper.name;
     packageArgs = {
       inherit (native.nvcc-wrapper.recorded) pname version;
@@ -317,6 +236,113 @@ in
       buildInputs = names (example native).buildInputs;
     };
   };
+
+  refusalCases = {
+
+    unknown-capability = {
+      version = "12.4";
+      capabilities = [
+        "8.6"
+        "9.5"
+      ];
+      gccs = [ "13.3.0" ];
+    };
+    capability-too-new = {
+      version = "11.8";
+      capabilities = [ "9.0a" ];
+      gccs = [ "11.5.0" ];
+    };
+    capability-dropped = {
+      version = "13.0";
+      capabilities = [
+        "7.0"
+        "8.6"
+      ];
+      gccs = [ "13.3.0" ];
+    };
+    jetson-on-x86_64 = {
+      version = "12.4";
+      capabilities = [
+        "8.6"
+        "8.7"
+      ];
+      gccs = [ "13.3.0" ];
+    };
+    unknown-release = {
+      version = "12.7";
+      capabilities = [ "8.6" ];
+      gccs = [ "13.3.0" ];
+    };
+    # GCC 14 stdenv, nvcc 11.8 (GCC up to 11), and no GCC 11 or older in the package set.
+    host-compiler-out-of-range = {
+      version = "11.8";
+      capabilities = [ "8.6" ];
+      gccs = [
+        "12.4.0"
+        "13.3.0"
+      ];
+    };
+  };
+
+
+  names = map (p: p.name);
+
+  # A native package set (GCC 14 stdenv) asking for what nvcc-wrapper refuses, with step 1 and with both steps: what
+  # uses the wrapped nvcc, or step 2's backendStdenv, must stop evaluating with the binary's words.
+  refused =
+    shape:
+    {
+      version,
+      capabilities,
+      gccs,
+    }:
+    let
+      set =
+        overlays:
+        packageSet {
+          stdenv = nativeStdenv;
+          gccPrefix = "";
+          inherit
+            capabilities
+            version
+            gccs
+            shape
+            overlays
+            ;
+        };
+      both = set [
+        step1
+        step2
+      ];
+    in
+    {
+      step1 = (set [ step1 ]).cudaPackages.nvcc-wrapped.name;
+      step2 = {
+        cudaNvcc = both.cudaPackages.cuda_nvcc.name;
+        backendStdenv = both.cudaPackages.backendStdenv.cc.name;
+      };
+    };
+
+  # The example derivation, with a stdenv whose mkDerivation records its arguments.
+  example =
+    pkgs:
+    import ../../nix/examples/hello-cmake {
+      inherit lib;
+      stdenv = pkgs.stdenv // {
+        mkDerivation = args: args;
+      };
+      cmake = package "cmake-3.30" { } { };
+      inherit (pkgs) cudaPackages;
+    };
+in
+{
+  refusals = lib.genAttrs [ "extensions" "modules" ] (shape: lib.mapAttrs (_: refused shape) refusalCases);
+
+  native = nativeFacts "extensions";
+  # The same, in a Nixpkgs whose `_cuda` has no `extensions`.
+  nativeModules = nativeFacts "modules";
+  # Neither shape: evaluating what the overlay adds stops with what it needs.
+  unsupported = (nativeSet "plain" [ step1 ]).cudaPackages.nvcc-wrapped.name;
   cross = {
     # What a cross derivation's nativeBuildInputs get from `cudaPackages.nvcc-wrapped`.
     wrapped = crossBuildHost.cudaPackages.nvcc-wrapped.configToml;

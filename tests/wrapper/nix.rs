@@ -494,7 +494,12 @@ fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv(
     let Some(lib) = nixpkgs_lib() else { return };
     // (Not `refusals`, which stop the evaluation.)
     let facts = |attr| eval_json("overlay.nix", Some(attr), &[("nixpkgsLib", path_str(&lib))], &[]);
-    let (Some(native), Some(cross)) = (facts("native"), facts("cross")) else { return };
+    let (Some(native), Some(modules), Some(cross)) = (facts("native"), facts("nativeModules"), facts("cross")) else {
+        return;
+    };
+    // Both shapes of Nixpkgs' `_cuda` (with `extensions`, and without: each CUDA set extended by overrideScope)
+    // give the same package sets.
+    assert_eq!(modules, native);
     let native = &native;
     // Step 1: the package set's values reach makeNvccWrapper: the same file as a call by hand.
     assert_eq!(native["wrapped"], native["byHand"]);
@@ -545,6 +550,21 @@ fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv(
     assert_eq!(
         cross["targetCudaRoot"],
         serde_json::json!(["cuda_cudart-aarch64-unknown-linux-gnu-12.4", "cuda_cccl-aarch64-unknown-linux-gnu-12.4"])
+    );
+}
+
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn overlay_on_a_nixpkgs_it_cannot_extend_says_what_it_needs() {
+    let Some(lib) = nixpkgs_lib() else { return };
+    let mut cmd = nix("nix-instantiate").unwrap();
+    cmd.args(["--eval", "--strict", "overlay.nix", "-A", "unsupported", "--arg", "nixpkgsLib", path_str(&lib)]);
+    let out = run(&mut cmd);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        err.contains("error: nvcc-wrapper's overlay: cudaPackages_12_4 is not a scope (no `overrideScope`) and this Nixpkgs' `_cuda` has no `extensions`"),
+        "{err}"
     );
 }
 
@@ -898,7 +918,9 @@ fn a_request_the_wrapper_refuses_fails_evaluation_with_its_words_under_both_step
     ));
     cases.push(("host-compiler-out-of-range", compiler_error, "give one in `extraCandidates`".into(), false));
 
-    for (case, error, help, refused_by_backend) in &cases {
+    for ((case, error, help, refused_by_backend), shape) in
+        cases.iter().flat_map(|c| ["extensions", "modules"].map(|shape| (c, shape)))
+    {
         // Step 2's wrapped nvcc reads the capabilities from flags, which current Nixpkgs derives from backendStdenv:
         // either may speak first, with the same words.
         let backend = "backendStdenv (nix/overlay-backend-stdenv.nix)";
@@ -908,7 +930,7 @@ fn a_request_the_wrapper_refuses_fails_evaluation_with_its_words_under_both_step
             ("step2.backendStdenv", &[backend][..]),
         ] {
             let mut cmd = nix("nix-instantiate").unwrap();
-            cmd.args(["--eval", "--strict", "overlay.nix", "-A", &format!("refusals.{case}.{attr}")]).args([
+            cmd.args(["--eval", "--strict", "overlay.nix", "-A", &format!("refusals.{shape}.{case}.{attr}")]).args([
                 "--arg",
                 "nixpkgsLib",
                 path_str(&lib),

@@ -80,6 +80,7 @@ let
   filterAttrs = pred: set: listToAttrs (concatMap (name: optional (pred name set.${name}) (nameValuePair name set.${name})) (attrNames set));
   mapAttrs' = f: set: listToAttrs (map (name: f name set.${name}) (attrNames set));
   mapAttrsToList = f: set: map (name: f name set.${name}) (attrNames set);
+  genAttrs = names: f: listToAttrs (map (name: nameValuePair name (f name)) names);
   isDerivation = x: isAttrs x && x.type or null == "derivation";
 
   # Fixed points and overlays.
@@ -285,6 +286,7 @@ in
   inherit
     all
     any
+    attrNames
     boolToString
     callPackageWith
     cleanSource
@@ -305,6 +307,7 @@ in
     findFirst
     fix
     foldl'
+    genAttrs
     getExe'
     getOutput
     hasPrefix
