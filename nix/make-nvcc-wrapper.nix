@@ -8,9 +8,12 @@
 # makes every decision (which host compiler, which libstdc++ flags, which -gencode, which cross flags) at each call,
 # as it does at a shell, and probes nothing because everything it would probe is written down.
 #
-# The build runs the wrapper on its own config (`nvcc-wrapper explain`), so a request it cannot build (a Jetson
-# capability for x86_64, a capability this release lacks, a platform the release does not ship) fails the Nix build
-# with the wrapper's own `nvcc-wrapper: error:` and `help:` lines.
+# A request the wrapper would refuse (a Jetson capability for x86_64, a capability this release lacks, a platform it
+# does not ship, no host compiler it accepts) stops the evaluation with the wrapper's own words (./compat.nix, from
+# compat-data/); the build's install check then runs the wrapper on the config it wrote (`nvcc-wrapper explain`).
+# `passthru.tests.hello` compiles examples/hello.cu with the result (and runs it, natively).
+#
+# The package is a build tool: it is built, like the compilers it records, by the build platform's stdenv.
 {
   lib,
   buildPackages,
@@ -57,8 +60,6 @@
   # when nvcc does not accept the stdenv compiler. The default, buildPackages."gccN", is the cross GCC in a cross
   # package set, as stdenv.cc is.
   gccForMajor ? major: buildPackages."gcc${toString major}" or null,
-  nvcc-wrapper ? buildPackages.nvcc-wrapper,
-  runCommand ? buildPackages.runCommand,
 }:
 let
   inherit (lib)
@@ -182,13 +183,6 @@ let
     };
   };
 
-  # The setup hook, with this package's paths put in at evaluation time.
-  setupHook =
-    builtins.replaceStrings
-      [ "@out@" "@cudaToolkitRoot@" ]
-      [ (builtins.placeholder "out") "${lib.getBin cuda_nvcc}" ]
-      (builtins.readFile ./setup-hook.sh);
-
   # The same expansion the drop-in applies, in CMake's spelling, for CMAKE_CUDA_ARCHITECTURES: computed by the
   # binary, so CMake's flags and the wrapper's can never differ.
   gencodeArgs = [
@@ -229,21 +223,51 @@ let
       inherit candidates;
     };
   };
+  inherit (buildPackages) nvcc-wrapper runCommand stdenvNoCC;
 in
 if refusal != null then
   throw (compat.message "makeNvccWrapper" refusal)
 else
-runCommand "${optionalString isCross "${triple}-"}cuda_nvcc-wrapped-${version}"
-  {
-    inherit configToml setupHook;
-    passAsFile = [
-      "configToml"
-      "setupHook"
-    ];
+  stdenvNoCC.mkDerivation (finalAttrs: {
+    pname = "${optionalString isCross "${triple}-"}cuda_nvcc-wrapped";
+    inherit version;
+
+    dontUnpack = true;
+
+    inherit configToml;
+    passAsFile = [ "configToml" ];
     nvccWrapper = nvcc-wrapper;
     cmakeArchitectures = lib.escapeShellArgs gencodeArgs;
-    propagated = concatStringsSep " " propagated;
-    hasCapabilities = if cudaCapabilities == [ ] then "" else "1";
+    hasCapabilities = cudaCapabilities != [ ];
+
+    # stdenv's fixup phase writes nix-support/: the hook (./setup-hook.sh, its @out@ and @cudaToolkitRoot@
+    # substituted) and the propagated inputs.
+    setupHook = ./setup-hook.sh;
+    cudaToolkitRoot = lib.getBin cuda_nvcc;
+    propagatedBuildInputs = propagated;
+
+    installPhase = ''
+      runHook preInstall
+      mkdir -p "$out/bin" "$out/share/nvcc-wrapper" "$out/nix-support"
+      cp "$configTomlPath" "$out/share/nvcc-wrapper/config.toml"
+      ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc"
+      ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc-wrapper"
+      if [ -n "$hasCapabilities" ]; then
+        eval "set -- $cmakeArchitectures"
+        "$nvccWrapper/bin/nvcc-wrapper" gencode "$@" > "$out/nix-support/cmake-cuda-architectures"
+      fi
+      runHook postInstall
+    '';
+
+    # The wrapper's verdict on the config it will read: a compile and link it cannot plan fails here, with its words.
+    doInstallCheck = true;
+    installCheckPhase = ''
+      runHook preInstallCheck
+      echo "nvcc-wrapper's plan for \`nvcc check.cu -o check\` with this config:"
+      NVCC_WRAPPER_CONFIG="$out/share/nvcc-wrapper/config.toml" "$out/bin/nvcc-wrapper" explain -- check.cu -o check
+      runHook postInstallCheck
+    '';
+
     passthru = {
       inherit
         configToml
@@ -255,27 +279,36 @@ runCommand "${optionalString isCross "${triple}-"}cuda_nvcc-wrapped-${version}"
       unwrapped = cuda_nvcc;
       # Facts as the file records them, for tests and other tools.
       inherit stdenvCompiler isCross targetCudaRoot;
+      # `nix-build -A <this>.passthru.tests`: examples/hello.cu compiled and linked by this nvcc in a build, and run
+      # where it was built for this machine (without a GPU it reports the CUDA error it got, which proves it started).
+      tests.hello =
+        runCommand "${finalAttrs.finalPackage.name}-test-hello"
+          {
+            nativeBuildInputs = [ finalAttrs.finalPackage ];
+            hello = ../examples/hello.cu;
+          }
+          (
+            ''
+              cp "$hello" hello.cu
+              nvcc hello.cu -o hello
+            ''
+            + (
+              if isCross then
+                ''
+                  touch "$out"
+                ''
+              else
+                ''
+                  ./hello | tee "$out"
+                  grep -q '^hello: ' "$out"
+                ''
+            )
+          );
     };
+
     meta = {
       description = "nvcc that chooses its host compiler, GPU targets and cross settings (nvcc-wrapper)";
       mainProgram = "nvcc";
       platforms = lib.platforms.linux;
     };
-  }
-  ''
-    mkdir -p "$out/bin" "$out/share/nvcc-wrapper" "$out/nix-support"
-    cp "$configTomlPath" "$out/share/nvcc-wrapper/config.toml"
-    ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc"
-    ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc-wrapper"
-
-    # The wrapper's verdict on its own config: a compile and link it cannot plan fails this build with its message.
-    echo "nvcc-wrapper's plan for \`nvcc check.cu -o check\` with this config:"
-    NVCC_WRAPPER_CONFIG="$out/share/nvcc-wrapper/config.toml" "$out/bin/nvcc-wrapper" explain -- check.cu -o check
-
-    if [ -n "$hasCapabilities" ]; then
-      eval "set -- $cmakeArchitectures"
-      "$nvccWrapper/bin/nvcc-wrapper" gencode "$@" > "$out/nix-support/cmake-cuda-architectures"
-    fi
-    cp "$setupHookPath" "$out/nix-support/setup-hook"
-    echo "$propagated" > "$out/nix-support/propagated-build-inputs"
-  ''
+  })

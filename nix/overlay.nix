@@ -6,11 +6,11 @@
 #
 # Step 2, `./overlay-backend-stdenv.nix`, is opt-in: it makes `cudaPackages.backendStdenv` plain `stdenv` and
 # `cudaPackages.cuda_nvcc` the wrapped nvcc, so existing `effectiveStdenv` code keeps working unchanged.
-final: prev: {
+final: prev:
+{
   nvcc-wrapper = final.callPackage ./package.nix { };
 
   makeNvccWrapper = final.callPackage ./make-nvcc-wrapper.nix { };
-
 }
 # Every CUDA package set (cudaPackages, cudaPackages_12_4, ...) gets these (./extend-cuda.nix says how).
 // import ./extend-cuda.nix prev (

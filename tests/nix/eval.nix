@@ -24,15 +24,20 @@ let
 
   s = import ./stand-ins.nix { inherit lib package; };
 
-  # Only passthru is read here: the derivation itself is never instantiated.
-  runCommand =
-    name: env: _script:
-    {
-      type = "derivation";
-      inherit name;
-      outPath = "${root}/${name}";
-    }
-    // env.passthru;
+  # Nixpkgs' stdenvNoCC.mkDerivation and runCommand: only passthru is read here, nothing is instantiated.
+  stdenvNoCC.mkDerivation =
+    f:
+    let
+      attrs = f (attrs // { finalPackage = result; });
+      result = {
+        type = "derivation";
+        name = "${attrs.pname}-${attrs.version}";
+        outPath = "${root}/${attrs.pname}-${attrs.version}";
+      }
+      // attrs.passthru;
+    in
+    result;
+  runCommand = name: _env: _script: package name { } { };
 
   gcc =
     version: targetPrefix:
@@ -55,7 +60,7 @@ let
     import ../../nix/make-nvcc-wrapper.nix {
       inherit lib;
       buildPackages = {
-        inherit runCommand;
+        inherit runCommand stdenvNoCC;
         nvcc-wrapper = package "nvcc-wrapper" { } { };
         gcc11 = gcc "11.5.0" targetPrefix;
         gcc13 = gcc "13.3.0" targetPrefix;

@@ -24,9 +24,15 @@ let
     // attrs;
   s = import ./stand-ins.nix { inherit lib package; };
 
-  runCommand =
-    name: env: _script:
-    package name { } (env.passthru or { });
+  # Nixpkgs' stdenvNoCC.mkDerivation and runCommand: only passthru is read here, nothing is instantiated.
+  stdenvNoCC.mkDerivation =
+    f:
+    let
+      attrs = f (attrs // { finalPackage = result; });
+      result = package "${attrs.pname}-${attrs.version}" { } attrs.passthru;
+    in
+    result;
+  runCommand = name: _env: _script: package name { } { };
 
   gcc =
     version: targetPrefix:
@@ -118,7 +124,12 @@ let
           map (v: lib.nameValuePair "gcc${lib.versions.major v}" (gcc v gccPrefix)) gccs
         )
         // {
-          inherit lib stdenv runCommand;
+          inherit
+            lib
+            stdenv
+            stdenvNoCC
+            runCommand
+            ;
           callPackage = lib.callPackageWith self;
           buildPackages = if buildPackages == null then self else buildPackages;
           targetPackages = if targetPackages == null then self else targetPackages;
@@ -187,58 +198,57 @@ let
       nativeNone = nativeSet shape [ ];
     in
     {
-
-    packageName = native.nvcc-wrapper.name;
-    packageArgs = {
-      inherit (native.nvcc-wrapper.recorded) pname version;
-    };
-    wrapped = native.cudaPackages.nvcc-wrapped.configToml;
-    # makeNvccWrapper called by hand with what the overlay reads from the package set: the same file.
-    byHand =
-      (native.makeNvccWrapper {
-        cuda_nvcc = native.cudaPackages.cuda_nvcc-unwrapped;
-        inherit (native) stdenv;
-        cudaCapabilities = [ "8.6" ];
-        hostRedistSystem = "linux-x86_64";
-      }).configToml;
-    wrappedName = native.cudaPackages.nvcc-wrapped.name;
-    # Nixpkgs' own nvcc, without the overlays, with step 1 and with both steps.
-    unwrapped =
-      let
-        facts = nvcc: {
-          inherit (nvcc) drvPath compilerBindir;
-        };
-      in
-      {
-        nixpkgs = facts nativeNone.cudaPackages.cuda_nvcc;
-        step1 = facts nativeStep1.cudaPackages.cuda_nvcc-unwrapped;
-        step2 = facts native.cudaPackages.cuda_nvcc-unwrapped;
-        # What step 2's package set builds with its own backendStdenv, for contrast.
-        withStep2Stdenv = native.cudaPackages.backendStdenv.cc.name;
+      packageName = native.nvcc-wrapper.name;
+      packageArgs = {
+        inherit (native.nvcc-wrapper.recorded) pname version;
       };
-    step1 = {
-      cudaNvcc = nativeStep1.cudaPackages.cuda_nvcc.name;
-      backendStdenvCc = nativeStep1.cudaPackages.backendStdenv.cc.name;
+      wrapped = native.cudaPackages.nvcc-wrapped.configToml;
+      # makeNvccWrapper called by hand with what the overlay reads from the package set: the same file.
+      byHand =
+        (native.makeNvccWrapper {
+          cuda_nvcc = native.cudaPackages.cuda_nvcc-unwrapped;
+          inherit (native) stdenv;
+          cudaCapabilities = [ "8.6" ];
+          hostRedistSystem = "linux-x86_64";
+        }).configToml;
+      wrappedName = native.cudaPackages.nvcc-wrapped.name;
+      # Nixpkgs' own nvcc, without the overlays, with step 1 and with both steps.
+      unwrapped =
+        let
+          facts = nvcc: {
+            inherit (nvcc) drvPath compilerBindir;
+          };
+        in
+        {
+          nixpkgs = facts nativeNone.cudaPackages.cuda_nvcc;
+          step1 = facts nativeStep1.cudaPackages.cuda_nvcc-unwrapped;
+          step2 = facts native.cudaPackages.cuda_nvcc-unwrapped;
+          # What step 2's package set builds with its own backendStdenv, for contrast.
+          withStep2Stdenv = native.cudaPackages.backendStdenv.cc.name;
+        };
+      step1 = {
+        cudaNvcc = nativeStep1.cudaPackages.cuda_nvcc.name;
+        backendStdenvCc = nativeStep1.cudaPackages.backendStdenv.cc.name;
+      };
+      step2 = {
+        cudaNvcc = native.cudaPackages.cuda_nvcc.name;
+        unwrapped = native.cudaPackages.cuda_nvcc-unwrapped.name;
+        backendStdenvCc = native.cudaPackages.backendStdenv.cc.name;
+        backendStdenvIsStdenv = native.cudaPackages.backendStdenv.cc == native.stdenv.cc;
+        inherit (native.cudaPackages.backendStdenv)
+          cudaCapabilities
+          hasJetsonCudaCapability
+          nvccHostCCMatchesStdenvCC
+          ;
+      };
+      example = {
+        nativeBuildInputs = names (example native).nativeBuildInputs;
+        buildInputs = names (example native).buildInputs;
+      };
     };
-    step2 = {
-      cudaNvcc = native.cudaPackages.cuda_nvcc.name;
-      unwrapped = native.cudaPackages.cuda_nvcc-unwrapped.name;
-      backendStdenvCc = native.cudaPackages.backendStdenv.cc.name;
-      backendStdenvIsStdenv = native.cudaPackages.backendStdenv.cc == native.stdenv.cc;
-      inherit (native.cudaPackages.backendStdenv)
-        cudaCapabilities
-        hasJetsonCudaCapability
-        nvccHostCCMatchesStdenvCC
-        ;
-    };
-    example = {
-      nativeBuildInputs = names (example native).nativeBuildInputs;
-      buildInputs = names (example native).buildInputs;
-    };
-  };
 
+  # Requests nvcc-wrapper refuses, each in a native package set (GCC 14 stdenv) with the GCCs listed.
   refusalCases = {
-
     unknown-capability = {
       version = "12.4";
       capabilities = [
@@ -336,7 +346,10 @@ let
     };
 in
 {
-  refusals = lib.genAttrs [ "extensions" "modules" ] (shape: lib.mapAttrs (_: refused shape) refusalCases);
+  refusals = lib.genAttrs [
+    "extensions"
+    "modules"
+  ] (shape: lib.mapAttrs (_: refused shape) refusalCases);
 
   native = nativeFacts "extensions";
   # The same, in a Nixpkgs whose `_cuda` has no `extensions`.

@@ -38,10 +38,15 @@ rec {
       inherit (cc) version;
     };
 
-  unwrappedClang = { version, files ? { } }: package "clang-${version}" files {
-    pname = "clang";
-    inherit version;
-  };
+  unwrappedClang =
+    {
+      version,
+      files ? { },
+    }:
+    package "clang-${version}" files {
+      pname = "clang";
+      inherit version;
+    };
 
   # A stdenv as makeNvccWrapper reads it. Platforms are lib.systems.elaborate'd, as Nixpkgs' are.
   stdenv =

@@ -782,6 +782,29 @@ fn realised_package_has_the_wrapper_as_nvcc_its_config_and_its_setup_hook() {
 
 #[test]
 #[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn nix_build_of_the_packages_passthru_tests_compiles_hello_and_runs_it_natively() {
+    let Some(args) = realise_args() else { return };
+    if realised().is_none() {
+        return;
+    }
+    // What a Nixpkgs reviewer runs: `nix-build -A <package>.passthru.tests`.
+    let mut cmd = nix("nix-build").unwrap();
+    cmd.args(["realise.nix", "-A", "native.passthru.tests", "-A", "jetson.passthru.tests", "--no-out-link"])
+        .args(["--option", "sandbox", "false", "--option", "build-users-group", ""])
+        .args(&args);
+    let text = ok(&mut cmd);
+    let paths: Vec<&str> = text.lines().collect();
+    assert_eq!(paths.len(), 2, "{text}");
+    assert!(paths[0].ends_with("-cuda_nvcc-wrapped-11.8-test-hello"), "{text}");
+    assert!(paths[1].ends_with("-aarch64-unknown-linux-gnu-cuda_nvcc-wrapped-12.4-test-hello"), "{text}");
+    // The native test ran the program it built; the cross one only built it.
+    let ran = std::fs::read_to_string(paths[0]).unwrap();
+    assert!(ran.starts_with("hello: built and started") || ran.starts_with("hello: squared"), "{ran}");
+    assert_eq!(std::fs::read_to_string(paths[1]).unwrap(), "");
+}
+
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn realised_native_nvcc_compiles_links_and_runs_hello_with_gcc_11_and_gcc_12s_libstdcxx() {
     let Some(r) = realised() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -53,6 +53,7 @@ let
     if found == [ ] then default else head found;
   concatStrings = concatStringsSep "";
   concatMapStringsSep = sep: f: list: concatStringsSep sep (map f list);
+  concatMapStrings = f: list: concatStrings (map f list);
   optional = cond: x: if cond then [ x ] else [ ];
   optionals = cond: list: if cond then list else [ ];
   optionalString = cond: s: if cond then s else "";
@@ -201,7 +202,14 @@ let
           base = baseNameOf (toString path);
         in
         !(
-          (type == "directory" && elem base [ ".git" ".svn" ".hg" ])
+          (
+            type == "directory"
+            && elem base [
+              ".git"
+              ".svn"
+              ".hg"
+            ]
+          )
           || builtins.match ".*~" base != null
           || builtins.match "\\.#.*" base != null
           || builtins.match "result(-.*)?" base != null
@@ -294,6 +302,7 @@ in
     composeExtensions
     composeManyExtensions
     concatMap
+    concatMapStrings
     concatMapStringsSep
     concatStrings
     concatStringsSep
