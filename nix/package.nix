@@ -1,9 +1,16 @@
 # nvcc-wrapper, built from this repository: `callPackage ./nix/package.nix { }`.
 #
 # The binary alone; `makeNvccWrapper` (./make-nvcc-wrapper.nix) makes the drop-in `nvcc` of a toolkit from it.
+#
+# Built as the README's install line builds it: with glibc linked in (static-pie), which spares every nvcc call the
+# dynamic loader and its shared libraries (docs/benchmarks.md: 0.3 to 0.75 ms a call).
 {
   lib,
+  stdenv,
   rustPlatform,
+  glibc,
+  file,
+  runCommand,
 }:
 let
   root = ./..;
@@ -27,8 +34,12 @@ let
       ../tests/fakes/src
     ];
   };
+
+  # crt-static links glibc into the binary; buildRustPackage passes `--target`, so the flag reaches the target's
+  # crates (the binary and its unit tests) and not the build scripts or proc-macros, which must stay dynamic.
+  staticGlibc = stdenv.hostPlatform.isGnu;
 in
-rustPlatform.buildRustPackage {
+rustPlatform.buildRustPackage (finalAttrs: {
   pname = cargoToml.package.name;
   inherit (cargoToml.package) version;
   inherit src;
@@ -46,6 +57,19 @@ rustPlatform.buildRustPackage {
     cargoToml.package.name
   ];
 
+  buildInputs = lib.optionals staticGlibc [ glibc.static ];
+  env.RUSTFLAGS = lib.optionalString staticGlibc "-C target-feature=+crt-static";
+
+  # `nix-build -A nvcc-wrapper.passthru.tests`: the binary is linked statically and starts.
+  passthru.tests.static =
+    runCommand "${finalAttrs.finalPackage.name}-test-static" { nativeBuildInputs = [ file ]; }
+      ''
+        exe=${lib.getExe finalAttrs.finalPackage}
+        file -L "$exe" | tee "$out"
+        ${lib.optionalString staticGlibc ''grep -q 'static' "$out"''}
+        "$exe" --version >> "$out"
+      '';
+
   meta = {
     inherit (cargoToml.package) description;
     homepage = cargoToml.package.repository or null;
@@ -56,4 +80,4 @@ rustPlatform.buildRustPackage {
     mainProgram = "nvcc-wrapper";
     platforms = lib.platforms.linux;
   };
-}
+})

@@ -133,8 +133,16 @@ let
           callPackage = lib.callPackageWith self;
           buildPackages = if buildPackages == null then self else buildPackages;
           targetPackages = if targetPackages == null then self else targetPackages;
-          # Nixpkgs' rustPlatform, recording what package.nix asks it to build.
-          rustPlatform.buildRustPackage = args: package "${args.pname}-${args.version}" { } { recorded = args; };
+          # Nixpkgs' rustPlatform, recording what package.nix asks it to build (a set, or a function of finalAttrs).
+          rustPlatform.buildRustPackage =
+            f:
+            let
+              args = if lib.isFunction f then f (args // { finalPackage = result; }) else f;
+              result = package "${args.pname}-${args.version}" { } { recorded = args; };
+            in
+            result;
+          glibc = package "glibc-2.40" { } { static = package "glibc-2.40-static" { } { }; };
+          file = package "file-5.45" { } { };
           symlinkJoin = args: package args.name { } { inherit (args) paths; };
           _cuda = lib.makeExtensible (
             _:

@@ -578,9 +578,21 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     let expr = format!(
         r#"let
           lib = import {lib};
-          p = import ../../nix/package.nix {{ inherit lib; rustPlatform.buildRustPackage = args: args; }};
+          standIn = name: {{ type = "derivation"; inherit name; outPath = "/stand-in/${{name}}"; }};
+          # rustPlatform.buildRustPackage and runCommand, recording their arguments.
+          p = import ../../nix/package.nix {{
+            inherit lib;
+            stdenv.hostPlatform = lib.systems.elaborate "x86_64-linux";
+            rustPlatform.buildRustPackage = f: let a = f (a // {{ finalPackage = standIn "nvcc-wrapper-built" // {{ meta.mainProgram = "nvcc-wrapper"; }}; }}); in a;
+            glibc = standIn "glibc" // {{ static = standIn "glibc-static"; }};
+            file = standIn "file";
+            runCommand = name: env: script: {{ inherit name script; nativeBuildInputs = map (d: d.name) env.nativeBuildInputs; }};
+          }};
         in {{
           inherit (p) pname version cargoBuildFlags cargoTestFlags;
+          buildInputs = map (d: d.name) p.buildInputs;
+          inherit (p.env) RUSTFLAGS;
+          staticTest = p.passthru.tests.static;
           lockFile = toString p.cargoLock.lockFile;
           src = "${{p.src}}";
           meta = {{
@@ -600,6 +612,17 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     assert_eq!(p["lockFile"], format!("{REPO}/Cargo.lock"));
     assert_eq!(p["cargoBuildFlags"], serde_json::json!(["--package", "nvcc-wrapper"]));
     assert_eq!(p["cargoTestFlags"], serde_json::json!(["--package", "nvcc-wrapper"]));
+    // The fast binary, as the README's install line: glibc linked in, so glibc's static library is an input; the
+    // flag reaches the target's crates only (buildRustPackage passes --target).
+    assert_eq!(p["RUSTFLAGS"], "-C target-feature=+crt-static");
+    assert_eq!(p["buildInputs"], serde_json::json!(["glibc-static"]));
+    // passthru.tests.static runs `file` on the built binary and fails unless it says static.
+    let test = &p["staticTest"];
+    assert_eq!(test["name"], "nvcc-wrapper-built-test-static");
+    assert_eq!(test["nativeBuildInputs"], serde_json::json!(["file"]));
+    let script = test["script"].as_str().unwrap();
+    assert!(script.contains("exe=/stand-in/nvcc-wrapper-built/bin/nvcc-wrapper\n"), "{script}");
+    assert!(script.contains("file -L \"$exe\" | tee \"$out\"\ngrep -q 'static' \"$out\"\n"), "{script}");
     assert_eq!(p["meta"]["description"], env!("CARGO_PKG_DESCRIPTION"));
     assert_eq!(p["meta"]["mainProgram"], "nvcc-wrapper");
     assert_eq!(p["meta"]["license"], serde_json::json!(["MIT", "Apache-2.0"]));

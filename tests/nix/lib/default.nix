@@ -123,6 +123,9 @@ let
   # Packages' outputs.
   getOutput = output: pkg: pkg.${output} or pkg;
   getExe' = pkg: name: "${getOutput "bin" pkg}/bin/${name}";
+  getExe =
+    pkg:
+    getExe' pkg (pkg.meta.mainProgram or (throw "lib.getExe: ${pkg.name or "a package"} has no meta.mainProgram"));
 
   # Versions.
   versions = {
@@ -164,6 +167,9 @@ let
         kernel.name = "linux";
       };
       isLinux = true;
+      # Every known config is *-linux-gnu.
+      isGnu = true;
+      libc = "glibc";
       isx86_64 = known.cpu == "x86_64";
       isAarch64 = known.cpu == "aarch64";
       isPower64 = known.cpu == "powerpc64le";
@@ -317,6 +323,7 @@ in
     fix
     foldl'
     genAttrs
+    getExe
     getExe'
     getOutput
     hasPrefix
@@ -324,6 +331,7 @@ in
     isAttrs
     isBool
     isDerivation
+    isFunction
     isInt
     isList
     isString
