@@ -35,10 +35,14 @@ let
           (lib.getLib p)
           (lib.getOutput "static" p)
         ])
-        [
-          consumerCuda.cuda_cudart
-          consumerCuda.cuda_cccl
-        ]
+        (
+          [
+            consumerCuda.cuda_cudart
+            consumerCuda.cuda_cccl
+          ]
+          # The target's CRT headers, where Nixpkgs packages them apart (CUDA 13).
+          ++ lib.optional (consumerCuda ? cuda_crt) consumerCuda.cuda_crt
+        )
     );
   };
 in

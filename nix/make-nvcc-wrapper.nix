@@ -239,6 +239,10 @@ else
     nvccWrapper = nvcc-wrapper;
     cmakeArchitectures = lib.escapeShellArgs gencodeArgs;
     hasCapabilities = cudaCapabilities != [ ];
+    # The stdenv's archiver, for `nvcc -lib` (see ./setup-hook.sh).
+    archiver = lib.optionalString (
+      stdenv.cc ? bintools
+    ) "${stdenv.cc.bintools}/bin/${stdenv.cc.targetPrefix or ""}ar";
 
     # stdenv's fixup phase writes nix-support/: the hook (./setup-hook.sh, its @out@ and @cudaToolkitRoot@
     # substituted) and the propagated inputs.
@@ -252,6 +256,10 @@ else
       cp "$configTomlPath" "$out/share/nvcc-wrapper/config.toml"
       ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc"
       ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc-wrapper"
+      if [ -n "$archiver" ]; then
+        mkdir -p "$out/libexec/nvcc-wrapper/bin"
+        ln -s "$archiver" "$out/libexec/nvcc-wrapper/bin/ar"
+      fi
       if [ -n "$hasCapabilities" ]; then
         eval "set -- $cmakeArchitectures"
         "$nvccWrapper/bin/nvcc-wrapper" gencode "$@" > "$out/nix-support/cmake-cuda-architectures"

@@ -161,6 +161,7 @@ let
       program,
       installDir,
       libstdcxx,
+      archiver,
     }:
     s.wrapCC {
       inherit targetPrefix;
@@ -170,6 +171,7 @@ let
         libFiles."${lib.optionalString (targetPrefix != "") "${triple}/"}lib/libstdc++.so.6" = libstdcxx;
       };
       files."bin/${targetPrefix}g++" = program;
+      bintools = package "${targetPrefix}binutils-wrapper" { "bin/${targetPrefix}ar" = archiver; } { };
     };
 
   gcc12 = gccStandIn {
@@ -178,6 +180,7 @@ let
     program = "/usr/bin/g++-12";
     installDir = "/usr/lib/gcc/x86_64-linux-gnu/12";
     libstdcxx = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+    archiver = "/usr/bin/ar";
   };
   gcc11 = gccStandIn {
     version = gcc11Version;
@@ -185,6 +188,7 @@ let
     program = "/usr/bin/g++-11";
     installDir = "/usr/lib/gcc/x86_64-linux-gnu/11";
     libstdcxx = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+    archiver = "/usr/bin/ar";
   };
   aarch64Gcc12 = gccStandIn {
     version = crossGcc12Version;
@@ -193,6 +197,7 @@ let
     program = "/usr/bin/aarch64-linux-gnu-g++-12";
     installDir = "/usr/lib/gcc-cross/aarch64-linux-gnu/12";
     libstdcxx = "/usr/aarch64-linux-gnu/lib/libstdc++.so.6";
+    archiver = "/usr/bin/aarch64-linux-gnu-ar";
   };
 
   makeNvccWrapper = import ../../nix/make-nvcc-wrapper.nix {

@@ -31,12 +31,17 @@ rec {
       isClang ? false,
       targetPrefix ? "",
       files ? { },
+      # bintools-wrapper: `bin/${targetPrefix}ar` and the rest; null: none recorded.
+      bintools ? null,
     }:
-    package "${cc.pname}-wrapper-${cc.version}" files {
-      inherit cc isClang targetPrefix;
-      isGNU = !isClang;
-      inherit (cc) version;
-    };
+    package "${cc.pname}-wrapper-${cc.version}" files (
+      {
+        inherit cc isClang targetPrefix;
+        isGNU = !isClang;
+        inherit (cc) version;
+      }
+      // (if bintools == null then { } else { inherit bintools; })
+    );
 
   unwrappedClang =
     {

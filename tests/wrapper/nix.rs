@@ -1073,6 +1073,74 @@ fn setup_hook_exports_the_wrapped_nvcc_and_keeps_nixpkgs_hook_off_the_host_compi
 
 #[test]
 #[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn setup_hook_hands_nvcc_the_library_directories_its_archiver_and_the_drafts_fatbin_opt_out() {
+    let Some(r) = realised() else { return };
+    let script = format!(
+        "{HOOK_HELPERS}NIX_LDFLAGS='-L/lib/a -rpath /run/x -L/lib/b'\nNIX_CUDA_DONT_COMPRESS_FATBINS=1\n\
+         source {hook}\nfor h in \"${{preConfigureHooks[@]}}\"; do $h; done\n\
+         printf '%s\\n' \"$NVCC_APPEND_FLAGS\" \"$NVCC_WRAPPER_COMPRESS_FATBIN\" \"$PATH\"\n",
+        hook = r.jetson.join("nix-support/setup-hook").display()
+    );
+    let seen = ok(Command::new("bash").arg("-c").arg(script).env_clear().env("PATH", "/usr/bin:/bin"));
+    let lines: Vec<&str> = seen.lines().collect();
+    // The -L of NIX_LDFLAGS, for nvlink; the draft's opt-out; the package's `ar` last on PATH.
+    assert_eq!(lines[0], "-L/lib/a -L/lib/b", "{seen}");
+    assert_eq!(lines[1], "0", "{seen}");
+    let private = r.jetson.join("libexec/nvcc-wrapper/bin");
+    assert_eq!(lines[2], format!("/usr/bin:/bin:{}", private.display()), "{seen}");
+    // For Jetson it is the target's (aarch64) archiver, from the cross stdenv's bintools.
+    let ar = private.join("ar").canonicalize().unwrap();
+    assert_eq!(ar, Path::new("/usr/bin/aarch64-linux-gnu-ar").canonicalize().unwrap());
+}
+
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_device_library_named_only_in_nix_ldflags_links_through_the_hook() {
+    let Some(r) = realised() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("libdir")).unwrap();
+    std::fs::write(d.join("dev.cu"), "__device__ int twice(int x) { return 2 * x; }\n").unwrap();
+    std::fs::write(
+        d.join("main.cu"),
+        "#include <cstdio>\nextern __device__ int twice(int);\n__global__ void k(int *v) { *v = twice(*v); }\n\
+         int main() { std::printf(\"linked\\n\"); return 0; }\n",
+    )
+    .unwrap();
+    let nvcc = r.native.join("bin/nvcc");
+    ok(Command::new(&nvcc)
+        .args(["-rdc=true", "-lib", "dev.cu", "-o", "libdir/libdev.a"])
+        .current_dir(d)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin"));
+    // As in a Nix build: the library's directory is in NIX_LDFLAGS, which only cc-wrapper's host link reads.
+    let link = |with_hook: bool| {
+        let hook = if with_hook {
+            format!(
+                "source {}\nfor h in \"${{preConfigureHooks[@]}}\"; do $h; done\n",
+                r.native.join("nix-support/setup-hook").display()
+            )
+        } else {
+            String::new()
+        };
+        let script = format!(
+            "{HOOK_HELPERS}NIX_LDFLAGS=-L{libdir}\n{hook}{nvcc} -rdc=true main.cu -ldev -o main && ./main\n",
+            libdir = d.join("libdir").display(),
+            nvcc = nvcc.display()
+        );
+        run(Command::new("bash").arg("-c").arg(script).current_dir(d).env_clear().env("PATH", "/usr/bin:/bin"))
+    };
+    // Without the hook nvlink does not find it, and says nothing of -ldev: only the missing symbol.
+    let without = link(false);
+    assert!(!without.status.success(), "{}", stdout(&without));
+    assert!(stderr(&without).contains("nvlink error   : Undefined reference to '_Z5twicei'"), "{}", stderr(&without));
+    let with = link(true);
+    assert!(with.status.success(), "{}{}", stdout(&with), stderr(&with));
+    assert_eq!(stdout(&with), "linked\n");
+}
+
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn cmake_builds_the_example_through_the_setup_hook_with_the_wrapped_nvcc() {
     let Some(r) = realised() else { return };
     let Some(cmake) = real_program("cmake") else { return };
