@@ -35,10 +35,14 @@ let
           (lib.getLib p)
           (lib.getOutput "static" p)
         ])
-        [
-          consumerCuda.cuda_cudart
-          consumerCuda.cuda_cccl
-        ]
+        (
+          [
+            consumerCuda.cuda_cudart
+            consumerCuda.cuda_cccl
+          ]
+          # The target's CRT headers, where Nixpkgs packages them apart (CUDA 13).
+          ++ lib.optional (consumerCuda ? cuda_crt) consumerCuda.cuda_crt
+        )
     );
   };
 in
@@ -46,9 +50,9 @@ consumer.makeNvccWrapper {
   cuda_nvcc = cuda_nvcc-unwrapped;
   inherit (consumer) stdenv;
   inherit cudaMajorMinorVersion;
-  inherit (pkgs._cuda.db) nvccCompatibilities;
   inherit (flags) cudaCapabilities cudaForwardCompat;
-  hostRedistSystem = flags.hostRedistSystem or consumerCuda.backendStdenv.hostRedistSystem or null;
+  # Nixpkgs keeps it on backendStdenv (no tree read has `flags.hostRedistSystem`; kept as a fallback).
+  hostRedistSystem = consumerCuda.backendStdenv.hostRedistSystem or flags.hostRedistSystem or null;
   targetCudaRoot = if isCross then targetCudaRoot else null;
   # Nixpkgs has cuda_compat only for Jetson builds; its libcuda.so.1 is in compat/ (where Nixpkgs' own
   # autoAddCudaCompatRunpath hook points the runpath).

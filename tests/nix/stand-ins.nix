@@ -1,8 +1,7 @@
 # Stand-ins for the parts of Nixpkgs that are not in `lib` (no Nixpkgs tree is needed to test nix/): cc-wrapper
-# packages, a stdenv, the unwrapped GCC and its `lib` output, `cuda_nvcc`, `runCommand`, and Nixpkgs' CUDA data.
-# Attribute names follow Nixpkgs' own (cc-wrapper's passthru `cc`, `isClang`, `isGNU`, `targetPrefix`; stdenv's
-# `cc`, `buildPlatform`, `hostPlatform`; `_cuda.db.nvccCompatibilities.<release>.gcc.maxMajorVersion`), so that
-# nix/ reads them exactly as it would read Nixpkgs'.
+# packages, a stdenv, the unwrapped GCC and its `lib` output, and `cuda_nvcc`. Attribute names follow Nixpkgs' own
+# (cc-wrapper's passthru `cc`, `isClang`, `isGNU`, `targetPrefix`; stdenv's `cc`, `buildPlatform`, `hostPlatform`),
+# so that nix/ reads them exactly as it would read Nixpkgs'.
 #
 # `package name attrs` makes a package: for evaluation, a derivation-shaped attribute set whose outPath is a
 # directory the test prepares (no store path is realised); for realisation, a real derivation (see realise.nix).
@@ -32,17 +31,27 @@ rec {
       isClang ? false,
       targetPrefix ? "",
       files ? { },
+      # bintools-wrapper: `bin/${targetPrefix}ar` and the rest; null: none recorded.
+      bintools ? null,
     }:
-    package "${cc.pname}-wrapper-${cc.version}" files {
-      inherit cc isClang targetPrefix;
-      isGNU = !isClang;
-      inherit (cc) version;
-    };
+    package "${cc.pname}-wrapper-${cc.version}" files (
+      {
+        inherit cc isClang targetPrefix;
+        isGNU = !isClang;
+        inherit (cc) version;
+      }
+      // (if bintools == null then { } else { inherit bintools; })
+    );
 
-  unwrappedClang = { version, files ? { } }: package "clang-${version}" files {
-    pname = "clang";
-    inherit version;
-  };
+  unwrappedClang =
+    {
+      version,
+      files ? { },
+    }:
+    package "clang-${version}" files {
+      pname = "clang";
+      inherit version;
+    };
 
   # A stdenv as makeNvccWrapper reads it. Platforms are lib.systems.elaborate'd, as Nixpkgs' are.
   stdenv =
@@ -67,27 +76,5 @@ rec {
     package "cuda_nvcc-${version}" files {
       pname = "cuda_nvcc";
       inherit version;
-    };
-
-  # Nixpkgs' `_cuda.db.nvccCompatibilities`, for the releases the tests use (values as NVIDIA's host_config.h says,
-  # the same as compat-data/host-compilers.toml; the strings as Nixpkgs writes them).
-  nvccCompatibilities =
-    let
-      row = gcc: clang: {
-        gcc = {
-          minMajorVersion = "6";
-          maxMajorVersion = gcc;
-        };
-        clang = {
-          minMajorVersion = "7";
-          maxMajorVersion = clang;
-        };
-      };
-    in
-    {
-      "11.8" = row "11" "14";
-      "12.4" = row "13" "17";
-      "13.0" = row "15" "20";
-      "13.5" = row "16" "22";
     };
 }

@@ -40,6 +40,13 @@ fn nixpkgs_lib() -> Option<PathBuf> {
     LIB.get_or_init(|| {
         let nix = nix("nix-instantiate")?;
         let version = ok(Command::new(nix.get_program()).arg("--version"));
+        let recent = version.split_whitespace().last().is_some_and(|v| at_least(v, (2, 18)));
+        assert!(
+            recent || !require_real(),
+            "{} is {}: Nixpkgs needs Nix 2.18 or newer (scripts/install-nix.sh installs Debian 13's)",
+            nix.get_program().to_string_lossy(),
+            version.trim()
+        );
         let (lib, which) = match real_nixpkgs_lib() {
             Some(lib) => {
                 let which = format!("the real Nixpkgs lib at {}", lib.display());
@@ -47,7 +54,11 @@ fn nixpkgs_lib() -> Option<PathBuf> {
             }
             None => (tests_nix().join("lib"), "the project's stand-in lib (tests/nix/lib)".to_string()),
         };
-        let line = format!("note: the Nix tests use {} and {which}\n", version.trim());
+        let line = format!(
+            "note: the Nix tests use {} ({}) and {which}\n",
+            version.trim(),
+            nix.get_program().to_string_lossy()
+        );
         std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).unwrap();
         Some(lib)
     })
@@ -80,9 +91,26 @@ fn real_nixpkgs_lib() -> Option<PathBuf> {
     Some(lib)
 }
 
+/// Whether a Nix version ("2.26.3") is at least `min` (major, minor).
+fn at_least(version: &str, min: (u32, u32)) -> bool {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= min
+}
+
+/// The Nix program the tests run: Debian 13's, which scripts/install-nix.sh unpacks into the cache and runs offline
+/// through bubblewrap (`<cache>/nix/bin/NAME`), else the one on PATH (Debian 12's is 2.8: what needs no newer Nix
+/// still runs with it, and NVCC_WRAPPER_REQUIRE_REAL=1 refuses it).
+fn nix_program(program: &str) -> Option<PathBuf> {
+    let cached = cache_dir().join("nix/bin").join(program);
+    if cached.is_file() {
+        return Some(cached);
+    }
+    real_program(program)
+}
+
 /// `nix-instantiate`/`nix-build` with the project's settings, in tests/nix.
 fn nix(program: &str) -> Option<Command> {
-    let path = real_program(program)?;
+    let path = nix_program(program)?;
     let mut cmd = Command::new(path);
     cmd.env("NIX_CONFIG", NIX_CONFIG).current_dir(tests_nix());
     Some(cmd)
@@ -137,7 +165,7 @@ fn path_str(path: &Path) -> &str {
 #[test]
 #[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn every_nix_file_parses() {
-    if real_program("nix-instantiate").is_none() {
+    if nix_program("nix-instantiate").is_none() {
         return;
     }
     let mut files = Vec::new();
@@ -464,8 +492,15 @@ candidates = [{ path = "ROOT/powerpc64le-unknown-linux-gnu-gcc-wrapper-13.3.0/bi
 #[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv() {
     let Some(lib) = nixpkgs_lib() else { return };
-    let Some(facts) = eval_json("overlay.nix", None, &[("nixpkgsLib", path_str(&lib))], &[]) else { return };
-    let native = &facts["native"];
+    // (Not `refusals`, which stop the evaluation.)
+    let facts = |attr| eval_json("overlay.nix", Some(attr), &[("nixpkgsLib", path_str(&lib))], &[]);
+    let (Some(native), Some(modules), Some(cross)) = (facts("native"), facts("nativeModules"), facts("cross")) else {
+        return;
+    };
+    // Both shapes of Nixpkgs' `_cuda` (with `extensions`, and without: each CUDA set extended by overrideScope)
+    // give the same package sets.
+    assert_eq!(modules, native);
+    let native = &native;
     // Step 1: the package set's values reach makeNvccWrapper: the same file as a call by hand.
     assert_eq!(native["wrapped"], native["byHand"]);
     let wrapped = native["wrapped"].as_str().unwrap();
@@ -487,12 +522,20 @@ fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv(
     assert_eq!(step2["nvccHostCCMatchesStdenvCC"], true);
     assert_eq!(step2["cudaNvcc"], "cuda_nvcc-wrapped-12.4.131");
     assert_eq!(step2["unwrapped"], "cuda_nvcc-12.4.131");
+    // Nixpkgs' own nvcc stays exactly Nixpkgs' under both steps: the same derivation as without the overlays, its
+    // nvcc.profile naming Nixpkgs' backendStdenv compiler (GCC 13), not step 2's (GCC 14).
+    let unwrapped = &native["unwrapped"];
+    assert!(unwrapped["nixpkgs"]["drvPath"].as_str().unwrap().ends_with("-cuda_nvcc-12.4.131.drv"), "{unwrapped}");
+    assert_eq!(unwrapped["step1"], unwrapped["nixpkgs"]);
+    assert_eq!(unwrapped["step2"], unwrapped["nixpkgs"]);
+    assert_eq!(unwrapped["nixpkgs"]["compilerBindir"], "/stand-in/gcc-wrapper-13.3.0/bin");
+    assert_eq!(unwrapped["withStep2Stdenv"], "gcc-wrapper-14.2.0");
     // The example derivation: plain stdenv, the wrapped nvcc among its build tools.
     assert_eq!(native["example"]["nativeBuildInputs"], serde_json::json!(["cmake-3.30", "cuda_nvcc-wrapped-12.4.131"]));
 
     // A cross derivation's nativeBuildInputs get the build-host set's nvcc-wrapped: the aarch64 set's stdenv
     // compiler, capabilities and Jetson platform, and the aarch64 set's CUDA files as the target's.
-    let cross = &facts["cross"];
+    let cross = &cross;
     let wrapped = cross["wrapped"].as_str().unwrap();
     for line in [
         "[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"\ncuda-root = \"/stand-in/cuda-target-root-aarch64-unknown-linux-gnu-12.4\"\n",
@@ -512,6 +555,21 @@ fn overlay_adds_the_wrapped_nvcc_and_step_two_makes_backend_stdenv_plain_stdenv(
 
 #[test]
 #[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn overlay_on_a_nixpkgs_it_cannot_extend_says_what_it_needs() {
+    let Some(lib) = nixpkgs_lib() else { return };
+    let mut cmd = nix("nix-instantiate").unwrap();
+    cmd.args(["--eval", "--strict", "overlay.nix", "-A", "unsupported", "--arg", "nixpkgsLib", path_str(&lib)]);
+    let out = run(&mut cmd);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        err.contains("error: nvcc-wrapper's overlay: cudaPackages_12_4 is not a scope (no `overrideScope`) and this Nixpkgs' `_cuda` has no `extensions`"),
+        "{err}"
+    );
+}
+
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() {
     let Some(lib) = nixpkgs_lib() else { return };
     if !can_build() {
@@ -520,9 +578,21 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     let expr = format!(
         r#"let
           lib = import {lib};
-          p = import ../../nix/package.nix {{ inherit lib; rustPlatform.buildRustPackage = args: args; }};
+          standIn = name: {{ type = "derivation"; inherit name; outPath = "/stand-in/${{name}}"; }};
+          # rustPlatform.buildRustPackage and runCommand, recording their arguments.
+          p = import ../../nix/package.nix {{
+            inherit lib;
+            stdenv.hostPlatform = lib.systems.elaborate "x86_64-linux";
+            rustPlatform.buildRustPackage = f: let a = f (a // {{ finalPackage = standIn "nvcc-wrapper-built" // {{ meta.mainProgram = "nvcc-wrapper"; }}; }}); in a;
+            glibc = standIn "glibc" // {{ static = standIn "glibc-static"; }};
+            file = standIn "file";
+            runCommand = name: env: script: {{ inherit name script; nativeBuildInputs = map (d: d.name) env.nativeBuildInputs; }};
+          }};
         in {{
           inherit (p) pname version cargoBuildFlags cargoTestFlags;
+          buildInputs = map (d: d.name) p.buildInputs;
+          inherit (p.env) RUSTFLAGS;
+          staticTest = p.passthru.tests.static;
           lockFile = toString p.cargoLock.lockFile;
           src = "${{p.src}}";
           meta = {{
@@ -542,12 +612,25 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     assert_eq!(p["lockFile"], format!("{REPO}/Cargo.lock"));
     assert_eq!(p["cargoBuildFlags"], serde_json::json!(["--package", "nvcc-wrapper"]));
     assert_eq!(p["cargoTestFlags"], serde_json::json!(["--package", "nvcc-wrapper"]));
+    // The fast binary, as the README's install line: glibc linked in, so glibc's static library is an input; the
+    // flag reaches the target's crates only (buildRustPackage passes --target).
+    assert_eq!(p["RUSTFLAGS"], "-C target-feature=+crt-static");
+    assert_eq!(p["buildInputs"], serde_json::json!(["glibc-static"]));
+    // passthru.tests.static runs `file` on the built binary and fails unless it says static.
+    let test = &p["staticTest"];
+    assert_eq!(test["name"], "nvcc-wrapper-built-test-static");
+    assert_eq!(test["nativeBuildInputs"], serde_json::json!(["file"]));
+    let script = test["script"].as_str().unwrap();
+    assert!(script.contains("exe=/stand-in/nvcc-wrapper-built/bin/nvcc-wrapper\n"), "{script}");
+    assert!(script.contains("file -L \"$exe\" | tee \"$out\"\ngrep -q 'static' \"$out\"\n"), "{script}");
     assert_eq!(p["meta"]["description"], env!("CARGO_PKG_DESCRIPTION"));
     assert_eq!(p["meta"]["mainProgram"], "nvcc-wrapper");
     assert_eq!(p["meta"]["license"], serde_json::json!(["MIT", "Apache-2.0"]));
     assert_eq!(p["meta"]["linux"], true);
 
     let src = PathBuf::from(p["src"].as_str().unwrap());
+    // lib.fileset.toSource names its store path "source".
+    assert!(src.to_str().unwrap().ends_with("-source"), "{}", src.display());
     let mut kept = BTreeSet::new();
     let mut stack = vec![src.clone()];
     while let Some(dir) = stack.pop() {
@@ -563,6 +646,8 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     for wanted in [
         "Cargo.toml",
         "Cargo.lock",
+        "build.rs",
+        "benches/plan.rs",
         "src/main.rs",
         "src/plan/host_compiler/mod.rs",
         "compat-data/host-compilers.toml",
@@ -572,7 +657,19 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     ] {
         assert!(kept.contains(wanted), "{wanted} is not in the source: {kept:?}");
     }
-    for dropped in ["target", ".git", "README.md", "docs", "nix", "scripts", "tests/wrapper", "tests/fakes/tests"] {
+    for dropped in [
+        "target",
+        ".git",
+        "README.md",
+        "docs",
+        "nix",
+        "scripts",
+        "examples",
+        "fuzz",
+        "benches/fatbin-load.c",
+        "tests/wrapper",
+        "tests/fakes/tests",
+    ] {
         assert!(!kept.iter().any(|k| k == dropped || k.starts_with(&format!("{dropped}/"))), "{dropped} is kept");
     }
     // Every source file of the crate is there.
@@ -708,6 +805,29 @@ fn realised_package_has_the_wrapper_as_nvcc_its_config_and_its_setup_hook() {
 
 #[test]
 #[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn nix_build_of_the_packages_passthru_tests_compiles_hello_and_runs_it_natively() {
+    let Some(args) = realise_args() else { return };
+    if realised().is_none() {
+        return;
+    }
+    // What a Nixpkgs reviewer runs: `nix-build -A <package>.passthru.tests`.
+    let mut cmd = nix("nix-build").unwrap();
+    cmd.args(["realise.nix", "-A", "native.passthru.tests", "-A", "jetson.passthru.tests", "--no-out-link"])
+        .args(["--option", "sandbox", "false", "--option", "build-users-group", ""])
+        .args(&args);
+    let text = ok(&mut cmd);
+    let paths: Vec<&str> = text.lines().collect();
+    assert_eq!(paths.len(), 2, "{text}");
+    assert!(paths[0].ends_with("-cuda_nvcc-wrapped-11.8-test-hello"), "{text}");
+    assert!(paths[1].ends_with("-aarch64-unknown-linux-gnu-cuda_nvcc-wrapped-12.4-test-hello"), "{text}");
+    // The native test ran the program it built; the cross one only built it.
+    let ran = std::fs::read_to_string(paths[0]).unwrap();
+    assert!(ran.starts_with("hello: built and started") || ran.starts_with("hello: squared"), "{ran}");
+    assert_eq!(std::fs::read_to_string(paths[1]).unwrap(), "");
+}
+
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn realised_native_nvcc_compiles_links_and_runs_hello_with_gcc_11_and_gcc_12s_libstdcxx() {
     let Some(r) = realised() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -751,28 +871,129 @@ fn realised_jetson_nvcc_cross_compiles_hello_for_aarch64_that_runs_under_qemu() 
 
 #[test]
 #[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn a_bad_capability_list_fails_the_nix_build_with_the_wrappers_message() {
+fn a_bad_capability_list_fails_instantiation_of_the_realised_cases_before_any_build() {
     let Some(args) = realise_args() else { return };
-    if !can_build() {
-        return;
-    }
-    for (attr, message) in [
-        ("bad-jetson-on-x86_64", "nvcc-wrapper: error: nvcc 12.4 cannot build these GPU targets: 8.7 is Jetson Orin"),
+    for (attr, gencode) in [
+        ("bad-jetson-on-x86_64", ["--cuda-version", "12.4", "--system", "x86_64-linux", "--forward-compat", "8.7"]),
         (
             "bad-capability-for-release",
-            "nvcc-wrapper: error: nvcc 11.8 cannot build these GPU targets: 9.0a needs nvcc 12.0",
+            ["--cuda-version", "11.8", "--system", "x86_64-linux", "--forward-compat", "9.0a"],
         ),
     ] {
-        let mut cmd = nix("nix-build").unwrap();
-        cmd.args(["realise.nix", "-A", attr, "--no-out-link"])
-            .args(["--option", "sandbox", "false", "--option", "build-users-group", ""])
-            .args(&args);
+        let (error, help) = binary_refusal(&gencode);
+        let mut cmd = nix("nix-instantiate").unwrap();
+        cmd.args(["realise.nix", "-A", attr]).args(&args);
         let out = run(&mut cmd);
         let err = stderr(&out);
-        assert!(!out.status.success(), "{attr} built: {}", stdout(&out));
-        assert!(err.contains(message), "{attr}: {err}");
-        assert!(err.contains("\nhelp: nvcc"), "{attr}: {err}");
-        assert!(err.contains("failed with exit code 65"), "{attr}: {err}");
+        assert!(!out.status.success(), "{attr} instantiated: {}", stdout(&out));
+        assert!(err.contains(&format!("makeNvccWrapper: {error}\n")), "{attr}: {err}");
+        let first = help.split("; ").next().unwrap();
+        assert!(err.contains(&format!("help: {first}")), "{attr}: {err}");
+    }
+}
+
+/// What the binary says when it refuses a request, as (error, help) without their `nvcc-wrapper: error: ` and
+/// `help: ` prefixes: from `nvcc-wrapper gencode ARGS`, or from `explain` on a config.
+fn binary_refusal(gencode: &[&str]) -> (String, String) {
+    let out = run(Command::new(WRAPPER).arg("gencode").args(gencode).env_clear().env("PATH", "/usr/bin:/bin"));
+    refusal_lines(&out)
+}
+
+fn refusal_lines(out: &Output) -> (String, String) {
+    assert!(!out.status.success(), "accepted: {}", stdout(out));
+    let text = stderr(out);
+    let error = text.lines().find_map(|l| l.strip_prefix("nvcc-wrapper: error: ")).unwrap_or_else(|| panic!("{text}"));
+    let help = text.lines().find_map(|l| l.strip_prefix("help: ")).unwrap_or_else(|| panic!("{text}"));
+    (error.to_string(), help.to_string())
+}
+
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_request_the_wrapper_refuses_fails_evaluation_with_its_words_under_both_steps() {
+    let Some(lib) = nixpkgs_lib() else { return };
+    let Some(toolkit) = real_toolkit("11.8") else { return };
+    // The host-compiler case as the binary sees it: the config the overlay would write (nvcc 11.8, the stdenv's
+    // GCC 14, no candidate), with nothing on PATH.
+    let dir = tempfile::tempdir().unwrap();
+    let gcc14 = dir.path().join("gcc-wrapper-14.2.0/bin/g++");
+    empty_executable(&gcc14);
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "nvcc = \"{}\"\ncuda-version = \"11.8\"\n\n[host-compiler]\nstdenv = {{ path = \"{}\", family = \"gcc\", \
+             target = \"x86_64-unknown-linux-gnu\", version = \"14.2.0\" }}\n\n[gpu]\ncapabilities = [\"8.6\"]\n",
+            toolkit.join("bin/nvcc").display(),
+            gcc14.display()
+        ),
+    )
+    .unwrap();
+    let empty = dir.path().join("empty-path");
+    std::fs::create_dir(&empty).unwrap();
+    let explained = run(Command::new(WRAPPER)
+        .args(["explain", "--", "-c", "k.cu"])
+        .env_clear()
+        .env("PATH", &empty)
+        .env("NVCC_WRAPPER_CONFIG", &config));
+    let (compiler_error, _) = refusal_lines(&explained);
+    let compiler_error = compiler_error.replace(path_str(dir.path()), "/stand-in");
+
+    let flags = |v: &'static str, caps: &[&'static str]| -> Vec<&'static str> {
+        [&["--cuda-version", v, "--system", "x86_64-linux", "--forward-compat"][..], caps].concat()
+    };
+    // (case of tests/nix/overlay.nix, the binary's error, its help's first clause, whether step 2's backendStdenv
+    // refuses it too: the host compiler is the wrapped nvcc's to check)
+    let mut cases = Vec::new();
+    for (case, args) in [
+        ("unknown-capability", flags("12.4", &["8.6", "9.5"])),
+        ("capability-too-new", flags("11.8", &["9.0a"])),
+        ("capability-dropped", flags("13.0", &["7.0", "8.6"])),
+        ("jetson-on-x86_64", flags("12.4", &["8.6", "8.7"])),
+    ] {
+        let (error, help) = binary_refusal(&args);
+        cases.push((case, error, help.split("; ").next().unwrap().to_string(), true));
+    }
+    // A release the tables do not know: the binary names its flag, Nix its argument.
+    let (error, help) = binary_refusal(&["--cuda-version", "12.7", "8.6"]);
+    assert!(error.starts_with("`--cuda-version 12.7` is"), "{error}");
+    cases.push((
+        "unknown-release",
+        error.replace("`--cuda-version 12.7`", "`cudaMajorMinorVersion` \"12.7\""),
+        help,
+        true,
+    ));
+    cases.push(("host-compiler-out-of-range", compiler_error, "give one in `extraCandidates`".into(), false));
+
+    for ((case, error, help, refused_by_backend), shape) in
+        cases.iter().flat_map(|c| ["extensions", "modules"].map(|shape| (c, shape)))
+    {
+        // Step 2's wrapped nvcc reads the capabilities from flags, which current Nixpkgs derives from backendStdenv:
+        // either may speak first, with the same words.
+        let backend = "backendStdenv (nix/overlay-backend-stdenv.nix)";
+        for (attr, who) in [
+            ("step1", &["makeNvccWrapper"][..]),
+            ("step2.cudaNvcc", &["makeNvccWrapper", backend][..]),
+            ("step2.backendStdenv", &[backend][..]),
+        ] {
+            let mut cmd = nix("nix-instantiate").unwrap();
+            cmd.args(["--eval", "--strict", "overlay.nix", "-A", &format!("refusals.{shape}.{case}.{attr}")]).args([
+                "--arg",
+                "nixpkgsLib",
+                path_str(&lib),
+            ]);
+            let out = run(&mut cmd);
+            let err = stderr(&out);
+            if attr == "step2.backendStdenv" && !refused_by_backend {
+                assert_eq!(ok(&mut cmd).trim(), "\"gcc-wrapper-14.2.0\"", "{case}: {err}");
+                continue;
+            }
+            assert!(!out.status.success(), "{case} {attr} evaluated: {}", stdout(&out));
+            assert!(
+                who.iter().any(|who| err.contains(&format!("error: {who}: {error}\n"))),
+                "{case} {attr}: want {error:?} in:\n{err}"
+            );
+            assert!(err.contains(&format!("help: {help}")), "{case} {attr}: want {help:?} in:\n{err}");
+        }
     }
 }
 
@@ -848,6 +1069,74 @@ fn setup_hook_exports_the_wrapped_nvcc_and_keeps_nixpkgs_hook_off_the_host_compi
     // Outside nativeBuildInputs (a buildInputs entry) it does nothing, and Nixpkgs' hook is left as it was.
     let seen = hook_env(&r.native, "hostOffset=0; targetOffset=1");
     assert!(seen.starts_with("CUDACXX=\nNVCC=\nCUDAToolkit_ROOT=\nCUDAHOSTCXX=/backend/bin/c++\n"), "{seen}");
+}
+
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn setup_hook_hands_nvcc_the_library_directories_its_archiver_and_the_drafts_fatbin_opt_out() {
+    let Some(r) = realised() else { return };
+    let script = format!(
+        "{HOOK_HELPERS}NIX_LDFLAGS='-L/lib/a -rpath /run/x -L/lib/b'\nNIX_CUDA_DONT_COMPRESS_FATBINS=1\n\
+         source {hook}\nfor h in \"${{preConfigureHooks[@]}}\"; do $h; done\n\
+         printf '%s\\n' \"$NVCC_APPEND_FLAGS\" \"$NVCC_WRAPPER_COMPRESS_FATBIN\" \"$PATH\"\n",
+        hook = r.jetson.join("nix-support/setup-hook").display()
+    );
+    let seen = ok(Command::new("bash").arg("-c").arg(script).env_clear().env("PATH", "/usr/bin:/bin"));
+    let lines: Vec<&str> = seen.lines().collect();
+    // The -L of NIX_LDFLAGS, for nvlink; the draft's opt-out; the package's `ar` last on PATH.
+    assert_eq!(lines[0], "-L/lib/a -L/lib/b", "{seen}");
+    assert_eq!(lines[1], "0", "{seen}");
+    let private = r.jetson.join("libexec/nvcc-wrapper/bin");
+    assert_eq!(lines[2], format!("/usr/bin:/bin:{}", private.display()), "{seen}");
+    // For Jetson it is the target's (aarch64) archiver, from the cross stdenv's bintools.
+    let ar = private.join("ar").canonicalize().unwrap();
+    assert_eq!(ar, Path::new("/usr/bin/aarch64-linux-gnu-ar").canonicalize().unwrap());
+}
+
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_device_library_named_only_in_nix_ldflags_links_through_the_hook() {
+    let Some(r) = realised() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("libdir")).unwrap();
+    std::fs::write(d.join("dev.cu"), "__device__ int twice(int x) { return 2 * x; }\n").unwrap();
+    std::fs::write(
+        d.join("main.cu"),
+        "#include <cstdio>\nextern __device__ int twice(int);\n__global__ void k(int *v) { *v = twice(*v); }\n\
+         int main() { std::printf(\"linked\\n\"); return 0; }\n",
+    )
+    .unwrap();
+    let nvcc = r.native.join("bin/nvcc");
+    ok(Command::new(&nvcc)
+        .args(["-rdc=true", "-lib", "dev.cu", "-o", "libdir/libdev.a"])
+        .current_dir(d)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin"));
+    // As in a Nix build: the library's directory is in NIX_LDFLAGS, which only cc-wrapper's host link reads.
+    let link = |with_hook: bool| {
+        let hook = if with_hook {
+            format!(
+                "source {}\nfor h in \"${{preConfigureHooks[@]}}\"; do $h; done\n",
+                r.native.join("nix-support/setup-hook").display()
+            )
+        } else {
+            String::new()
+        };
+        let script = format!(
+            "{HOOK_HELPERS}NIX_LDFLAGS=-L{libdir}\n{hook}{nvcc} -rdc=true main.cu -ldev -o main && ./main\n",
+            libdir = d.join("libdir").display(),
+            nvcc = nvcc.display()
+        );
+        run(Command::new("bash").arg("-c").arg(script).current_dir(d).env_clear().env("PATH", "/usr/bin:/bin"))
+    };
+    // Without the hook nvlink does not find it, and says nothing of -ldev: only the missing symbol.
+    let without = link(false);
+    assert!(!without.status.success(), "{}", stdout(&without));
+    assert!(stderr(&without).contains("nvlink error   : Undefined reference to '_Z5twicei'"), "{}", stderr(&without));
+    let with = link(true);
+    assert!(with.status.success(), "{}{}", stdout(&with), stderr(&with));
+    assert_eq!(stdout(&with), "linked\n");
 }
 
 #[test]

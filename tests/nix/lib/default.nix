@@ -42,8 +42,18 @@ let
   take = n: list: genList (elemAt list) (if n < length list then n else length list);
   unique = foldl' (kept: x: if elem x kept then kept else kept ++ [ x ]) [ ];
   concatMap = f: list: concatLists (map f list);
+  last = list: elemAt list (length list - 1);
+  reverseList = list: genList (i: elemAt list (length list - 1 - i)) (length list);
+  range = first: last': if first > last' then [ ] else genList (i: first + i) (last' - first + 1);
+  findFirst =
+    pred: default: list:
+    let
+      found = filter pred list;
+    in
+    if found == [ ] then default else head found;
   concatStrings = concatStringsSep "";
   concatMapStringsSep = sep: f: list: concatStringsSep sep (map f list);
+  concatMapStrings = f: list: concatStrings (map f list);
   optional = cond: x: if cond then [ x ] else [ ];
   optionals = cond: list: if cond then list else [ ];
   optionalString = cond: s: if cond then s else "";
@@ -71,6 +81,7 @@ let
   filterAttrs = pred: set: listToAttrs (concatMap (name: optional (pred name set.${name}) (nameValuePair name set.${name})) (attrNames set));
   mapAttrs' = f: set: listToAttrs (map (name: f name set.${name}) (attrNames set));
   mapAttrsToList = f: set: map (name: f name set.${name}) (attrNames set);
+  genAttrs = names: f: listToAttrs (map (name: nameValuePair name (f name)) names);
   isDerivation = x: isAttrs x && x.type or null == "derivation";
 
   # Fixed points and overlays.
@@ -112,6 +123,9 @@ let
   # Packages' outputs.
   getOutput = output: pkg: pkg.${output} or pkg;
   getExe' = pkg: name: "${getOutput "bin" pkg}/bin/${name}";
+  getExe =
+    pkg:
+    getExe' pkg (pkg.meta.mainProgram or (throw "lib.getExe: ${pkg.name or "a package"} has no meta.mainProgram"));
 
   # Versions.
   versions = {
@@ -153,6 +167,9 @@ let
         kernel.name = "linux";
       };
       isLinux = true;
+      # Every known config is *-linux-gnu.
+      isGnu = true;
+      libc = "glibc";
       isx86_64 = known.cpu == "x86_64";
       isAarch64 = known.cpu == "aarch64";
       isPower64 = known.cpu == "powerpc64le";
@@ -191,17 +208,99 @@ let
           base = baseNameOf (toString path);
         in
         !(
-          (type == "directory" && elem base [ ".git" ".svn" ".hg" ])
+          (
+            type == "directory"
+            && elem base [
+              ".git"
+              ".svn"
+              ".hg"
+            ]
+          )
           || builtins.match ".*~" base != null
           || builtins.match "\\.#.*" base != null
           || builtins.match "result(-.*)?" base != null
         );
+    };
+
+  # File sets, as far as nix/ uses them (`unions`, `toSource`): a file set is here the list of paths it was made of,
+  # each an existing file or directory standing for every file under it. As in Nixpkgs, directories holding no file
+  # are left out of `toSource`'s store path, which is always named "source".
+  fileset =
+    let
+      isFileset = value: isAttrs value && value ? _standInFileset;
+      coerce =
+        context: value:
+        if isFileset value then
+          value._standInFileset
+        else if !builtins.isPath value then
+          throw "${context} is of type ${builtins.typeOf value}, but it should be a file set or a path instead."
+        else if !builtins.pathExists value then
+          throw "${context} (${toString value}) is a path that does not exist."
+        else
+          [ (toString value) ];
+      make = paths: { _standInFileset = paths; };
+
+      under = dir: path: path == dir || hasPrefix "${dir}/" path;
+      # The type of an existing path as builtins.readDir names it (no builtins.readFileType before Nix 2.14).
+      typeOf = path: if path == "/" then "directory" else (builtins.readDir (dirOf path)).${baseNameOf path};
+      holdsFile =
+        path: type:
+        type != "directory"
+        || (
+          let
+            entries = builtins.readDir path;
+          in
+          any (name: holdsFile "${path}/${name}" entries.${name}) (attrNames entries)
+        );
+    in
+    {
+      unions =
+        list:
+        make (
+          concatLists (
+            genList (i: coerce "lib.fileset.unions: Element ${toString i}" (elemAt list i)) (length list)
+          )
+        );
+
+      toSource =
+        { root, fileset }:
+        let
+          paths = coerce "lib.fileset.toSource: `fileset`" fileset;
+          rootPath = toString root;
+          outside = filter (path: !under rootPath path) paths;
+          withFiles = filter (path: holdsFile path (typeOf path)) paths;
+          keep =
+            path: type:
+            let
+              p = toString path;
+            in
+            holdsFile p type
+            && (any (set: under set p) withFiles || (type == "directory" && any (set: under p set) withFiles));
+        in
+        if !builtins.isPath root then
+          throw "lib.fileset.toSource: `root` is of type ${builtins.typeOf root}, but it should be a path instead."
+        else if !builtins.pathExists root then
+          throw "lib.fileset.toSource: `root` (${rootPath}) is a path that does not exist."
+        else if typeOf rootPath != "directory" then
+          throw "lib.fileset.toSource: `root` (${rootPath}) is a file, but it should be a directory instead."
+        else if outside != [ ] then
+          throw "lib.fileset.toSource: `fileset` could contain files in ${head outside}, which is not under the `root` (${rootPath})."
+        else
+          {
+            name = "source";
+            outPath = builtins.path {
+              name = "source";
+              path = root;
+              filter = keep;
+            };
+          };
     };
 in
 {
   inherit
     all
     any
+    attrNames
     boolToString
     callPackageWith
     cleanSource
@@ -209,6 +308,7 @@ in
     composeExtensions
     composeManyExtensions
     concatMap
+    concatMapStrings
     concatMapStringsSep
     concatStrings
     concatStringsSep
@@ -218,7 +318,12 @@ in
     extends
     filter
     filterAttrs
+    fileset
+    findFirst
     fix
+    foldl'
+    genAttrs
+    getExe
     getExe'
     getOutput
     hasPrefix
@@ -226,9 +331,12 @@ in
     isAttrs
     isBool
     isDerivation
+    isFunction
     isInt
     isList
     isString
+    last
+    listToAttrs
     makeExtensible
     mapAttrs
     mapAttrs'
@@ -237,8 +345,10 @@ in
     optional
     optionalString
     optionals
+    range
     removePrefix
     replaceStrings
+    reverseList
     sort
     splitVersion
     tail
