@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 release=${1:-13.0}
 
-cargo build --release --locked --quiet
+echo "== building the wrapper (cargo build --release: about a minute the first time)" >&2
+cargo build --release --locked
+echo "== fetching real NVCC $release into ~/.cache/nvcc-wrapper (about 120 MB the first time; cached after)" >&2
 root=$(scripts/fetch-toolkits.sh --print-root "$release")
 
 work=$(mktemp -d)

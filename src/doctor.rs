@@ -52,7 +52,7 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
             return Ok((out, problems));
         }
     };
-    out += &report::text(&prepared);
+    out += &report::text_for(&prepared, "sample call");
     let plan = &prepared.plan;
     if let Some(release) = &plan.release {
         write_release(release, &compat, &mut String::new(), &mut problems);

@@ -420,9 +420,11 @@ mod tests {
         let shorts: Vec<&[u8]> = BY_SHORT[..SHORT_COUNT].iter().map(|&i| short_name(i)).collect();
         assert!(shorts.windows(2).all(|w| w[0] < w[1]), "BY_SHORT is sorted");
         assert!(BY_SHORT[SHORT_COUNT..].iter().all(|&i| OPTIONS[i].short.is_none()));
-        for miss in [&b"-"[..], b"-zzz", b"-I", b"---", b"--"] {
-            assert!(lookup(miss).is_none() || miss == b"-I", "{:?}", String::from_utf8_lossy(miss));
+        for miss in [&b"-"[..], b"-zzz", b"---", b"--", b"-Iz", b"--include-pathz"] {
+            assert!(lookup(miss).is_none(), "{:?}", String::from_utf8_lossy(miss));
         }
+        // `-I` alone is the option, its value the next word.
+        assert_eq!(lookup(b"-I").map(|(o, _)| o.long), Some("include-path"));
         assert_eq!(
             lookup_joined(b"-I/usr/include").map(|(o, v)| (o.short, v)),
             Some((Some("I"), &b"/usr/include"[..]))

@@ -25,6 +25,11 @@ pub fn field(label: &str, value: impl std::fmt::Display) -> String {
 /// Every line, in order: where the settings and the real nvcc came from, the release and target, the command as
 /// given, each change with its reason, the notes and warnings, and the command that runs.
 pub fn lines(prepared: &Prepared) -> Vec<String> {
+    lines_for(prepared, "you ran")
+}
+
+/// `lines`, the command line labelled `asked` (doctor's is a sample call, not one the user ran).
+pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
     let config = &prepared.setup.settings.config;
     let plan = &prepared.plan;
     let mut out = Vec::new();
@@ -44,7 +49,7 @@ pub fn lines(prepared: &Prepared) -> Vec<String> {
         }
     }
     let user = std::iter::once(OsString::from("nvcc")).chain(prepared.invocation.argv.iter().cloned());
-    out.push(field("you ran", shell::display(user.collect::<Vec<_>>().iter().map(OsString::as_os_str))));
+    out.push(field(asked, shell::display(user.collect::<Vec<_>>().iter().map(OsString::as_os_str))));
     if plan.changes_nothing() {
         out.push(field("changes", "none"));
     } else {
@@ -98,6 +103,11 @@ pub fn lines(prepared: &Prepared) -> Vec<String> {
 /// The lines as one text, each ending in a newline.
 pub fn text(prepared: &Prepared) -> String {
     lines(prepared).into_iter().map(|l| l + "\n").collect()
+}
+
+/// `text`, the command line labelled `asked`.
+pub fn text_for(prepared: &Prepared, asked: &str) -> String {
+    lines_for(prepared, asked).into_iter().map(|l| l + "\n").collect()
 }
 
 /// What `doctor` and `explain` show of a cross build, as (label, value) lines: the target, the compiler for it, where

@@ -220,6 +220,7 @@ fn issue_13_the_switch_turns_the_cache_off_and_home_is_the_default() {
 }
 
 #[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn issue_13_real_nvcc_and_gxx_are_probed_once_and_the_warm_cache_builds() {
     let Some(root) = real_toolkit("13.0") else { return };
     if real_program("g++").is_none() {

@@ -311,7 +311,8 @@ fn nvcc_13_1_to_13_4_build_for_arm_servers_and_for_orin_from_13_2() {
         cpu: &AARCH64,
     };
     for (name, serves_orin) in ARM_SERVERS_13_1_TO_13_4 {
-        let Some(cx) = cross_build(&server(name)) else { return };
+        // A release not fetched (outside scripts/test.sh) is skipped with a note; the others still run.
+        let Some(cx) = cross_build(&server(name)) else { continue };
         if serves_orin {
             cross_build(&Case { capability: "8.7", sm: "sm_87", ..server(name) });
         } else {
