@@ -8,6 +8,7 @@
 //! end to end in `pipeline`. Called as `nvcc-wrapper`, it is its own command line (`cli`).
 
 pub mod args;
+pub mod bounded;
 pub mod cli;
 pub mod compat;
 pub mod config;
