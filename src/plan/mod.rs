@@ -165,6 +165,7 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         plan.notes.push(format!("`{}` only asks nvcc for information: nothing is added", query.spelling));
         return Ok(plan);
     }
+    plan.warnings.extend(inv.warnings.iter().cloned());
     if !inv.not_understood.is_empty() {
         plan.notes.push(format!(
             "the command line is not fully understood ({}): nothing is added, nvcc will judge it",
