@@ -15,6 +15,7 @@ pub mod config;
 pub mod context;
 pub mod doctor;
 pub mod error;
+pub mod evict;
 pub mod exec;
 #[doc(hidden)]
 pub mod fuzzing;
