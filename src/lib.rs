@@ -37,16 +37,13 @@ use context::Context;
 
 /// Run the wrapper in the personality its name asks for; the process exit code.
 pub fn main_with(ctx: &Context) -> i32 {
-    let result =
-        log::init(ctx).and_then(
-            |()| {
-                if ctx.invoked_name() == "nvcc-wrapper" {
-                    cli::run(ctx)
-                } else {
-                    pipeline::run(ctx)
-                }
-            },
-        );
+    let result = log::init(ctx).and_then(|()| {
+        if ctx.invoked_name() == "nvcc-wrapper" && !locate::started_as_launcher(ctx) {
+            cli::run(ctx)
+        } else {
+            pipeline::run(ctx)
+        }
+    });
     result.unwrap_or_else(|e| {
         if e.kind != error::ErrorKind::ClosedOutput {
             eprintln!("{e}");
