@@ -13,6 +13,7 @@ pub mod cli;
 pub mod compat;
 pub mod config;
 pub mod context;
+pub mod dirs;
 pub mod doctor;
 pub mod error;
 pub mod evict;

@@ -23,7 +23,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
         let located = locate::locate(ctx, &config::load(ctx)?)?;
         let plan = Plan::pass_through(located.nvcc, located.depth);
         debug!("{}=1: running {} with the arguments untouched", vars::DISABLE, plan.nvcc.path.display());
-        let err = exec(&plan.nvcc.path, &ctx.args, &prepare::nvcc_env(ctx, &plan));
+        let err = exec::exec_as_given(&plan.nvcc.path, &ctx.args, &ctx.env, located.depth);
         return Err(exec::cannot_run(&plan.nvcc.path, &err));
     }
     let prepared = prepare::prepare(ctx, ctx.args.clone())?;
@@ -36,8 +36,16 @@ pub fn run(ctx: &Context) -> Result<i32> {
         eprintln!("nvcc-wrapper: warning: {warning}");
     }
     let command = prepared.final_command();
-    // The dry run's command names them too, so it can be run as printed.
-    exec::write_files(&prepared.plan.written)?;
+    // The dry run's command names them too, so it can be run as printed. Not written, nvcc runs as given instead.
+    if let Err(e) = exec::write_files(&prepared.plan.written).map_err(|e| e.message) {
+        return Err(exec::run_as_given(
+            ctx,
+            &prepared.plan,
+            prepared.setup.located.depth,
+            &e,
+            flag(ctx, vars::DRY_RUN)?,
+        ));
+    }
     if flag(ctx, vars::DRY_RUN)? {
         output::stdout(dry_run_line(&prepared, &command))?;
         return Ok(0);
@@ -46,15 +54,11 @@ pub fn run(ctx: &Context) -> Result<i32> {
     // The launcher when there is one: it runs the real nvcc, named by its full path, with the rest.
     let program = prepared.plan.launcher.as_ref().unwrap_or(nvcc);
     let err = exec(program, &command[1..], &prepared.nvcc_env(ctx));
-    if exec::too_long(&err) && !prepared.plan.changes_nothing() {
-        // The call was within the kernel's limit as given, and the wrapper's additions pushed it over: run it as
-        // nvcc alone would, rather than fail a build nvcc could have run.
-        eprintln!(
-            "nvcc-wrapper: warning: with the wrapper's additions the command is longer than the kernel takes ({err}): running nvcc without them"
-        );
-        let plain = Plan::pass_through(prepared.plan.nvcc.clone(), prepared.setup.located.depth);
-        let err = exec(nvcc, &ctx.args, &prepare::nvcc_env(ctx, &plain));
-        return Err(exec::cannot_run(nvcc, &err));
+    if exec::too_long(&err) {
+        // The call was within the kernel's limit as given, and the wrapper's additions (its loop counter included)
+        // pushed it over: run it as nvcc alone would, rather than fail a build nvcc could have run.
+        let why = format!("with the wrapper's additions the command is longer than the kernel takes ({err})");
+        return Err(exec::run_as_given(ctx, &prepared.plan, prepared.setup.located.depth, &why, false));
     }
     match &prepared.plan.launcher {
         Some(launcher) => Err(exec::cannot_run_launcher(launcher, &err)),
