@@ -155,7 +155,7 @@ impl Step<'_> {
         let inv = self.invocation;
         let settings = self.settings;
         let limits = self.limits(plan);
-        if let Some(given) = inv.host_compiler() {
+        if let Some(given) = inv.host_compiler().filter(|g| !self.ignored_nvcc_ccbin(g, limits, plan)) {
             return self.check_given(&given, limits, plan);
         }
         let Some((release, accepts)) = limits else {
@@ -405,6 +405,37 @@ impl Step<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether `$NVCC_CCBIN` is to be ignored, as this release ignores it: on a release before 12.5 the wrapper passes
+    /// it on as `-ccbin=` (the user meant it), but not one that names no program or a compiler this release rejects,
+    /// where nvcc alone would have built with its default (issue 26: `NVCC_CCBIN=/nonexistent/g++` failed on 12.4).
+    /// The wrapper then chooses the host compiler as if it were unset, and says so.
+    fn ignored_nvcc_ccbin(
+        &self,
+        given: &HostCompilerGiven,
+        limits: Option<(Version, Accepts)>,
+        plan: &mut Plan,
+    ) -> bool {
+        let (HostCompilerGiven::Env(value), Some((release, accepts))) = (given, limits) else { return false };
+        if release >= FIRST_HONOURING_NVCC_CCBIN {
+            return false;
+        }
+        let shown = crate::shell::display([*value]);
+        let why = match self.probes.resolve(Path::new(value)) {
+            None if Path::new(value).is_dir() => return false,
+            None => "names no program".to_string(),
+            Some(path) => match self.probes.compiler(&path) {
+                Ok(k) if !accepts.accepts(k.family, k.version) && !self.invocation.allows_unsupported_compiler() => {
+                    format!("names {k}, which nvcc {release} rejects ({})", accepts.describe())
+                }
+                _ => return false,
+            },
+        };
+        plan.warnings.push(format!(
+            "$NVCC_CCBIN={shown} {why}; nvcc {release} ignores $NVCC_CCBIN (honoured from {FIRST_HONOURING_NVCC_CCBIN}), so the wrapper does too and chooses the host compiler itself"
+        ));
+        true
     }
 
     /// The stdenv compiler: the config's, else `g++` on PATH (what nvcc itself runs by default), or for a cross
