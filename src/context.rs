@@ -43,6 +43,13 @@ pub mod vars {
     pub const PROBE_CACHE_DIR: &str = "NVCC_WRAPPER_PROBE_CACHE_DIR";
     pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
     pub const HOME: &str = "HOME";
+    /// A Nix build's own directory (set by Nix's builder), and the mark of `nix-shell` (which sets both).
+    pub const NIX_BUILD_TOP: &str = "NIX_BUILD_TOP";
+    pub const IN_NIX_SHELL: &str = "IN_NIX_SHELL";
+    pub const TMPDIR: &str = "TMPDIR";
+    /// What a real nvcc sets, from its `nvcc.profile`, for every program it runs: its own directory (measured with a
+    /// `-ccbin` script that records its environment, on 12.4.131 and 13.5.37).
+    pub const NVCC_HERE: &str = "_HERE_";
 }
 
 /// The search path when `PATH` is unset, as glibc's `execvp` and coreutils' `env` have it.

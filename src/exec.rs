@@ -196,31 +196,129 @@ pub fn cannot_run_launcher(launcher: &Path, err: &std::io::Error) -> Error {
 }
 
 /// Write the options files a plan rewrote, before nvcc reads them. A file already there with the same contents (the
-/// name is their hash) is kept; a new one is written to a temporary name and renamed, so a parallel build never
-/// reads half a file.
+/// name is their hash) is kept, and its time refreshed, since the sweep (`OPTIONS_FILES`) removes the ones unused for a
+/// while; a new one is written to a temporary name and renamed, so a parallel build never reads half a file, and the
+/// temporary file is removed when that fails. The directory is made as `dirs::prepare` says (never a home directory,
+/// a private one under `/tmp`).
 pub fn write_files(files: &[WrittenFile]) -> Result<()> {
     for file in files {
-        if std::fs::read(&file.path).is_ok_and(|old| old == file.contents) {
+        let limit = file.contents.len() as u64;
+        if crate::bounded::read(&file.path, limit).is_ok_and(|old| old == file.contents) {
+            touch(&file.path);
             continue;
         }
         let fail = |e: std::io::Error| {
             Error::new(
                 ErrorKind::Output,
-                format!("cannot write the rewritten options file {}: {e}", file.path.display()),
+                format!(
+                    "cannot write the rewritten options file {}: {e}",
+                    crate::shell::display([file.path.as_os_str()])
+                ),
             )
             .with_help(
                 "make $XDG_CACHE_HOME (or ~/.cache) writable, or set `[gpu] arch-flags` to \"respect\" or \"append\"",
             )
         };
         let dir = file.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(fail)?;
-        let temporary = dir.join(format!(
-            ".{}.{}",
-            std::process::id(),
-            file.path.file_name().unwrap_or_default().to_string_lossy()
-        ));
-        std::fs::write(&temporary, &file.contents).map_err(fail)?;
-        std::fs::rename(&temporary, &file.path).map_err(fail)?;
+        crate::dirs::prepare(dir).map_err(fail)?;
+        let name = file.path.file_name().unwrap_or_default().to_string_lossy();
+        let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let _ = std::fs::remove_file(&temporary);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, &file.contents))
+            .and_then(|()| std::fs::rename(&temporary, &file.path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(fail(e));
+        }
+        crate::evict::now_and_then(dir, &OPTIONS_FILES);
     }
     Ok(())
+}
+
+/// How long a rewritten options file is kept after it was last used: a build that stops using one (its options file
+/// changed) leaves it behind, and the next sweep removes it after this.
+pub const OPTIONS_FILE_LIFETIME: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// What the sweep of the rewritten options files removes: `HASH.optf` unused for `OPTIONS_FILE_LIFETIME`, and
+/// temporary files left by a wrapper killed while writing one.
+pub static OPTIONS_FILES: crate::evict::Rules = crate::evict::Rules {
+    keep: OPTIONS_FILE_LIFETIME,
+    is_entry: |name| {
+        name.strip_suffix(".optf").is_some_and(|hash| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+    },
+    is_temporary: |name| name.starts_with('.') && name.ends_with(".tmp"),
+};
+
+/// Set a file's times to now (a use), ignoring failure: only the sweep reads them.
+fn touch(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return };
+    // SAFETY: `path` is a valid NUL-terminated string; a null `times` means "now" for both.
+    unsafe { libc::utimensat(libc::AT_FDCWD, path.as_ptr(), std::ptr::null(), 0) };
+}
+
+/// Run nvcc with the user's own arguments and the environment the wrapper was given, plus its loop counter; when
+/// even that is longer than the kernel takes, without the counter: exactly the call nvcc alone would have had (argv[0]
+/// aside). Returns only if it cannot run.
+pub fn exec_as_given(nvcc: &Path, args: &[OsString], given: &Env, depth: u32) -> std::io::Error {
+    let mut env = given.clone();
+    env.set(crate::context::vars::DEPTH, (depth + 1).to_string());
+    let err = exec(nvcc, args, &env);
+    if !too_long(&err) {
+        return err;
+    }
+    exec(nvcc, args, given)
+}
+
+/// Run nvcc as the user gave it, because the plan cannot be carried out (`why`), saying on stderr what that drops;
+/// in a dry run, print nothing more and fail with `why`. Returns only on error.
+pub fn run_as_given(
+    ctx: &crate::context::Context,
+    plan: &crate::plan::Plan,
+    depth: u32,
+    why: &str,
+    dry_run: bool,
+) -> Error {
+    if dry_run {
+        return Error::new(ErrorKind::Output, why).with_help(
+            "make $XDG_CACHE_HOME (or ~/.cache) writable, or set `[gpu] arch-flags` to \"respect\" or \"append\"",
+        );
+    }
+    eprintln!("nvcc-wrapper: warning: {why}: running nvcc as given, {}", dropped(plan));
+    let err = exec_as_given(&plan.nvcc.path, &ctx.args, &ctx.env, depth);
+    cannot_run(&plan.nvcc.path, &err)
+}
+
+/// What a plan would have changed, as one clause for a warning that says it is dropped: the additions, the
+/// removals, the rewritten options files and the variables it sets.
+pub fn dropped(plan: &crate::plan::Plan) -> String {
+    let words = |w: &[OsString]| crate::shell::display(w.iter().map(OsString::as_os_str));
+    let mut parts = Vec::new();
+    let added: Vec<OsString> = plan.before.iter().chain(&plan.after).flat_map(|a| a.args.iter().cloned()).collect();
+    if !added.is_empty() {
+        parts.push(format!("without adding `{}`", words(&added)));
+    }
+    let removed: Vec<OsString> = plan.removed.iter().flat_map(|r| r.tokens.iter().cloned()).collect();
+    if !removed.is_empty() {
+        parts.push(format!("keeping `{}` that it would have removed", words(&removed)));
+    }
+    for w in &plan.written {
+        let name = w.replaces.value.clone().unwrap_or_default();
+        parts.push(format!("reading the options file {} as it is", crate::shell::display([name.as_os_str()])));
+    }
+    for (name, _) in plan.env.iter().filter(|(name, _)| *name != crate::context::vars::DEPTH) {
+        parts.push(format!("with ${name} as you set it"));
+    }
+    if let Some(launcher) = &plan.launcher {
+        parts.push(format!("without the launcher {}", crate::shell::display([launcher.as_os_str()])));
+    }
+    if parts.is_empty() {
+        "without the wrapper's loop counter".to_string()
+    } else {
+        parts.join(", ")
+    }
 }

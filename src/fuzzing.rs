@@ -2,11 +2,14 @@
 //! `tests/wrapper/fuzz_corpus.rs` replays the committed corpus through the very same code on stable Rust in every CI
 //! run. Each takes arbitrary bytes and must return, whatever they hold: no panic, no hang, no unbounded recursion.
 
+/// The splitters, for `tests/wrapper/real_splitters.rs`, which compares them with real nvcc's own.
+pub use crate::args::split;
+
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
-use crate::args::{split, Invocation};
+use crate::args::Invocation;
 use crate::compat::{self, Compat};
 use crate::config::{self, Loaded};
 use crate::context::{vars, Context, Env};
@@ -71,10 +74,15 @@ fn configs() -> &'static [Loaded] {
     })
 }
 
-/// nvcc's two splitters: an options file's text and an `NVCC_*_FLAGS` value.
+/// nvcc's three splitters: an options file's text, an `NVCC_*_FLAGS` value and a list option's value. A word an
+/// options file gives reads back the same when the wrapper writes it into one.
 pub fn splitters(data: &[u8]) {
-    let _ = split::options_file(data);
+    for word in split::options_file(data).words {
+        let written = split::options_file_word(&word).expect("an options-file word holds no double quote");
+        assert_eq!(split::options_file(&written).words, [word]);
+    }
     let _ = split::env_flags(data);
+    let _ = split::option_list(data);
 }
 
 /// A configuration file's text, with the environment's overrides on top.

@@ -10,13 +10,16 @@
 pub(crate) mod args;
 #[doc(hidden)]
 pub mod bench;
+pub(crate) mod bounded;
 pub(crate) mod cli;
 pub(crate) mod compat;
 pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod depfile;
+pub(crate) mod dirs;
 pub(crate) mod doctor;
 pub(crate) mod error;
+pub(crate) mod evict;
 pub(crate) mod exec;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -41,16 +44,13 @@ pub use exec::record_caller_sigpipe;
 
 /// Run the wrapper in the personality its name asks for; the process exit code.
 pub fn main_with(ctx: &Context) -> i32 {
-    let result =
-        log::init(ctx).and_then(
-            |()| {
-                if ctx.invoked_name() == "nvcc-wrapper" {
-                    cli::run(ctx)
-                } else {
-                    pipeline::run(ctx)
-                }
-            },
-        );
+    let result = log::init(ctx).and_then(|()| {
+        if ctx.invoked_name() == "nvcc-wrapper" && !locate::started_as_launcher(ctx) {
+            cli::run(ctx)
+        } else {
+            pipeline::run(ctx)
+        }
+    });
     result.unwrap_or_else(|e| {
         if e.kind != error::ErrorKind::ClosedOutput {
             eprintln!("{e}");

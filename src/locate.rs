@@ -3,10 +3,12 @@
 //! The wrapper is usually installed as `nvcc`, often first on PATH, so the plain PATH search would find it again.
 //! Candidates that are the wrapper's own executable file are skipped: the same device and inode, reached through any
 //! symbolic or hard link (one `stat` each, where comparing canonical paths costs a `readlink` per path component).
-//! Copies of the wrapper, and other wrappers that lead back to it, are caught by a depth counter in the environment
-//! (`NVCC_WRAPPER_DEPTH`), raised on every exec.
+//! A copy of the wrapper (another file of the same size and bytes: two installs on PATH) is skipped too; its bytes are
+//! compared only when the sizes match, which a real nvcc's never does. Other wrappers that lead back to it (another
+//! build of the wrapper, a script around `nvcc` given as the host compiler) are caught by a depth counter in the
+//! environment (`NVCC_WRAPPER_DEPTH`), raised on every exec.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::config::Loaded;
 use crate::context::{vars, Context};
@@ -34,7 +36,7 @@ pub enum FoundBy {
 impl std::fmt::Display for FoundBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FoundBy::Config(file) => write!(f, "`nvcc` in {}", file.display()),
+            FoundBy::Config(file) => write!(f, "`nvcc` in {}", shown(file)),
             FoundBy::Path => f.write_str("the first nvcc on PATH that is not this wrapper"),
         }
     }
@@ -50,7 +52,36 @@ pub struct Located {
 /// The way in, taken once per call: refuse a loop, then find the real nvcc.
 pub fn locate(ctx: &Context, config: &Loaded) -> Result<Located> {
     let depth = depth(ctx)?;
-    Ok(Located { nvcc: find(ctx, config)?, depth })
+    let nvcc = find(ctx, config)?;
+    // A wrapper runs its launcher as `<launcher> <real nvcc> <arguments>`: a wrapper started so is the launcher.
+    if depth > 0 && ctx.args.first().is_some_and(|first| Path::new(first) == nvcc.path) {
+        return Err(launcher_is_me(config));
+    }
+    Ok(Located { nvcc, depth })
+}
+
+/// Whether this process looks started by a wrapper as its launcher (`<launcher> <real nvcc> ...`, with the loop
+/// counter set), whatever its name: such a call is a drop-in call, never the wrapper's own command line, so that
+/// `locate` can name the launcher.
+pub fn started_as_launcher(ctx: &Context) -> bool {
+    ctx.env.non_empty(vars::DEPTH).is_some()
+        && ctx.args.first().map(Path::new).is_some_and(|first| first.is_absolute() && first.is_file())
+}
+
+/// The error for a launcher that is this wrapper (issue 26: it used to end in "started 8 times in a chain", or in
+/// `nvcc-wrapper`'s usage error, without naming the launcher).
+fn launcher_is_me(config: &Loaded) -> Error {
+    let launcher = config.config.launcher.as_ref();
+    let origin = launcher.map_or("the config".to_string(), |l| l.origin.to_string());
+    let named = match launcher {
+        Some(launcher) => format!("the launcher {} (`launcher` in {origin})", shown(&launcher.value)),
+        None => "the launcher".to_string(),
+    };
+    Error::new(
+        ErrorKind::Loop,
+        format!("{named} is this wrapper itself, not a compiler cache: it would run the wrapper again"),
+    )
+    .with_help(format!("set `launcher` in {origin} to a compiler cache (ccache, sccache), or remove it"))
 }
 
 /// The depth this wrapper runs at (0 when not started by a wrapper), refusing to go deeper than `MAX_DEPTH`.
@@ -66,19 +97,49 @@ pub fn depth(ctx: &Context) -> Result<u32> {
     // A number too large for any counter is a chain too deep all the same.
     let depth: u32 = depth.parse().unwrap_or(u32::MAX);
     if depth >= MAX_DEPTH {
-        return Err(Error::new(
-            ErrorKind::Loop,
-            format!("nvcc-wrapper was started {depth} times in a chain ({}={depth}): the nvcc it runs leads back to a wrapper", vars::DEPTH),
-        )
-        .with_help("point `nvcc` in the config file at the real nvcc, or put the real nvcc's directory on PATH before any copy of the wrapper"));
+        return Err(too_deep(ctx, depth));
     }
     Ok(depth)
 }
 
+/// The error for a chain too deep, blaming what made it. A real nvcc sets `_HERE_` (its own directory, for its
+/// `nvcc.profile`) in the environment of every program it runs, so a wrapper that finds it was started, however
+/// indirectly, by a program nvcc ran: a host compiler that is a script around `nvcc` (`-ccbin`, `NVCC_CCBIN`, the
+/// config's), or a program given to `nvcc -run`. Without it, the chain is of wrappers running wrappers.
+fn too_deep(ctx: &Context, depth: u32) -> Error {
+    let chain = format!("nvcc-wrapper was started {depth} times in a chain ({}={depth})", vars::DEPTH);
+    match ctx.env.non_empty(vars::NVCC_HERE) {
+        Some(here) => {
+            let real = shown(&Path::new(here).join("nvcc"));
+            Error::new(
+                ErrorKind::Loop,
+                format!("{chain}: a program that the real nvcc {real} runs calls `nvcc` again, which is the wrapper"),
+            )
+            .with_help(format!(
+                "the host compiler (`-ccbin`, `NVCC_CCBIN`, or a compiler in the config) or a program run by `nvcc -run` must not call `nvcc`: give `-ccbin` the compiler itself, or have the script call {real}"
+            ))
+        }
+        None => Error::new(ErrorKind::Loop, format!("{chain}: the nvcc it runs leads back to a wrapper")).with_help(
+            "point `nvcc` in the config file at the real nvcc, or put the real nvcc's directory on PATH before any copy of the wrapper",
+        ),
+    }
+}
+
+/// A path as a shell reads it back: bytes that are not UTF-8 are written out, never shown as U+FFFD.
+fn shown(path: &Path) -> String {
+    crate::shell::display([path.as_os_str()])
+}
+
 /// The real nvcc: the config's `nvcc`, else the first `nvcc` on PATH that is not this wrapper.
 pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
-    let me = ctx.current_exe.as_deref().and_then(|p| std::fs::metadata(p).ok()).map(|m| file_id(&m));
-    let is_me = |m: &std::fs::Metadata| me == Some(file_id(m));
+    let me = ctx.current_exe.as_deref().and_then(|p| Some((p, std::fs::metadata(p).ok()?)));
+    // The wrapper's own file, or a copy of it: the same size and bytes (read only when the sizes match).
+    let is_me = |path: &Path, m: &std::fs::Metadata| {
+        me.as_ref().is_some_and(|(me_path, me_meta)| {
+            file_id(me_meta) == file_id(m)
+                || (me_meta.len() == m.len() && crate::bounded::same_contents(me_path, path).unwrap_or(false))
+        })
+    };
 
     if let Some(configured) = &config.config.nvcc {
         let file = config.path.clone().unwrap_or_default();
@@ -87,14 +148,14 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
             let what = if path.is_dir() { "is a directory, not the nvcc program" } else { "does not exist" };
             return Err(Error::new(
                 ErrorKind::NvccNotFound,
-                format!("`nvcc = \"{}\"` in {} {what}", configured.display(), file.display()),
+                format!("`nvcc = {}` in {} {what}", quoted(configured), shown(&file)),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH"));
         };
-        if is_me(&meta) {
+        if is_me(&path, &meta) {
             return Err(Error::new(
                 ErrorKind::Loop,
-                format!("`nvcc = \"{}\"` in {} is this wrapper itself", configured.display(), file.display()),
+                format!("`nvcc = {}` in {} is this wrapper itself (or a copy of it)", quoted(configured), shown(&file)),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit, not to the wrapper"));
         }
@@ -105,7 +166,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
     let mut skipped = Vec::new();
     if let Ok(all) = which::which_in_all("nvcc", Some(search), &ctx.cwd) {
         for candidate in all {
-            if std::fs::metadata(&candidate).is_ok_and(|m| is_me(&m)) {
+            if std::fs::metadata(&candidate).is_ok_and(|m| is_me(&candidate, &m)) {
                 skipped.push(candidate);
             } else {
                 return Ok(RealNvcc { path: candidate, found_by: FoundBy::Path });
@@ -118,19 +179,30 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
         .filter(|p| {
             p.exists() && !skipped.iter().any(|s| s == p) && which::which_in(p, Some(search), &ctx.cwd).is_err()
         })
-        .map(|p| p.display().to_string())
+        .map(|p| shown(&p))
         .collect();
     let mut message = if skipped.is_empty() {
         "no real nvcc found: there is no runnable `nvcc` on PATH".to_string()
     } else {
-        let listed: Vec<String> = skipped.iter().map(|p| p.display().to_string()).collect();
-        format!("no real nvcc found: the only runnable `nvcc` on PATH is this wrapper ({})", listed.join(", "))
+        let listed: Vec<String> = skipped.iter().map(|p| shown(p)).collect();
+        format!(
+            "no real nvcc found: the only runnable `nvcc` on PATH is this wrapper or copies of it ({})",
+            listed.join(", ")
+        )
     };
     if !unusable.is_empty() {
         message += &format!(", and {} cannot be run (not an executable file)", unusable.join(", "));
     }
     Err(Error::new(ErrorKind::NvccNotFound, message)
         .with_help("add the CUDA toolkit's bin directory to PATH, or set `nvcc` in the config file"))
+}
+
+/// A path as the config file writes it: `"/opt/cuda/bin/nvcc"`, its bytes shown exactly when they are not UTF-8.
+fn quoted(path: &Path) -> String {
+    match path.to_str() {
+        Some(text) if !text.chars().any(char::is_control) => format!("\"{text}\""),
+        _ => shown(path),
+    }
 }
 
 /// What makes a file the same file: its device and inode.
@@ -148,7 +220,8 @@ mod tests {
 
     fn executable(path: &Path) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, "#!/bin/sh\n").unwrap();
+        // Each its own bytes: files of the same bytes are copies of one another.
+        std::fs::write(path, format!("#!/bin/sh\n# {}\n", path.display())).unwrap();
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
@@ -195,13 +268,55 @@ mod tests {
             ..Loaded::default()
         };
         assert_eq!(find(&ctx("", Some(wrapper), None), &loaded).unwrap_err().kind, ErrorKind::Loop);
-        // A copy is another file: only the depth counter can stop it.
+        // A copy is another file, but the same bytes (issue 26): refused too.
         std::fs::copy(&real, dir.path().join("copy")).unwrap();
         let copy = Loaded {
             config: crate::config::Config { nvcc: Some(dir.path().join("copy")), ..Default::default() },
             ..Loaded::default()
         };
+        assert_eq!(find(&ctx("", Some(real.clone()), None), &copy).unwrap_err().kind, ErrorKind::Loop);
+        // Another file of the same size is not a copy.
+        let mut other = std::fs::read(&real).unwrap();
+        *other.last_mut().unwrap() = b'#';
+        std::fs::write(dir.path().join("copy"), other).unwrap();
         assert!(find(&ctx("", Some(real), None), &copy).is_ok());
+    }
+
+    /// Issue 26: two copies of the wrapper on PATH before the real nvcc ran each other until the depth counter
+    /// stopped them (exit 125). Each skips the other now.
+    #[test]
+    fn skips_copies_of_the_wrapper_on_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let wrapper = dir.path().join("a/nvcc");
+        std::fs::create_dir_all(dir.path().join("a")).unwrap();
+        std::fs::write(&wrapper, "#!/bin/sh\n# the wrapper's bytes\n").unwrap();
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(dir.path().join("b")).unwrap();
+        std::fs::copy(&wrapper, dir.path().join("b/nvcc")).unwrap();
+        let real = dir.path().join("cuda/bin/nvcc");
+        executable(&real);
+        let path = std::env::join_paths(["a", "b", "cuda/bin"].map(|d| dir.path().join(d))).unwrap();
+        let path = path.to_str().unwrap();
+        for me in [wrapper, dir.path().join("b/nvcc")] {
+            assert_eq!(find(&ctx(path, Some(me), None), &Loaded::default()).unwrap().path, real);
+        }
+    }
+
+    /// Issue 26: a `-ccbin` script that calls nvcc again was blamed on PATH or the config. A real nvcc sets `_HERE_`
+    /// for what it runs, so the help names the host compiler then.
+    #[test]
+    fn a_chain_through_a_program_nvcc_runs_is_blamed_on_it() {
+        let mut c = ctx("", None, Some("8"));
+        let err = depth(&c).unwrap_err();
+        assert!(err.help.as_deref().unwrap().contains("before any copy of the wrapper"), "{err}");
+        c.env.set("_HERE_", "/opt/cuda/bin");
+        let err = depth(&c).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Loop);
+        assert!(
+            err.message.contains("a program that the real nvcc /opt/cuda/bin/nvcc runs calls `nvcc` again"),
+            "{err}"
+        );
+        assert!(err.help.as_deref().unwrap().contains("give `-ccbin` the compiler itself"), "{err}");
     }
 
     #[test]

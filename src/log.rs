@@ -16,14 +16,18 @@ pub fn init(ctx: &Context) -> Result<()> {
     let Some(filter) = ctx.env.non_empty(vars::LOG) else {
         return Ok(());
     };
+    // tracing reads `debug ` (a space after it) as a target named so, which logs nothing: the directives are given
+    // to it as `is_filter` read them, blanks trimmed.
     let filter =
-        filter.to_str().filter(|f| is_filter(f)).and_then(|f| EnvFilter::try_new(f).ok()).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Environment,
-                format!("{}={} is not a log filter", vars::LOG, filter.to_string_lossy()),
-            )
-            .with_help(format!("use a level such as {}=debug, or unset it", vars::LOG))
-        })?;
+        filter.to_str().filter(|f| is_filter(f)).and_then(|f| EnvFilter::try_new(normalized(f)).ok()).ok_or_else(
+            || {
+                Error::new(
+                    ErrorKind::Environment,
+                    format!("{}={} is not a log filter", vars::LOG, filter.to_string_lossy()),
+                )
+                .with_help(format!("use a level such as {}=debug, or unset it", vars::LOG))
+            },
+        )?;
     // A second init (only possible in tests) keeps the first subscriber.
     let _ =
         tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).event_format(Line).try_init();
@@ -43,6 +47,27 @@ fn is_filter(text: &str) -> bool {
     }) && text.split(',').any(|d| !d.trim().is_empty())
 }
 
+/// Say `message` on stderr as `nvcc-wrapper: warning: ...`, as the drop-in says its plan's warnings, whatever
+/// `NVCC_WRAPPER_LOG` holds, and only once per process however often it is asked. For what the user must hear from
+/// deep inside a step (a probed program that had to be stopped); the plan's own warnings are printed by the
+/// personalities.
+pub fn warning(message: &str) {
+    use std::io::Write;
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if said.iter().any(|m| m == message) {
+        return;
+    }
+    said.push(message.to_string());
+    // A closed or full stderr is not a reason to fail the call.
+    let _ = writeln!(std::io::stderr(), "nvcc-wrapper: warning: {message}");
+}
+
+/// The filter's directives without blanks around them or empty ones: `" debug ,"` is `debug`.
+fn normalized(text: &str) -> String {
+    text.split(',').map(str::trim).filter(|d| !d.is_empty()).collect::<Vec<_>>().join(",")
+}
+
 struct Line;
 
 impl<S, N> FormatEvent<S, N> for Line
@@ -59,7 +84,7 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::is_filter;
+    use super::{is_filter, normalized};
 
     #[test]
     fn levels_and_directives_are_filters_and_other_words_are_not() {
@@ -69,5 +94,8 @@ mod tests {
         for bad in ["garbage", "debgu", "nvcc_wrapper=loud", "=debug", ",", "a b=debug"] {
             assert!(!is_filter(bad), "{bad:?}");
         }
+        // Issue 26: `debug ` was accepted and given to tracing as it was, which then logged nothing.
+        assert_eq!(normalized(" debug "), "debug");
+        assert_eq!(normalized("warn , nvcc_wrapper::plan=trace,"), "warn,nvcc_wrapper::plan=trace");
     }
 }

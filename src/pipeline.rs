@@ -17,10 +17,10 @@ use crate::shell;
 pub fn run(ctx: &Context) -> Result<i32> {
     if flag(ctx, vars::DISABLE)? {
         // Only the config's `nvcc` counts: nothing is parsed, planned or overridden.
-        let plan = prepare::pass_through(ctx)?;
-        debug!("{}=1: running {} with the arguments untouched", vars::DISABLE, plan.nvcc.path.display());
-        let err = exec(&plan.nvcc.path, &ctx.args, &prepare::nvcc_env(ctx, &plan));
-        return Err(exec::cannot_run(&plan.nvcc.path, &err));
+        let located = prepare::pass_through(ctx)?;
+        debug!("{}=1: running {} with the arguments untouched", vars::DISABLE, located.nvcc.path.display());
+        let err = exec::exec_as_given(&located.nvcc.path, &ctx.args, &ctx.env, located.depth);
+        return Err(exec::cannot_run(&located.nvcc.path, &err));
     }
     let prepared = prepare::prepare(ctx, ctx.args.clone())?;
     if tracing::enabled!(tracing::Level::DEBUG) {
@@ -32,8 +32,16 @@ pub fn run(ctx: &Context) -> Result<i32> {
         eprintln!("nvcc-wrapper: warning: {warning}");
     }
     let command = prepared.final_command();
-    // The dry run's command names them too, so it can be run as printed.
-    exec::write_files(&prepared.plan.written)?;
+    // The dry run's command names them too, so it can be run as printed. Not written, nvcc runs as given instead.
+    if let Err(e) = exec::write_files(&prepared.plan.written).map_err(|e| e.message) {
+        return Err(exec::run_as_given(
+            ctx,
+            &prepared.plan,
+            prepared.setup.located.depth,
+            &e,
+            flag(ctx, vars::DRY_RUN)?,
+        ));
+    }
     if flag(ctx, vars::DRY_RUN)? {
         output::stdout(dry_run_line(&prepared, &command))?;
         return Ok(0);
@@ -55,15 +63,11 @@ pub fn run(ctx: &Context) -> Result<i32> {
         },
         None => exec(program, &command[1..], &env),
     };
-    if exec::too_long(&err) && !prepared.plan.changes_nothing() {
-        // The call was within the kernel's limit as given, and the wrapper's additions pushed it over: run it as
-        // nvcc alone would, rather than fail a build nvcc could have run.
-        eprintln!(
-            "nvcc-wrapper: warning: with the wrapper's additions the command is longer than the kernel takes ({err}): running nvcc without them"
-        );
-        let plain = prepared.pass_through();
-        let err = exec(nvcc, &ctx.args, &prepare::nvcc_env(ctx, &plain));
-        return Err(exec::cannot_run(nvcc, &err));
+    if exec::too_long(&err) {
+        // The call was within the kernel's limit as given, and the wrapper's additions (its loop counter included)
+        // pushed it over: run it as nvcc alone would, rather than fail a build nvcc could have run.
+        let why = format!("with the wrapper's additions the command is longer than the kernel takes ({err})");
+        return Err(exec::run_as_given(ctx, &prepared.plan, prepared.setup.located.depth, &why, false));
     }
     match &prepared.plan.launcher {
         Some(launcher) => Err(exec::cannot_run_launcher(launcher, &err)),

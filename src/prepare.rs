@@ -88,19 +88,13 @@ impl Prepared {
     pub fn nvcc_env(&self, ctx: &Context) -> Env {
         nvcc_env(ctx, &self.plan)
     }
-
-    /// The same call with nothing of the wrapper's: the real nvcc and the loop counter only.
-    pub fn pass_through(&self) -> Plan {
-        Plan::pass_through(self.plan.nvcc.clone(), self.setup.located.depth)
-    }
 }
 
-/// The plan of the kill switch (`NVCC_WRAPPER_DISABLE`): the real nvcc the config names (or PATH's), the user's
+/// What the kill switch (`NVCC_WRAPPER_DISABLE`) runs: the real nvcc the config names (or PATH's), with the user's
 /// arguments untouched. Only the config file is read: no override can change which nvcc runs, and a bad one must not
 /// stop the switch that exists to take the wrapper out of the way.
-pub fn pass_through(ctx: &Context) -> Result<Plan> {
-    let located = locate::locate(ctx, &config::load(ctx)?)?;
-    Ok(Plan::pass_through(located.nvcc, located.depth))
+pub fn pass_through(ctx: &Context) -> Result<Located> {
+    locate::locate(ctx, &config::load(ctx)?)
 }
 
 /// The environment nvcc runs with: the wrapper's own, plus what `plan` sets.
@@ -112,23 +106,15 @@ pub fn nvcc_env(ctx: &Context, plan: &Plan) -> Env {
     env
 }
 
-/// The user's cache directory for the wrapper: an absolute `$XDG_CACHE_HOME` (as the XDG spec requires), else
-/// `~/.cache`, with `nvcc-wrapper` under it; `None` without either.
+/// The wrapper's cache directory (`dirs::cache_base`: never a home directory that does not exist; the build's own
+/// directory in a Nix build); `None` without one.
 fn cache_base(env: &Env) -> Option<PathBuf> {
-    let absolute = |name: &str| env.non_empty(name).map(Path::new).filter(|p| p.is_absolute());
-    let base = absolute(vars::XDG_CACHE_HOME)
-        .map(Path::to_path_buf)
-        .or_else(|| absolute(vars::HOME).map(|h| h.join(".cache")));
-    base.map(|b| b.join("nvcc-wrapper"))
+    crate::dirs::cache_base(env)
 }
 
-/// Where options files rewritten under `arch-flags = "replace"` go: `options-files` in the cache directory, else one
-/// under /tmp. nvcc splits an `-optf` value at commas, so a directory whose path has one is not used.
+/// Where options files rewritten under `arch-flags = "replace"` go (`dirs::scratch`).
 pub fn scratch_dir(env: &Env) -> PathBuf {
-    cache_base(env)
-        .filter(|dir| !dir.as_os_str().as_encoded_bytes().contains(&b','))
-        .unwrap_or_else(|| PathBuf::from("/tmp/nvcc-wrapper"))
-        .join("options-files")
+    crate::dirs::scratch(env)
 }
 
 /// Where probing keeps what it found: `$NVCC_WRAPPER_PROBE_CACHE_DIR`, else `probes` in the cache directory; none
@@ -168,17 +154,21 @@ mod tests {
 
     #[test]
     fn the_probe_cache_lives_in_the_users_cache_directory_unless_told_otherwise() {
-        let home = ("HOME", "/home/u");
-        assert_eq!(dir(&[home]), Some(PathBuf::from("/home/u/.cache/nvcc-wrapper/probes")));
-        assert_eq!(dir(&[home, ("XDG_CACHE_HOME", "/xdg")]), Some(PathBuf::from("/xdg/nvcc-wrapper/probes")));
+        // Only a home and an XDG_CACHE_HOME that exist are used (issue 26).
+        let tmp = tempfile::tempdir().unwrap();
+        let (u, xdg) = (tmp.path().join("u"), tmp.path().join("xdg"));
+        std::fs::create_dir_all(&u).unwrap();
+        std::fs::create_dir_all(&xdg).unwrap();
+        let home = ("HOME", u.to_str().unwrap());
+        let under_home = Some(u.join(".cache/nvcc-wrapper/probes"));
+        assert_eq!(dir(&[home]), under_home);
+        assert_eq!(dir(&[home, ("XDG_CACHE_HOME", xdg.to_str().unwrap())]), Some(xdg.join("nvcc-wrapper/probes")));
         // A relative XDG_CACHE_HOME is invalid by the spec and ignored.
-        assert_eq!(dir(&[home, ("XDG_CACHE_HOME", "rel")]), Some(PathBuf::from("/home/u/.cache/nvcc-wrapper/probes")));
+        assert_eq!(dir(&[home, ("XDG_CACHE_HOME", "rel")]), under_home);
         assert_eq!(dir(&[home, ("NVCC_WRAPPER_PROBE_CACHE_DIR", "/c")]), Some(PathBuf::from("/c")));
         assert_eq!(dir(&[("NVCC_WRAPPER_PROBE_CACHE_DIR", "c")]), Some(PathBuf::from("/work/c")));
-        assert_eq!(
-            dir(&[home, ("NVCC_WRAPPER_PROBE_CACHE", "1")]),
-            Some(PathBuf::from("/home/u/.cache/nvcc-wrapper/probes"))
-        );
+        assert_eq!(dir(&[home, ("NVCC_WRAPPER_PROBE_CACHE", "1")]), under_home);
+        assert_eq!(dir(&[("HOME", "/homeless-shelter")]), None);
         assert_eq!(dir(&[home, ("NVCC_WRAPPER_PROBE_CACHE_DIR", "/c"), ("NVCC_WRAPPER_PROBE_CACHE", "0")]), None);
         assert_eq!(dir(&[]), None);
         let err = cache_for(&[home, ("NVCC_WRAPPER_PROBE_CACHE", "nope")]).unwrap_err();

@@ -13,6 +13,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
+use crate::bounded;
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
 pub use queries::Depfiles;
@@ -89,6 +90,33 @@ pub struct Invocation {
     /// Why the wrapper could not fully understand this command line (an option missing its value, say). When not
     /// empty, the wrapper adds nothing and lets nvcc report the problem in its own words.
     pub not_understood: Vec<String>,
+    /// What the user must hear even though nvcc may well run the command line as given: an options file the wrapper
+    /// does not read (a pipe, a FIFO, one past the size limit), so that nothing the config asks for is applied.
+    pub warnings: Vec<Unread>,
+}
+
+/// An options file the wrapper leaves to nvcc, and so applies nothing to the call: what the user is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unread {
+    /// A pipe, FIFO or device: only nvcc may read it.
+    NotRegular { file: String },
+    /// Too large, or no longer a regular file when opened.
+    Refused { file: String, why: String },
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unread::NotRegular { file } => write!(
+                f,
+                "options file {file} is not a regular file (a pipe, a FIFO or a device), which only nvcc may read: the wrapper adds nothing to this call and applies none of its settings (host compiler, GPU targets, `arch-flags`); write the options to a regular file to have them applied"
+            ),
+            Unread::Refused { file, why } => write!(
+                f,
+                "options file {file} is not read ({why}): the wrapper adds nothing to this call and applies none of its settings (host compiler, GPU targets, `arch-flags`)"
+            ),
+        }
+    }
 }
 
 /// A host compiler the user chose, and through which channel.
@@ -103,17 +131,21 @@ impl Invocation {
     /// Parse `argv` (the process's, or `nvcc-wrapper explain -- ARGS`) with nvcc's environment channels, as nvcc
     /// would see the command line. Reads options files; nothing else touches the OS.
     pub fn parse_args(ctx: &Context, argv: Vec<OsString>) -> Result<Invocation> {
-        let channel = |name| {
-            ctx.env
-                .get(name)
-                .map(|v| split::env_flags(v.as_bytes()).into_iter().map(OsString::from_vec).collect())
-                .unwrap_or_default()
+        let mut not_understood = Vec::new();
+        let mut channel = |name| {
+            let Some(value) = ctx.env.get(name) else { return Vec::new() };
+            let split = split::env_flags(value.as_bytes());
+            if let Some(error) = split.error {
+                not_understood.push(format!("${name}: {error}, which nvcc refuses"));
+            }
+            split.words.into_iter().map(OsString::from_vec).collect()
         };
         let mut inv = Invocation {
             prepend: channel(vars::NVCC_PREPEND_FLAGS),
             append: channel(vars::NVCC_APPEND_FLAGS),
             argv,
             ccbin_env: ctx.env.non_empty(vars::NVCC_CCBIN).map(OsStr::to_os_string),
+            not_understood,
             ..Invocation::default()
         };
         // nvcc reads the three channels as one list: a value may even follow its option across a channel boundary.
@@ -122,7 +154,7 @@ impl Invocation {
                 .into_iter()
                 .flat_map(|(channel, tokens)| tokens.iter().enumerate().map(move |(i, t)| (channel, i, t.clone())))
                 .collect();
-        Scanner { cwd: &ctx.cwd, open: Vec::new() }.scan(&mut inv, stream)?;
+        Scanner { cwd: &ctx.cwd, open: Vec::new(), budget: bounded::OPTIONS_FILES_PER_CALL }.scan(&mut inv, stream)?;
         Ok(inv)
     }
 
@@ -220,6 +252,8 @@ struct Scanner<'a> {
     /// The chain of options files being read (device and inode, and the path as named), to refuse one that
     /// includes itself under any name.
     open: Vec<((u64, u64), PathBuf)>,
+    /// How many more bytes of options files this call may read (`bounded::OPTIONS_FILES_PER_CALL` in all).
+    budget: u64,
 }
 
 impl Scanner<'_> {
@@ -278,41 +312,90 @@ impl Scanner<'_> {
     /// `-optf a,b` names two files; each is read and scanned where it is named.
     fn read_options_files(&mut self, inv: &mut Invocation, optf: &Found) -> Result<()> {
         let value = optf.value.as_deref().unwrap_or_default();
-        for named in value.as_bytes().split(|&b| b == b',').filter(|n| !n.is_empty()) {
-            let named = os(named);
+        let names = split::option_list(value.as_bytes());
+        if let Some(error) = names.error {
+            let shown = crate::shell::display([value]);
+            inv.not_understood.push(format!("the options file list {shown}: {error}, which nvcc refuses"));
+            return Ok(());
+        }
+        for named in names.words {
+            let named = OsString::from_vec(named);
             let path = self.cwd.join(&named);
             let where_named =
-                format!("`{} {}` in {}", optf.spelling, value.to_string_lossy(), optf.at.channel.describe(inv));
+                format!("`{} {}` in {}", optf.spelling, crate::shell::display([value]), optf.at.channel.describe(inv));
             // A pipe (`-optf <(...)`), `/dev/stdin` or a FIFO can be read once, and only nvcc may read it: opening a
-            // FIFO would even wait for a writer. Such a file is left to nvcc and the command line to nvcc's judgement.
+            // FIFO would even wait for a writer. Such a file is left to nvcc and the command line to nvcc's judgement,
+            // and the user hears that the wrapper therefore applies nothing.
             if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+                let shown = crate::shell::display([path.as_os_str()]);
                 inv.not_understood.push(format!(
-                    "options file {} is not a regular file (a pipe, a device or a directory): nvcc reads it itself",
-                    path.display()
+                    "options file {shown} is not a regular file (a pipe, a device or a directory): nvcc reads it itself"
                 ));
+                inv.warnings.push(Unread::NotRegular { file: shown });
                 continue;
             }
             if self.open.len() >= MAX_OPTIONS_FILE_DEPTH {
                 inv.not_understood.push(format!(
                     "options files are nested deeper than the {MAX_OPTIONS_FILE_DEPTH} nvcc reads ({} is one more)",
-                    path.display()
+                    crate::shell::display([path.as_os_str()])
                 ));
                 return Ok(());
             }
-            let (text, identity) = read_file(&path).map_err(|e| {
-                Error::new(ErrorKind::OptionsFile, format!("cannot read options file {}: {e}", path.display()))
-                    .with_help(format!("it is named by {where_named}; create it or fix the name"))
-            })?;
+            let (text, meta) = match bounded::read_with_metadata(&path, bounded::OPTIONS_FILE.min(self.budget)) {
+                Ok(read) => read,
+                // Too large to read here, or no longer a regular file: nvcc reads it, as it reads a pipe.
+                Err(refused @ (bounded::Refused::TooLarge { .. } | bounded::Refused::NotRegular(_))) => {
+                    let shown = crate::shell::display([path.as_os_str()]);
+                    let why = match refused {
+                        bounded::Refused::TooLarge { .. } if self.budget < bounded::OPTIONS_FILE => format!(
+                            "the options files of this call hold more than {}, the most the wrapper reads",
+                            bounded::size(bounded::OPTIONS_FILES_PER_CALL)
+                        ),
+                        other => other.to_string(),
+                    };
+                    inv.not_understood.push(format!("options file {shown}: {why}: nvcc reads it itself"));
+                    inv.warnings.push(Unread::Refused { file: shown, why });
+                    continue;
+                }
+                Err(e) => {
+                    return Err(Error::new(
+                        ErrorKind::OptionsFile,
+                        format!("cannot read options file {}: {e}", crate::shell::display([path.as_os_str()])),
+                    )
+                    .with_help(format!("it is named by {where_named}; create it or fix the name")))
+                }
+            };
+            self.budget -= text.len() as u64;
+            let identity = {
+                use std::os::unix::fs::MetadataExt;
+                (meta.dev(), meta.ino())
+            };
             if self.open.iter().any(|(id, _)| *id == identity) {
-                let chain: Vec<String> =
-                    self.open.iter().map(|(_, p)| p).chain([&path]).map(|p| p.display().to_string()).collect();
+                let chain: Vec<String> = self
+                    .open
+                    .iter()
+                    .map(|(_, p)| p)
+                    .chain([&path])
+                    .map(|p| crate::shell::display([p.as_os_str()]))
+                    .collect();
                 return Err(Error::new(
                     ErrorKind::OptionsFile,
-                    format!("options file {} includes itself: {}", path.display(), chain.join(" -> ")),
+                    format!(
+                        "options file {} includes itself: {}",
+                        crate::shell::display([path.as_os_str()]),
+                        chain.join(" -> ")
+                    ),
                 )
                 .with_help("remove the -optf/--options-file line that closes the loop"));
             }
-            let tokens: Vec<OsString> = split::options_file(&text).into_iter().map(OsString::from_vec).collect();
+            let words = split::options_file(&text);
+            if let Some(error) = words.error {
+                inv.not_understood.push(format!(
+                    "options file {}: {error}, which nvcc refuses",
+                    crate::shell::display([path.as_os_str()])
+                ));
+            }
+            let tokens: Vec<OsString> = words.words.into_iter().map(OsString::from_vec).collect();
             let file_index = inv.options_files.len();
             self.open.push((identity, path.clone()));
             inv.options_files.push(OptionsFile { named, path, tokens: tokens.clone(), named_by: optf.at });
@@ -322,17 +405,6 @@ impl Scanner<'_> {
         }
         Ok(())
     }
-}
-
-/// A file's bytes and identity (device and inode), from one open: what a loop of options files is told by.
-fn read_file(path: &Path) -> std::io::Result<(Vec<u8>, (u64, u64))> {
-    use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
-    let mut file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    let mut text = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.read_to_end(&mut text)?;
-    Ok((text, (meta.dev(), meta.ino())))
 }
 
 fn os(bytes: &[u8]) -> OsString {

@@ -42,17 +42,20 @@ impl Invocation {
     }
 
     /// The host LTO option this call gives the host compiler (`-flto`, `-flto=auto`, `-flto=thin` ...), as the user
-    /// wrote its `-Xcompiler`, unless a later `-fno-lto` turns it off. nvcc splits an `-Xcompiler` value at commas.
+    /// wrote its `-Xcompiler`, unless a later `-fno-lto` turns it off. The value is a list, split as nvcc splits it.
     pub fn host_lto(&self) -> Option<String> {
         let mut found = None;
         for option in self.with_role(Role::CompilerOptions) {
             let Some(value) = &option.value else { continue };
-            let value = value.to_string_lossy();
-            for word in value.split(|c: char| c == ',' || c.is_whitespace()) {
-                if word == "-flto" || word.starts_with("-flto=") {
-                    found = Some(format!("{} {word}", option.spelling));
-                } else if word == "-fno-lto" {
-                    found = None;
+            let items = super::split::option_list(value.as_encoded_bytes()).words;
+            // An item holding blanks is one argument to the host compiler, which may still read it as several.
+            for item in &items {
+                for word in String::from_utf8_lossy(item).split_whitespace() {
+                    if word == "-flto" || word.starts_with("-flto=") {
+                        found = Some(format!("{} {word}", option.spelling));
+                    } else if word == "-fno-lto" {
+                        found = None;
+                    }
                 }
             }
         }
@@ -123,10 +126,10 @@ impl Invocation {
     }
 }
 
-/// Whether a `-Xfatbin` value (a comma-separated list, as nvcc splits every `-X` option) holds a fatbinary option
-/// about compression: `-compress-all`, `--compress=false`, `-compress-mode=size`, `--concat`, in either dash count.
+/// Whether a `-Xfatbin` value (a list, split as nvcc splits every `-X` option) holds a fatbinary option about
+/// compression: `-compress-all`, `--compress=false`, `-compress-mode=size`, `--concat`, in either dash count.
 fn names_compression(value: &[u8]) -> bool {
-    value.split(|&b| b == b',').any(|option| {
+    super::split::option_list(value).words.iter().any(|option| {
         let name = option.trim_ascii_start();
         let name = name.strip_prefix(b"--").or_else(|| name.strip_prefix(b"-")).unwrap_or(name);
         name.starts_with(b"compress") || name.starts_with(b"concat")

@@ -118,7 +118,8 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 fn read(path: &Path) -> Result<String, CompatError> {
-    std::fs::read_to_string(path).map_err(|error| CompatError::Read { path: path.display().to_string(), error })
+    crate::bounded::read_to_string(path, crate::bounded::TABLE)
+        .map_err(|error| CompatError::Read { path: path.display().to_string(), error })
 }
 
 fn invalid(origin: &str, message: String) -> CompatError {

@@ -301,7 +301,7 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
     let Some(path) = find(ctx) else {
         return Ok(Loaded::default());
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = crate::bounded::read_to_string(&path, crate::bounded::CONFIG).map_err(|e| {
         Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", path.display()))
             .with_help(format!("fix the file, or unset ${} / remove the file to run without one", vars::CONFIG))
     })?;

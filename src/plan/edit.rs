@@ -10,9 +10,9 @@
 //!   `-optf NEW`, a file the wrapper writes with the remaining tokens of every file that occurrence names (nested
 //!   files that lose tokens inlined, the others still named). It stays an options file, not argv, because options
 //!   files exist to keep huge command lines (thousands of `-I`) under the kernel's argument limit, and because its
-//!   words are split by nvcc's options-file rules: each is written in double quotes, which is exact since a word read
-//!   from an options file holds no double quote and no backslash (see `args::split`). Files the wrapper does not
-//!   need to touch stay named as they were.
+//!   words are split by nvcc's options-file rules: each is written as `args::split::options_file_word` writes it (in
+//!   double quotes, backslashes doubled), which is exact since a word read from an options file holds no double
+//!   quote. Files the wrapper does not need to touch stay named as they were.
 //! - An options file named in an environment channel cannot be inlined there (those channels cannot carry a space
 //!   inside a token), so a removal inside one is an error rather than a flag silently kept.
 
@@ -83,10 +83,8 @@ pub fn remove(
         }
         let mut contents = Vec::new();
         for word in files.into_iter().flat_map(|f| expand(inv, Channel::OptionsFile(f), &removed)) {
-            debug_assert!(!word.as_bytes().iter().any(|b| matches!(b, b'"' | b'\\')), "an options-file word: {word:?}");
-            contents.push(b'"');
-            contents.extend_from_slice(word.as_bytes());
-            contents.extend_from_slice(b"\"\n");
+            contents.extend(crate::args::split::options_file_word(word.as_bytes()).expect("an options-file word"));
+            contents.push(b'\n');
         }
         let mut hash = std::collections::hash_map::DefaultHasher::new();
         contents.hash(&mut hash);

@@ -109,6 +109,9 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         plan.note(Note::Query { option: query.spelling.to_string() });
         return Ok(plan);
     }
+    for unread in &inv.warnings {
+        plan.warn(unread.clone());
+    }
     if !inv.not_understood.is_empty() {
         plan.note(Note::NotUnderstood { why: inv.not_understood.join("; ") });
         return Ok(plan);

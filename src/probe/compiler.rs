@@ -29,7 +29,8 @@ pub struct Known {
 
 impl std::fmt::Display for Known {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({} {})", self.path.display(), self.family, self.version)
+        // Quoted as a shell reads it, so a path that is not UTF-8 shows its bytes instead of U+FFFD (issue 26).
+        write!(f, "{} ({} {})", crate::shell::display([self.path.as_os_str()]), self.family, self.version)
     }
 }
 

@@ -8,7 +8,6 @@
 //! class and byte order alike. In libstdc++ itself they are the versions it defines; in anything linked against it,
 //! the versions it needs. Relocatable objects (`.o`, `.a`) carry none: their needs are only settled by the link.
 
-use std::fs;
 use std::path::Path;
 
 use super::{ProbeError, ProbeErrorKind};
@@ -47,7 +46,7 @@ fn newest_glibcxx(bytes: &[u8]) -> Option<Version> {
 /// that is not ELF is an error, so that a linker script named `libstdc++.so` is not mistaken for a library that
 /// provides nothing.
 pub fn read_glibcxx_versions(path: &Path) -> Result<Vec<Version>, ProbeError> {
-    let bytes = fs::read(path).map_err(|err| ProbeError::io(path, err))?;
+    let bytes = crate::bounded::read(path, crate::bounded::ELF).map_err(|err| ProbeError::io(path, err.into()))?;
     if !bytes.starts_with(b"\x7fELF") {
         let found = String::from_utf8_lossy(&bytes[..bytes.len().min(64)]);
         let kind = ProbeErrorKind::Unexpected { expected: "an ELF file", found: super::first_line(&found).to_string() };
@@ -59,6 +58,7 @@ pub fn read_glibcxx_versions(path: &Path) -> Result<Vec<Version>, ProbeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::process::Command;
 
     fn v(s: &str) -> Version {

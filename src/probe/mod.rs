@@ -20,6 +20,124 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+/// The read end of a probed program's stdout or stderr.
+enum Pipe {
+    Out(std::process::ChildStdout),
+    Err(std::process::ChildStderr),
+}
+
+impl Pipe {
+    fn fd(&self) -> i32 {
+        use std::os::unix::io::AsRawFd;
+        match self {
+            Pipe::Out(p) => p.as_raw_fd(),
+            Pipe::Err(p) => p.as_raw_fd(),
+        }
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Pipe::Out(p) => p.read(buf),
+            Pipe::Err(p) => p.read(buf),
+        }
+    }
+}
+
+/// The process groups of the programs being probed, so that a signal that stops the wrapper stops them too.
+mod group {
+    use std::process::{Child, Command};
+    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::sync::Once;
+
+    /// Room for the groups of probes running at once (the wrapper runs one at a time).
+    static GROUPS: [AtomicI32; 8] = [const { AtomicI32::new(0) }; 8];
+    static INSTALL: Once = Once::new();
+    const SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT];
+
+    /// Kill every process of a group.
+    pub fn kill(group: i32) {
+        if group > 0 {
+            // SAFETY: kill with a negative pid signals that process group; no memory is involved.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
+    }
+
+    /// A registered group, forgotten when dropped (after the program is reaped).
+    pub struct Registered(Option<usize>);
+
+    impl Drop for Registered {
+        fn drop(&mut self) {
+            if let Some(slot) = self.0 {
+                GROUPS[slot].store(0, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Start `command` (already set to run in a group of its own) and register its group. The stopping signals are
+    /// held back meanwhile, so that none can stop the wrapper between the start and the registration; the program
+    /// itself starts with none held back (std clears the mask in the child).
+    pub fn spawn(command: &mut Command) -> std::io::Result<(Child, Registered)> {
+        INSTALL.call_once(install);
+        // SAFETY: sigset_t is plain data, filled by sigemptyset/sigaddset before use; pthread_sigmask only reads
+        // `set` and writes `old`.
+        let old = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in SIGNALS {
+                libc::sigaddset(&mut set, sig);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            old
+        };
+        let spawned = command.spawn();
+        let registered = match &spawned {
+            Ok(child) => {
+                let group = child.id() as i32;
+                let slot = GROUPS
+                    .iter()
+                    .position(|g| g.compare_exchange(0, group, Ordering::SeqCst, Ordering::SeqCst).is_ok());
+                Registered(slot)
+            }
+            Err(_) => Registered(None),
+        };
+        // SAFETY: restores the mask saved above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+        spawned.map(|child| (child, registered))
+    }
+
+    /// Catch the stopping signals the caller did not ignore (one it ignores stays ignored, for nvcc too: exec keeps
+    /// an ignored signal and resets a caught one to the default).
+    fn install() {
+        for sig in SIGNALS {
+            // SAFETY: a zeroed sigaction is a valid "no handler" value; sigaction reads `new` and writes `old`.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 || old.sa_sigaction == libc::SIG_IGN {
+                    continue;
+                }
+                let mut new: libc::sigaction = std::mem::zeroed();
+                new.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                libc::sigemptyset(&mut new.sa_mask);
+                libc::sigaction(sig, &new, std::ptr::null_mut());
+            }
+        }
+    }
+
+    /// Kill the probes' groups, then die of the same signal, as without the handler.
+    extern "C" fn on_signal(sig: libc::c_int) {
+        for group in &GROUPS {
+            kill(group.load(Ordering::SeqCst));
+        }
+        // SAFETY: signal and raise are async-signal-safe. The raised signal is held until the handler returns, and
+        // then ends the process by its default action.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+}
+
 /// A probe that failed: the program it ran (or the file it read), the arguments, and what went wrong.
 #[derive(Debug)]
 pub struct ProbeError {
@@ -38,8 +156,11 @@ pub enum ProbeErrorKind {
     Failed { status: ExitStatus, first_line: String },
     /// The output did not say what we looked for.
     Unexpected { expected: &'static str, found: String },
-    /// The program did not finish in time and was killed.
+    /// The program did not finish in time and was killed, with everything it started.
     TimedOut(Duration),
+    /// The program printed more than this many bytes on stdout or on stderr and was killed, with everything it
+    /// started.
+    TooMuchOutput(usize),
 }
 
 impl ProbeError {
@@ -86,6 +207,9 @@ impl fmt::Display for ProbeError {
             ProbeErrorKind::TimedOut(limit) => {
                 write!(f, "`{command}` did not finish within {} s and was stopped", limit.as_secs())
             }
+            ProbeErrorKind::TooMuchOutput(limit) => {
+                write!(f, "`{command}` printed more than {} and was stopped", crate::bounded::size(*limit as u64))
+            }
             ProbeErrorKind::Unexpected { expected, found } => {
                 let source = if self.args.is_empty() { "contents of" } else { "output from" };
                 write!(f, "unexpected {source} `{command}`: expected {expected}, got `{found}`")
@@ -117,6 +241,11 @@ fn first_line(text: &str) -> &str {
 /// wrapper never hangs a build with it.
 pub const TIME_LIMIT: Duration = Duration::from_secs(10);
 
+/// The most a probed program may print on stdout, and again on stderr. `g++ --version` prints under 1 KiB; a program
+/// that prints more is not answering the question (`yes`, a script gone wrong) and is stopped, so the wrapper never
+/// runs out of memory reading it.
+pub const OUTPUT_LIMIT: usize = 1 << 20;
+
 /// What every program a probe starts is given, so that it cannot start the wrapper probing again (a "compiler" that is
 /// a script around `nvcc`): the wrapper's loop counter at its limit, so such a wrapper stops at once (exit 125)
 /// instead of recursing. `locate`'s tests check this names its counter and limit.
@@ -126,50 +255,87 @@ pub const LOOP_GUARD: (&str, &str) = ("NVCC_WRAPPER_DEPTH", "8");
 ///
 /// No shell, and the environment is inherited (a compiler may be a Nix cc-wrapper or a ccache link that needs its
 /// environment, and none of the lines we parse is translated by the locale) but for the loop guard. Stdin is closed so
-/// that a program waiting for input fails instead of hanging, and a program still running after `TIME_LIMIT` is killed.
+/// that a program waiting for input fails instead of hanging. The program runs in a process group of its own, so that
+/// a program still running after `TIME_LIMIT`, or printing more than `OUTPUT_LIMIT`, is killed with everything it
+/// started (a compiler driver's own children included), and so is it when the wrapper is stopped by a signal
+/// (`SIGTERM`, `SIGINT`, `SIGHUP`, `SIGQUIT`) while it probes.
 fn run(program: &Path, args: &[&str]) -> Result<String, ProbeError> {
     run_within(program, args, TIME_LIMIT)
 }
 
 fn run_within(program: &Path, args: &[&str], limit: Duration) -> Result<String, ProbeError> {
+    use std::os::unix::process::CommandExt;
     let fail = |kind| ProbeError::new(program, args, kind);
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
         .env(LOOP_GUARD.0, LOOP_GUARD.1)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| fail(ProbeErrorKind::Io(err)))?;
-    // Both pipes are drained while waiting, so a chatty program never blocks on a full pipe.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            bytes
-        })
+        .process_group(0);
+    let (mut child, _registered) = group::spawn(&mut command).map_err(|err| fail(ProbeErrorKind::Io(err)))?;
+    // The group's id is the program's pid. It stays reserved while the program is not reaped, and the group is only
+    // ever killed before that, so the signal cannot reach another process that took the number.
+    let group = child.id() as i32;
+    let stopped = |child: &mut std::process::Child, kind| {
+        group::kill(group);
+        let _ = child.wait();
+        Err(fail(kind))
     };
-    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let mut pipes: [Option<Pipe>; 2] = [child.stdout.take().map(Pipe::Out), child.stderr.take().map(Pipe::Err)];
+    let mut output = [Vec::new(), Vec::new()];
     let deadline = Instant::now() + limit;
+    let mut chunk = vec![0u8; 64 << 10];
+    // Both pipes are read as they fill, so a chatty program never blocks on a full pipe, until both are closed.
+    while pipes.iter().any(Option::is_some) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return stopped(&mut child, ProbeErrorKind::TimedOut(limit));
+        }
+        let mut polled = pipes.each_ref().map(|p| libc::pollfd {
+            fd: p.as_ref().map_or(-1, Pipe::fd),
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        let wait = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
+        // SAFETY: `polled` is an array of two pollfd, valid for the duration of the call.
+        let ready = unsafe { libc::poll(polled.as_mut_ptr(), 2, wait) };
+        if ready < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return stopped(&mut child, ProbeErrorKind::Io(err));
+        }
+        for (i, polled) in polled.iter().enumerate() {
+            let Some(pipe) = pipes[i].as_mut().filter(|_| polled.revents != 0) else { continue };
+            match pipe.read(&mut chunk) {
+                Ok(0) => pipes[i] = None,
+                Ok(n) => output[i].extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => pipes[i] = None,
+            }
+            if output[i].len() > OUTPUT_LIMIT {
+                return stopped(&mut child, ProbeErrorKind::TooMuchOutput(OUTPUT_LIMIT));
+            }
+        }
+    }
     let mut pause = Duration::from_micros(50);
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|err| fail(ProbeErrorKind::Io(err)))? {
             break status;
         }
         if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(fail(ProbeErrorKind::TimedOut(limit)));
+            return stopped(&mut child, ProbeErrorKind::TimedOut(limit));
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(5));
     };
-    let stdout = String::from_utf8_lossy(&stdout.join().unwrap_or_default()).into_owned();
+    let [stdout, stderr] = output;
+    let stdout = String::from_utf8_lossy(&stdout).into_owned();
     if !status.success() {
-        let stderr = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned();
+        let stderr = String::from_utf8_lossy(&stderr).into_owned();
         let said = if first_line(&stderr).is_empty() { first_line(&stdout) } else { first_line(&stderr) };
         return Err(fail(ProbeErrorKind::Failed { status, first_line: said.to_string() }));
     }
@@ -214,6 +380,44 @@ mod tests {
         assert!(matches!(err.kind, ProbeErrorKind::TimedOut(_)), "{err:?}");
         assert!(started.elapsed() < Duration::from_secs(5), "not stopped in time: {:?}", started.elapsed());
         assert_eq!(err.to_string(), "`/bin/sleep 30` did not finish within 0 s and was stopped");
+    }
+
+    /// Whether a process is gone (or a zombie, which runs nothing).
+    fn gone(pid: &str) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        }
+    }
+
+    #[test]
+    fn issue_26_a_hung_program_is_stopped_with_the_programs_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        // A driver that starts a child of its own and waits for it, as a compiler driver does.
+        let script = format!("sleep 300 & echo $! > '{}'; wait", pids.display());
+        let err = run_within(Path::new("/bin/sh"), &["-c", &script], Duration::from_millis(500)).unwrap_err();
+        assert!(matches!(err.kind, ProbeErrorKind::TimedOut(_)), "{err:?}");
+        let child = std::fs::read_to_string(&pids).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !gone(child.trim()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(gone(child.trim()), "the driver's child {} outlived the probe", child.trim());
+    }
+
+    #[test]
+    fn issue_26_a_program_that_floods_its_output_is_stopped_at_the_limit() {
+        let started = Instant::now();
+        for stream in ["", ">&2"] {
+            let err = run(Path::new("/bin/sh"), &["-c", &format!("exec yes {stream}")]).unwrap_err();
+            assert!(matches!(err.kind, ProbeErrorKind::TooMuchOutput(OUTPUT_LIMIT)), "{err:?}");
+            assert!(err.to_string().ends_with("printed more than 1 MiB and was stopped"), "{err}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "not stopped at once: {:?}", started.elapsed());
+        // Exactly the limit is still an answer.
+        let out = run(Path::new("/bin/sh"), &["-c", &format!("head -c {OUTPUT_LIMIT} /dev/zero")]).unwrap();
+        assert_eq!(out.len(), OUTPUT_LIMIT);
     }
 
     #[test]

@@ -86,10 +86,11 @@ pub fn parse_version_json(text: &str) -> Result<ToolkitVersions, ProbeError> {
     Ok(found)
 }
 
-/// Reads `<root>/version.json`; `None` when the toolkit has none (see [`ToolkitVersions`]).
+/// Reads `<root>/version.json`; `None` when the toolkit has none (see [`ToolkitVersions`]). A file that is not a
+/// regular file or is larger than `bounded::VERSION_FILE` is an error (the caller then asks nvcc itself).
 pub fn read_version_json(root: &Path) -> Result<Option<ToolkitVersions>, ProbeError> {
     let path = root.join("version.json");
-    match fs::read_to_string(&path) {
+    match crate::bounded::read_to_string(&path, crate::bounded::VERSION_FILE) {
         Ok(text) => parse_version_json(&text).map(Some).map_err(|mut e| {
             e.program = path;
             e
@@ -212,6 +213,14 @@ mod tests {
         fs::write(root.path().join("version.json"), "{").unwrap();
         let err = read_version_json(root.path()).unwrap_err();
         assert!(err.to_string().contains(&format!("{}", root.path().join("version.json").display())), "{err}");
+        // Issue 26: a version.json that is a FIFO or /dev/zero is an error at once, never a hang or a read without end.
+        fs::remove_file(root.path().join("version.json")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.path().join("version.json")).unwrap();
+        let err = read_version_json(root.path()).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        fs::remove_file(root.path().join("version.json")).unwrap();
+        fs::write(root.path().join("version.json"), vec![b' '; crate::bounded::VERSION_FILE as usize + 1]).unwrap();
+        assert!(read_version_json(root.path()).unwrap_err().to_string().contains("larger than 1 MiB"));
     }
 
     #[cfg(unix)]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::cache::{self, Entry, ProbeCache};
+use super::cache::{self, Entry, Failure, ProbeCache};
 use super::compiler::{CompilerFamily, CompilerInfo, Known, StdenvLibstdcxx};
 use crate::version::Version;
 
@@ -48,34 +48,43 @@ pub struct System {
 
 impl Probes for System {
     fn nvcc_version(&self, nvcc: &Path) -> Result<(Version, &'static str), String> {
-        let (found, cached) = self.cache.get_or_probe(nvcc, || {
-            let from_json = super::nvcc::toolkit_root_of(nvcc)
-                .ok()
-                .and_then(|root| super::nvcc::read_version_json(&root).ok().flatten())
-                .and_then(|v| v.nvcc.or(v.cuda));
-            match from_json {
-                Some(version) => Ok(NvccRelease { version, from: ReleaseSource::VersionJson }),
-                None => super::nvcc::probe_nvcc(nvcc)
-                    .map(|v| NvccRelease { version: v.full, from: ReleaseSource::NvccVersion })
-                    .map_err(|e| e.to_string()),
-            }
-        })?;
+        let (found, cached) = self
+            .cache
+            .get_or_probe(nvcc, || {
+                let from_json = super::nvcc::toolkit_root_of(nvcc)
+                    .ok()
+                    .and_then(|root| super::nvcc::read_version_json(&root).ok().flatten())
+                    .and_then(|v| v.nvcc.or(v.cuda));
+                match from_json {
+                    Some(version) => Ok(NvccRelease { version, from: ReleaseSource::VersionJson }),
+                    None => super::nvcc::probe_nvcc(nvcc)
+                        .map(|v| NvccRelease { version: v.full, from: ReleaseSource::NvccVersion })
+                        .map_err(failure),
+                }
+            })
+            // The planner says an unknown release on stderr itself, with this message in it.
+            .map_err(|f| described(f, false))?;
         Ok((found.version, found.from.describe(cached)))
     }
 
     fn compiler(&self, path: &Path) -> Result<Known, String> {
-        let (info, _) =
-            self.cache.get_or_probe(path, || super::compiler::probe_compiler(path).map_err(|e| e.to_string()))?;
+        let (info, _) = self
+            .cache
+            .get_or_probe(path, || super::compiler::probe_compiler(path).map_err(failure))
+            .map_err(|f| described(f, true))?;
         Ok(Known { path: path.to_path_buf(), family: info.family, version: info.version, target: Some(info.target) })
     }
 
     fn libstdcxx(&self, path: &Path) -> Result<StdenvLibstdcxx, String> {
-        let (found, _) = self.cache.get_or_probe(path, || {
-            Ok::<_, String>(StdenvLibstdcxx {
-                gcc_install_dir: super::compiler::gcc_install_dir(path).map_err(|e| e.to_string())?,
-                runtime_dir: super::compiler::libstdcxx_dir(path).map_err(|e| e.to_string())?,
+        let (found, _) = self
+            .cache
+            .get_or_probe(path, || {
+                Ok(StdenvLibstdcxx {
+                    gcc_install_dir: super::compiler::gcc_install_dir(path).map_err(failure)?,
+                    runtime_dir: super::compiler::libstdcxx_dir(path).map_err(failure)?,
+                })
             })
-        })?;
+            .map_err(|f| described(f, true))?;
         Ok(found)
     }
 
@@ -113,11 +122,41 @@ impl Probes for System {
     }
 
     fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {
-        let (found, _) = self.cache.get_or_probe(launcher, || {
-            super::launcher::probe_launcher(launcher).map(LauncherRelease).map_err(|e| e.to_string())
-        })?;
+        let (found, _) = self
+            .cache
+            .get_or_probe(launcher, || super::launcher::probe_launcher(launcher).map(LauncherRelease).map_err(failure))
+            .map_err(|f| described(f, true))?;
         Ok(found.0)
     }
+}
+
+/// A probe's error as the cache keeps it: the program's own failures are kept for a while, a failure to start it is
+/// not.
+fn failure(err: super::ProbeError) -> Failure {
+    use super::ProbeErrorKind as Kind;
+    Failure {
+        message: err.to_string(),
+        keep: !matches!(err.kind, Kind::Io(_)),
+        stopped: matches!(err.kind, Kind::TimedOut(_) | Kind::TooMuchOutput(_)),
+        remembered: None,
+    }
+}
+
+/// A failure as the planner is told it, with when it happened if the cache kept it. A program that had to be stopped
+/// costs the call up to `TIME_LIMIT` and changes what the wrapper decides, so it is said on stderr (`warn`), once.
+fn described(failure: Failure, warn: bool) -> String {
+    let mut message = failure.message;
+    if let Some(age) = failure.remembered {
+        message += &format!(
+            " (in an earlier call {} s ago: the probe cache keeps that for {} s before running it again)",
+            age.as_secs(),
+            cache::FAILURE_LIFETIME.as_secs()
+        );
+    }
+    if warn && failure.stopped {
+        crate::log::warning(&format!("{message}; the wrapper goes on without its answer"));
+    }
+    message
 }
 
 /// A launcher's release as probed.

@@ -66,7 +66,7 @@ pub fn scan(root: &Path) -> Result<ToolkitScan> {
             Error::new(ErrorKind::Request, format!("{} has no include/crt/host_config.h", root.display()))
                 .with_help("give the root of a CUDA toolkit (the directory holding bin/ and include/), or a header set from scripts/fetch-toolkits.sh headers-X.Y")
         })?;
-    let text = std::fs::read_to_string(&header)
+    let text = crate::bounded::read_to_string(&header, crate::bounded::HEADER)
         .map_err(|e| Error::new(ErrorKind::Request, format!("cannot read {}: {e}", header.display())))?;
     let limits = host_config::scan(&text).map_err(|e| {
         Error::new(ErrorKind::Request, format!("cannot read the host-compiler check in {}: {e}", header.display()))

@@ -24,7 +24,10 @@ pub fn exit_meaning(kind: ErrorKind) -> &'static str {
              files (no `TOP/targets/<dir>`, no `cuda-root`), or a GPU target to `replace` inside an options file named \
              in `NVCC_*_FLAGS`"
         }
-        ErrorKind::OptionsFile => "an options file (`-optf`) is missing, unreadable, or includes itself",
+        ErrorKind::OptionsFile => {
+            "an options file (`-optf`) is missing, unreadable, or includes itself (one that is not a regular file or \
+             is too large to read is left to nvcc, not an error)"
+        }
         ErrorKind::HostCompiler => {
             "no host compiler that this nvcc accepts was found, or, for a cross build, none for the target at all, or \
              one (configured or given by `-ccbin`) that builds for another machine, or host LTO with a compiler other \
@@ -36,14 +39,17 @@ pub fn exit_meaning(kind: ErrorKind) -> &'static str {
              not run"
         }
         ErrorKind::Output => {
-            "what the wrapper itself writes (`explain`, `doctor`, `gencode`, `compat scan`, a dry run, a dependency \
-             file it completes) could not be written, say to a full disk"
+            "what the wrapper itself writes (`explain`, `doctor`, `gencode`, `compat scan`, a dry run and the options \
+             file a dry run rewrites, a dependency file it completes) could not be written, say to a full disk"
         }
         ErrorKind::Config => {
-            "the configuration file is missing, unreadable or invalid, or names a `sysroot` or `cuda-root` that does \
-             not exist, or a `cuda-compat` without `libcuda.so`"
+            "the configuration file is missing, unreadable (not a regular file, or larger than 1 MiB, included) or \
+             invalid, or names a `sysroot` or `cuda-root` that does not exist, or a `cuda-compat` without `libcuda.so`"
         }
-        ErrorKind::Loop => "the wrapper would run itself (a loop through copies or other wrappers)",
+        ErrorKind::Loop => {
+            "the wrapper would run itself (a loop through other builds of the wrapper, or through a host compiler that \
+             calls nvcc; a `launcher` that is the wrapper)"
+        }
         ErrorKind::CannotExec => "the real nvcc (or the launcher) was found but could not be started",
         ErrorKind::NvccNotFound => "no real nvcc was found",
     }
@@ -87,9 +93,30 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
     (
         vars::XDG_CACHE_HOME,
-        "where the wrapper's caches go by default (one that is not absolute is ignored, as the XDG spec says)",
+        "where the wrapper's cache directory is (`$XDG_CACHE_HOME/nvcc-wrapper`): used only when absolute and an \
+         existing directory; the wrapper never creates it",
     ),
-    (vars::HOME, "`~/.cache` is the cache directory when `XDG_CACHE_HOME` is not set; with neither, there is none"),
+    (
+        vars::HOME,
+        "`$HOME/.cache/nvcc-wrapper` is the cache directory when `XDG_CACHE_HOME` gives none: used only when `HOME` is \
+         an existing directory, which the wrapper never creates (Nix's `/homeless-shelter`); with neither, there is no \
+         probe cache",
+    ),
+    (
+        vars::NIX_BUILD_TOP,
+        "read: with it set (a Nix build) and `IN_NIX_SHELL` unset, the wrapper writes only under \
+         `$NIX_BUILD_TOP/.nvcc-wrapper`",
+    ),
+    (vars::IN_NIX_SHELL, "read: set by `nix-shell`, where the wrapper writes as outside Nix"),
+    (
+        vars::TMPDIR,
+        "where the private directory `nvcc-wrapper-UID` goes when there is no cache directory (default `/tmp`)",
+    ),
+    (
+        vars::NVCC_HERE,
+        "read: a real nvcc sets it for every program it runs; a loop that finds it is blamed on a host compiler or \
+         `-run` program that calls nvcc",
+    ),
     (
         vars::PATH,
         "where the real nvcc and compilers are looked for; unset, `/bin:/usr/bin` (as `execvp` and `env` do), never \
@@ -97,14 +124,16 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
     (
         vars::NVCC_PREPEND_FLAGS,
-        "nvcc's own: read so that what it gives counts as given, and passed on (`arch-flags = \"replace\"` takes GPU \
-         targets out of it; behind a launcher, its words move onto the command line)",
+        "nvcc's own: read so that what it gives counts as given (split at space and tab only, as nvcc splits it), \
+         and passed on (`arch-flags = \"replace\"` takes GPU targets out of it; behind a launcher, its words move \
+         onto the command line)",
     ),
     (vars::NVCC_APPEND_FLAGS, "nvcc's own, as `NVCC_PREPEND_FLAGS`"),
     (
         vars::NVCC_CCBIN,
         "nvcc's own host compiler (12.5 on): counts as given; also passed as `-ccbin=` to releases before 12.5, which \
-         ignore it",
+         ignore it, unless it names no program or a compiler the release rejects: then the wrapper ignores it too, \
+         with a warning, and chooses the host compiler itself",
     ),
     ("NVCC_WRAPPER_CACHE", "(scripts and tests) where real toolkits are cached; default `~/.cache/nvcc-wrapper`"),
     (

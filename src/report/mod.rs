@@ -33,10 +33,14 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
     let config = &prepared.setup.settings.config;
     let plan = &prepared.plan;
     let mut out = Vec::new();
-    let file = config.path.as_ref().map_or("none (defaults and probing)".into(), |p| p.display().to_string());
+    // Paths as a shell reads them back: bytes that are not UTF-8 written out, never U+FFFD (issue 26).
+    let file = config.path.as_ref().map_or("none (defaults and probing)".into(), |p| shell::display([p.as_os_str()]));
     out.push(field("config file", file));
     out.extend(config.overrides.iter().map(|o| format!("  override: {o}")));
-    out.push(field("real nvcc", format!("{} (found by {})", plan.nvcc.path.display(), plan.nvcc.found_by)));
+    out.push(field(
+        "real nvcc",
+        format!("{} (found by {})", shell::display([plan.nvcc.path.as_os_str()]), plan.nvcc.found_by),
+    ));
     if let Some(release) = &plan.release {
         out.push(field("release", release));
         match &plan.cross {

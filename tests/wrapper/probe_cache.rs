@@ -76,7 +76,8 @@ impl NoConfig {
 
     fn entries(&self) -> Vec<PathBuf> {
         let Ok(dir) = std::fs::read_dir(&self.cache) else { return Vec::new() };
-        let mut found: Vec<PathBuf> = dir.map(|e| e.unwrap().path()).collect();
+        // `.swept` says when old entries were last cleared; it is not an entry.
+        let mut found: Vec<PathBuf> = dir.map(|e| e.unwrap().path()).filter(|p| !p.ends_with(".swept")).collect();
         found.sort();
         found
     }
@@ -210,8 +211,10 @@ fn issue_13_the_switch_turns_the_cache_off_and_home_is_the_default() {
     assert_eq!(out.status.code(), Some(64), "{}", stderr(&out));
     assert!(stderr(&out).contains("NVCC_WRAPPER_PROBE_CACHE=sometimes is not a switch"));
 
-    // Without a directory named, HOME's cache directory is used (the sandbox's env has no XDG_CACHE_HOME).
+    // Without a directory named, HOME's cache directory is used (the sandbox's env has no XDG_CACHE_HOME), when
+    // HOME exists: the wrapper never creates it (issue 26).
     let home = nc.sb.dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
     let mut cmd = nc.sb.nvcc();
     cmd.env_remove("NVCC_WRAPPER_CONFIG").env("HOME", &home).env("NVCC_WRAPPER_DRY_RUN", "1").args(["-c", "k.cu"]);
     cmd.assert().success();
@@ -246,4 +249,126 @@ fn issue_13_real_nvcc_and_gxx_are_probed_once_and_the_warm_cache_builds() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("probing it"), "{}", stderr(&out));
     assert!(sb.file("hello.o").is_file());
+}
+
+/// Issue 26, "done when": 1,000 calls, four at a time (the project's machine has two cores), over a probe cache that
+/// another thread keeps filling with FIFOs that no one writes, links to `/dev/zero`, truncated and oversized entries
+/// and directories, renamed over the real entries while the calls read and rewrite them. Every call ends, with nvcc's
+/// own exit code and the command a call over a sound cache gives nvcc.
+#[test]
+fn issue_26_a_thousand_calls_over_a_hostile_probe_cache_all_get_nvccs_result() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    const CALLS: usize = 1000;
+    const AT_ONCE: usize = 4;
+    let nc = NoConfig::new();
+    let path = std::env::join_paths([
+        nc.sb.wrapper_bin.as_path(),
+        nc.sb.cuda_bin.as_path(),
+        nc.cc_bin.as_path(),
+        Path::new("/usr/bin"),
+        Path::new("/bin"),
+    ])
+    .unwrap();
+    let call = |record: &Path| {
+        let mut cmd = std::process::Command::new(nc.sb.wrapper_bin.join("nvcc"));
+        cmd.env_clear()
+            .env("PATH", &path)
+            .env("FAKE_NVCC_RECORD", record)
+            .env("FAKE_NVCC_EXIT", "7")
+            .env("NVCC_WRAPPER_PROBE_CACHE_DIR", &nc.cache)
+            .args(["-c", "k.cu"])
+            .current_dir(nc.sb.dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(60) {
+                child.kill().unwrap();
+                panic!("a call over the hostile cache hangs");
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let out = child.wait_with_output().unwrap();
+        let bytes = std::fs::read(record).unwrap_or_else(|e| panic!("nvcc did not run ({e}): {}", stderr(&out)));
+        let record: Record = serde_json::from_slice(&bytes).unwrap();
+        (out.status.code(), record.argv, stderr(&out))
+    };
+    // A sound cache first: the command every call must give nvcc, and the entries to attack.
+    let (code, want, _) = call(&nc.sb.dir.path().join("first.json"));
+    assert_eq!(code, Some(7));
+    let entries = nc.entries();
+    assert!(entries.len() >= 2, "{entries:?}");
+    let sound: Vec<Vec<u8>> = entries.iter().map(|e| std::fs::read(e).unwrap()).collect();
+
+    let done = AtomicBool::new(false);
+    let attacks = AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let records = nc.sb.dir.path().join("records");
+    std::fs::create_dir(&records).unwrap();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let staging = nc.sb.dir.path().join("staging");
+            let mut n = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                for (entry, bytes) in entries.iter().zip(&sound) {
+                    n += 1;
+                    let temp = staging.with_extension(n.to_string());
+                    match n % 5 {
+                        0 => {
+                            let c = std::ffi::CString::new(temp.to_str().unwrap()).unwrap();
+                            // SAFETY: a valid path string.
+                            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+                        }
+                        1 => std::os::unix::fs::symlink("/dev/zero", &temp).unwrap(),
+                        2 => std::fs::write(&temp, &bytes[..bytes.len() / 2]).unwrap(),
+                        3 => std::fs::write(&temp, vec![b'x'; 100_000]).unwrap(),
+                        _ => std::fs::create_dir(&temp).unwrap(),
+                    }
+                    // Over an entry a call may have just written; a directory cannot replace a file, so is put
+                    // where the entry was removed.
+                    if std::fs::rename(&temp, entry).is_err() {
+                        let _ = std::fs::remove_file(entry);
+                        let _ = std::fs::rename(&temp, entry);
+                        let _ = std::fs::remove_dir(&temp);
+                    }
+                    attacks.fetch_add(1, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+                // Directories left in place are cleared now and then, so that writes can succeed again.
+                for entry in &entries {
+                    if entry.is_dir() && n % 3 == 0 {
+                        let _ = std::fs::remove_dir(entry);
+                    }
+                }
+            }
+        });
+        let workers: Vec<_> = (0..AT_ONCE)
+            .map(|_| {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= CALLS {
+                        break;
+                    }
+                    let (code, argv, err) = call(&records.join(format!("{i}.json")));
+                    if code != Some(7) || argv != want {
+                        failures.lock().unwrap().push(format!("call {i}: exit {code:?}, argv {argv:?}: {err}"));
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} of {CALLS} calls went wrong:\n{}",
+        failures.len(),
+        failures[..failures.len().min(5)].join("\n")
+    );
+    assert!(attacks.load(Ordering::Relaxed) > CALLS, "the cache was hardly attacked");
 }

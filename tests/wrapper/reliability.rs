@@ -20,9 +20,14 @@ fn code_span(cell: &str) -> &str {
 
 /// (command, exit code, message) of every row between the markers.
 fn rows() -> Vec<(String, i32, String)> {
+    table("<!-- rows:", "<!-- end of rows -->")
+}
+
+/// The rows of the table between `start` and `end`.
+fn table(start: &str, end: &str) -> Vec<(String, i32, String)> {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reliability.md")).unwrap();
-    let start = doc.find("<!-- rows:").expect("the rows marker");
-    let end = doc.find("<!-- end of rows -->").expect("the end marker");
+    let start = doc.find(start).expect("the rows marker");
+    let end = doc.find(end).expect("the end marker");
     doc[start..end]
         .lines()
         .filter(|l| l.starts_with("| `"))
@@ -30,7 +35,9 @@ fn rows() -> Vec<(String, i32, String)> {
             let cells: Vec<&str> = line.trim().trim_matches('|').split(" | ").collect();
             assert_eq!(cells.len(), 3, "a row has three cells: {line}");
             let code = cells[1].trim().parse().unwrap_or_else(|_| panic!("exit code in: {line}"));
-            (code_span(cells[0]).to_string(), code, code_span(cells[2]).to_string())
+            // `—`: nothing is said.
+            let message = if cells[2].trim() == "—" { "—" } else { code_span(cells[2]) };
+            (code_span(cells[0]).to_string(), code, message.to_string())
         })
         .collect()
 }
@@ -46,6 +53,48 @@ fn documented_exit_codes() -> Vec<i32> {
         .take_while(|l| l.starts_with('|'))
         .map(|l| l.trim_matches('|').split('|').next().unwrap().trim().parse().unwrap())
         .collect()
+}
+
+/// Run one row's command in a fresh sandbox, as the tables say: (output, whether nvcc ran).
+fn run_row(command: &str) -> (std::process::Output, bool) {
+    let sb = Sandbox::new();
+    sb.write("k.cu", "__global__ void k() {}\n");
+    std::os::unix::fs::symlink(WRAPPER, sb.wrapper_bin.join("nvcc-wrapper")).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .env_clear()
+        .env("PATH", sb.path())
+        .env("FAKE_NVCC_RECORD", &sb.record)
+        .env("NVCC_WRAPPER_CONFIG", &sb.config)
+        .env("WRAPPER_BIN", &sb.wrapper_bin)
+        .env("CUDA_BIN", &sb.cuda_bin)
+        .current_dir(sb.dir.path())
+        .output()
+        .unwrap();
+    (out, sb.ran())
+}
+
+/// Issue 26: hostile input nvcc alone would run runs through the wrapper too, with nvcc's exit code, at most one
+/// warning, and the message the table gives (`—`: nothing at all on stderr).
+#[test]
+fn every_hostile_input_nvcc_would_run_runs_with_at_most_one_warning() {
+    let rows = table("<!-- runs:", "<!-- end of runs -->");
+    assert!(rows.len() >= 8, "the table lost rows: {}", rows.len());
+    let mut wrong = Vec::new();
+    for (command, code, message) in rows {
+        let (out, ran) = run_row(&command);
+        let err = stderr(&out);
+        let warnings = err.lines().filter(|l| l.starts_with("nvcc-wrapper: warning: ")).count();
+        let said = if message == "—" { err.is_empty() } else { err.contains(&message) };
+        if out.status.code() != Some(code) || !said || warnings > 1 || !ran {
+            wrong.push(format!(
+                "`{command}`: exit {:?} (want {code}), nvcc ran: {ran}, {message:?} in:\n{err}",
+                out.status.code()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{} row(s) of docs/reliability.md do not hold:\n\n{}", wrong.len(), wrong.join("\n"));
 }
 
 #[test]
@@ -65,21 +114,7 @@ fn every_bad_input_in_docs_reliability_gets_its_exit_code_and_one_error_and_help
     assert!(rows.len() >= 30, "the table lost rows: {}", rows.len());
     let mut wrong = Vec::new();
     for (command, code, message) in rows {
-        let sb = Sandbox::new();
-        sb.write("k.cu", "__global__ void k() {}\n");
-        std::os::unix::fs::symlink(WRAPPER, sb.wrapper_bin.join("nvcc-wrapper")).unwrap();
-        let out = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(&command)
-            .env_clear()
-            .env("PATH", sb.path())
-            .env("FAKE_NVCC_RECORD", &sb.record)
-            .env("NVCC_WRAPPER_CONFIG", &sb.config)
-            .env("WRAPPER_BIN", &sb.wrapper_bin)
-            .env("CUDA_BIN", &sb.cuda_bin)
-            .current_dir(sb.dir.path())
-            .output()
-            .unwrap();
+        let (out, ran) = run_row(&command);
         let err = stderr(&out);
         let lines: Vec<&str> = err.lines().collect();
         let right = out.status.code() == Some(code)
@@ -91,7 +126,7 @@ fn every_bad_input_in_docs_reliability_gets_its_exit_code_and_one_error_and_help
         if !right {
             wrong.push(format!("`{command}`: exit {:?} (want {code}), {message:?} in:\n{err}", out.status.code()));
         }
-        if sb.ran() {
+        if ran {
             wrong.push(format!("`{command}`: nvcc ran"));
         }
     }

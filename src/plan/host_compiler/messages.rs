@@ -49,6 +49,20 @@ pub enum Note {
         chosen: Known,
         why: String,
     },
+    /// A warning: `$NVCC_CCBIN` that a release before 12.5 ignores, and that would break the build if passed on.
+    NvccCcbinIgnored {
+        value: String,
+        why: IgnoredWhy,
+        release: Version,
+        first: Version,
+    },
+}
+
+/// Why the wrapper ignores `$NVCC_CCBIN` as the release does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoredWhy {
+    NamesNoProgram,
+    Rejected { compiler: Known, accepts: Accepts },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +135,19 @@ impl fmt::Display for Note {
                 f,
                 "cannot find the libstdc++ of the stdenv compiler {stdenv} ({why}): objects it built may not link with {chosen}'s"
             ),
+            Note::NvccCcbinIgnored { value, why, release, first } => {
+                write!(f, "$NVCC_CCBIN={value} ")?;
+                match why {
+                    IgnoredWhy::NamesNoProgram => f.write_str("names no program")?,
+                    IgnoredWhy::Rejected { compiler, accepts } => {
+                        write!(f, "names {compiler}, which nvcc {release} rejects ({})", accepts.describe())?
+                    }
+                }
+                write!(
+                    f,
+                    "; nvcc {release} ignores $NVCC_CCBIN (honoured from {first}), so the wrapper does too and chooses the host compiler itself"
+                )
+            }
         }
     }
 }

@@ -20,7 +20,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use compilers::Compilers;
-pub use messages::{Note, Reason};
+pub use messages::{IgnoredWhy, Note, Reason};
 pub use rule::{choose, libstdcxx_flags, Choice, NoneAccepted};
 
 use super::facts::{Facts, Release};
@@ -53,7 +53,7 @@ impl Step for HostCompiler {
         let inv = facts.invocation;
         let compilers = Compilers { facts, settings };
         let limits = limits(facts, plan);
-        if let Some(given) = inv.host_compiler() {
+        if let Some(given) = inv.host_compiler().filter(|g| !ignored_nvcc_ccbin(facts, g, limits, plan)) {
             return check_given(&compilers, &given, limits, plan);
         }
         let Some((release, accepts)) = limits else {
@@ -136,6 +136,36 @@ fn limits(facts: &Facts, plan: &mut Plan) -> Option<(Version, Accepts)> {
         },
     };
     Some((facts.release.version()?.release(), row.accepts()))
+}
+
+/// Whether `$NVCC_CCBIN` is to be ignored, as this release ignores it: on a release before 12.5 the wrapper passes
+/// it on as `-ccbin=` (the user meant it), but not one that names no program or a compiler this release rejects,
+/// where nvcc alone would have built with its default (issue 26: `NVCC_CCBIN=/nonexistent/g++` failed on 12.4). The
+/// wrapper then chooses the host compiler as if it were unset, and says so.
+fn ignored_nvcc_ccbin(
+    facts: &Facts,
+    given: &HostCompilerGiven,
+    limits: Option<(Version, Accepts)>,
+    plan: &mut Plan,
+) -> bool {
+    let (HostCompilerGiven::Env(value), Some((release, accepts))) = (given, limits) else { return false };
+    if release >= FIRST_HONOURING_NVCC_CCBIN {
+        return false;
+    }
+    let why = match facts.probes.resolve(Path::new(value)) {
+        // A directory: nvcc picks gcc/g++ from it; nothing to judge.
+        None if facts.probes.exists(Path::new(value)) => return false,
+        None => IgnoredWhy::NamesNoProgram,
+        Some(path) => match facts.probes.compiler(&path) {
+            Ok(k) if !accepts.accepts(k.family, k.version) && !facts.invocation.allows_unsupported_compiler() => {
+                IgnoredWhy::Rejected { compiler: k, accepts }
+            }
+            _ => return false,
+        },
+    };
+    let value = crate::shell::display([*value]);
+    plan.warn(Note::NvccCcbinIgnored { value, why, release, first: FIRST_HONOURING_NVCC_CCBIN });
+    true
 }
 
 /// A compiler the user gave is used as it is; warn when this nvcc will reject it. For a cross build it must build

@@ -9,10 +9,17 @@
 //! answer differently by name (`g++` and `clang++` links to one ccache binary). A file changed in the last
 //! `TOO_NEW` is probed but not kept, since a second change within the same clock tick would not show in its times.
 //!
+//! A probe that fails because of the program (it failed, answered something else, hung or flooded its output) is
+//! kept too, as a failure, for `FAILURE_LIFETIME` under the same key: a hung compiler then costs one `TIME_LIMIT`
+//! every few minutes, not one on every call of a build, and a program fixed or replaced is tried again at once (its
+//! key changed). A failure to start the program at all (no memory, no process slot) is never kept.
+//!
 //! Entries are written to a temporary file and renamed into place, so a reader sees a whole entry or none, and read
-//! without locks. A missing, unreadable, truncated, corrupt or foreign entry, or a directory that cannot be written,
-//! never fails a call or changes its result: the program is probed as if there were no cache, and the debug log says
-//! why. Nothing here runs a program; the caller hands over the probe to run on a miss.
+//! without locks, through `bounded` (an entry that is a FIFO, a device or larger than `bounded::CACHE_ENTRY` is a
+//! miss, never a hang). A missing, unreadable, truncated, corrupt or foreign entry, or a directory that cannot be
+//! written, never fails a call or changes its result: the program is probed as if there were no cache, and the debug
+//! log says why. Entries not written for `ENTRY_LIFETIME` are removed (`evict`), so the directory stays small.
+//! Nothing here runs a program; the caller hands over the probe to run on a miss.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -31,6 +38,71 @@ const HEADER: &str = concat!("nvcc-wrapper probe cache 1 (nvcc-wrapper ", env!("
 
 /// A file modified this recently is not cached (see the module header).
 const TOO_NEW: Duration = Duration::from_secs(2);
+
+/// How long a kept failure is used before the program is probed again.
+pub const FAILURE_LIFETIME: Duration = Duration::from_secs(5 * 60);
+
+/// Entries not written for this long are removed when the directory is next swept (at most once a day).
+pub const ENTRY_LIFETIME: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Why a probe failed, as the cache hands it back: what to say, and whether to keep it.
+pub trait Failed: Sized {
+    /// What went wrong, as a message.
+    fn message(&self) -> String;
+    /// Whether the failure is the program's (kept for `FAILURE_LIFETIME`), not the system's.
+    fn keep(&self) -> bool;
+    /// Whether the program had to be stopped (it hung, or flooded its output).
+    fn stopped(&self) -> bool;
+    /// The failure as read back from an entry written `age` ago.
+    fn remembered(message: String, stopped: bool, age: Duration) -> Self;
+}
+
+/// A probe's failure with what the cache needs to know about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub message: String,
+    pub keep: bool,
+    pub stopped: bool,
+    /// Set when the failure was read from the cache: how long ago it happened.
+    pub remembered: Option<Duration>,
+}
+
+impl Failed for Failure {
+    fn message(&self) -> String {
+        self.message.clone()
+    }
+
+    fn keep(&self) -> bool {
+        self.keep
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    fn remembered(message: String, stopped: bool, age: Duration) -> Self {
+        Failure { message, keep: false, stopped, remembered: Some(age) }
+    }
+}
+
+/// A bare message is never kept.
+impl Failed for String {
+    fn message(&self) -> String {
+        self.clone()
+    }
+
+    fn keep(&self) -> bool {
+        false
+    }
+
+    fn stopped(&self) -> bool {
+        false
+    }
+
+    fn remembered(message: String, _: bool, _: Duration) -> Self {
+        message
+    }
+}
 
 /// Where entries live, or why there is no cache.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +129,8 @@ enum Miss {
     Foreign(String),
     Changed,
     Undecodable,
+    /// A kept failure older than `FAILURE_LIFETIME`.
+    Expired,
 }
 
 impl fmt::Display for Miss {
@@ -69,6 +143,7 @@ impl fmt::Display for Miss {
             Miss::Foreign(header) => write!(f, "the entry was written by another version ({header:?})"),
             Miss::Changed => f.write_str("the file changed since it was probed (path, size, times or inode)"),
             Miss::Undecodable => f.write_str("the entry's values cannot be read"),
+            Miss::Expired => write!(f, "the failure it keeps is older than {} s", FAILURE_LIFETIME.as_secs()),
         }
     }
 }
@@ -90,9 +165,9 @@ impl ProbeCache {
     }
 
     /// What `probe` finds for the program at `program`: the kept answer while the file is the one it was found for,
-    /// else `probe`'s, kept for next time. The flag says whether the answer came from the cache. `probe`'s errors
-    /// are returned as they are and never kept.
-    pub fn get_or_probe<T: Entry, E>(
+    /// else `probe`'s, kept for next time. The flag says whether the answer came from the cache. `probe`'s errors are
+    /// returned as they are, and kept for `FAILURE_LIFETIME` when `Failed::keep` says so.
+    pub fn get_or_probe<T: Entry, E: Failed>(
         &self,
         program: &Path,
         probe: impl FnOnce() -> Result<T, E>,
@@ -117,20 +192,63 @@ impl ProbeCache {
         };
         let file = dir.join(entry_name(T::KIND, program));
         match read(&file, &key) {
-            Ok(value) => {
+            Ok(Ok(value)) => {
                 debug!("probe cache: {} {} from {}", T::KIND, program.display(), file.display());
                 return Ok((value, true));
             }
+            Ok(Err(kept)) => {
+                debug!("probe cache: {} {}: a failure kept in {}", T::KIND, program.display(), file.display());
+                return Err(E::remembered(kept.message, kept.stopped, kept.age));
+            }
             Err(miss) => debug!("probe cache: {} {}: {miss}: probing it", T::KIND, program.display()),
         }
-        let value = probe()?;
+        let found = probe();
+        let fields = match &found {
+            Ok(value) => value.fields(),
+            Err(failed) if failed.keep() => failure_fields(&failed.message(), failed.stopped()),
+            Err(_) => return found.map(|v| (v, false)),
+        };
         if key.too_new() {
             debug!("probe cache: {} changed in the last {TOO_NEW:?}: not kept", program.display());
-        } else if let Err(e) = write(dir, &file, &encode(&key, &value)) {
+        } else if let Err(e) = write(dir, &file, &encode(&key, fields)) {
             debug!("probe cache: cannot write {} ({e}): the answer is not kept", file.display());
+        } else {
+            crate::evict::now_and_then(dir, &PROBE_CACHE);
         }
-        Ok((value, false))
+        found.map(|v| (v, false))
     }
+}
+
+/// What the probe cache's sweep removes: entries (`KIND-HASH`) not written for `ENTRY_LIFETIME`, and temporary files
+/// left by a wrapper that was killed while writing one.
+pub static PROBE_CACHE: crate::evict::Rules = crate::evict::Rules {
+    keep: ENTRY_LIFETIME,
+    is_entry: |name| {
+        name.split_once('-').is_some_and(|(kind, hash)| {
+            !kind.is_empty()
+                && kind.bytes().all(|b| b.is_ascii_lowercase())
+                && hash.len() == 16
+                && hash.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+    },
+    is_temporary: |name| name.starts_with('.') && name.ends_with(".tmp"),
+};
+
+/// The fields of a kept failure: its message, whether the program was stopped, and when it failed.
+fn failure_fields(message: &str, stopped: bool) -> Vec<(&'static str, Vec<u8>)> {
+    let at = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    vec![
+        ("failed", message.as_bytes().to_vec()),
+        ("stopped", if stopped { b"1".to_vec() } else { b"0".to_vec() }),
+        ("at", at.to_string().into_bytes()),
+    ]
+}
+
+/// A failure read back from an entry.
+struct Kept {
+    message: String,
+    stopped: bool,
+    age: Duration,
 }
 
 /// What identifies the probed file, as it is written in the entry.
@@ -203,13 +321,13 @@ fn unescape(value: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The whole entry: header, key, values, and a checksum line over all of it.
-fn encode<T: Entry>(key: &Key, value: &T) -> Vec<u8> {
+/// The whole entry: header, key, values (an answer's, or a kept failure's), and a checksum line over all of it.
+fn encode(key: &Key, fields: Vec<(&'static str, Vec<u8>)>) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend(HEADER.as_bytes());
     out.push(b'\n');
     out.extend(&key.bytes);
-    for (name, bytes) in value.fields() {
+    for (name, bytes) in fields {
         line(&mut out, name, &bytes);
     }
     let check = format!("check {:016x}\n", fnv1a(&out));
@@ -217,11 +335,12 @@ fn encode<T: Entry>(key: &Key, value: &T) -> Vec<u8> {
     out
 }
 
-fn read<T: Entry>(file: &Path, key: &Key) -> Result<T, Miss> {
-    let bytes = match fs::read(file) {
+/// The answer an entry keeps, or the failure it keeps, or why it cannot be used.
+fn read<T: Entry>(file: &Path, key: &Key) -> Result<Result<T, Kept>, Miss> {
+    let bytes = match crate::bounded::read(file, crate::bounded::CACHE_ENTRY) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Miss::Absent),
-        Err(e) => return Err(Miss::Unreadable(e)),
+        Err(refused) if refused.not_found() => return Err(Miss::Absent),
+        Err(refused) => return Err(Miss::Unreadable(refused.into())),
     };
     // The last line is `check <16 hex digits>\n`; anything shorter was cut off.
     let body = bytes.strip_suffix(b"\n").ok_or(Miss::Truncated)?;
@@ -244,16 +363,34 @@ fn read<T: Entry>(file: &Path, key: &Key) -> Result<T, Miss> {
         let name = String::from_utf8(line[..space].to_vec()).map_err(|_| Miss::Undecodable)?;
         fields.insert(name, unescape(&line[space + 1..]).ok_or(Miss::Undecodable)?);
     }
-    T::from_fields(&fields).ok_or(Miss::Undecodable)
+    if let Some(message) = text_field(&fields, "failed") {
+        let at = text_field(&fields, "at").and_then(|a| a.parse::<u64>().ok()).ok_or(Miss::Undecodable)?;
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        // A failure from the future (a clock set back) is as stale as an old one.
+        let age = Duration::from_secs(now.checked_sub(at).ok_or(Miss::Expired)?);
+        if age >= FAILURE_LIFETIME {
+            return Err(Miss::Expired);
+        }
+        let stopped = fields.get("stopped").is_some_and(|s| s == b"1");
+        return Ok(Err(Kept { message, stopped, age }));
+    }
+    T::from_fields(&fields).map(Ok).ok_or(Miss::Undecodable)
 }
 
-/// Write `bytes` to `file` in `dir` atomically: a temporary file in the same directory, renamed over the entry.
+/// Write `bytes` to `file` in `dir` atomically: a temporary file in the same directory, renamed over the entry (a
+/// FIFO or a link put there in its place included). The temporary file is removed when that fails.
 fn write(dir: &Path, file: &Path, bytes: &[u8]) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
-    let written = fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, file));
+    // A new file only (`O_EXCL`): whatever else is found under that name (a FIFO, a link) is not written through.
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .and_then(|mut f| io::Write::write_all(&mut f, bytes))
+        .and_then(|()| fs::rename(&temp, file));
     if written.is_err() {
         let _ = fs::remove_file(&temp);
     }

@@ -81,8 +81,12 @@ fn a_missing_entry_is_probed_once_then_read_without_probing() {
     // What probing would say now does not matter while the file is the same: the kept answer is used.
     assert_eq!(s.ask("never asked"), (Answer("gcc 12.2.0".into()), true));
     assert_eq!(s.probes.get(), 1);
-    // Written atomically: no temporary file is left beside the entry.
-    let names: Vec<_> = fs::read_dir(s.cache.dir().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    // Written atomically: no temporary file is left beside the entry (`.swept` says when old entries were cleared).
+    let names: Vec<_> = fs::read_dir(s.cache.dir().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != ".swept")
+        .collect();
     assert_eq!(names, [s.entry().file_name().unwrap().to_owned()]);
 }
 
@@ -233,7 +237,7 @@ fn a_program_changed_just_now_is_probed_but_not_kept() {
 }
 
 #[test]
-fn failed_probes_are_not_kept_and_a_missing_program_is_not_an_error_of_the_cache() {
+fn bare_failures_are_not_kept_and_a_missing_program_is_not_an_error_of_the_cache() {
     let s = Setup::new();
     let failed = s.cache.get_or_probe(&s.program, || Err::<Answer, _>("`g++ --version` failed".to_string()));
     assert_eq!(failed.unwrap_err(), "`g++ --version` failed");
@@ -241,6 +245,83 @@ fn failed_probes_are_not_kept_and_a_missing_program_is_not_an_error_of_the_cache
     let gone = s.dir.path().join("bin/gone");
     let answer = s.cache.get_or_probe(&gone, || Err::<Answer, _>("could not run".to_string()));
     assert_eq!(answer.unwrap_err(), "could not run");
+}
+
+fn hung() -> Failure {
+    Failure { message: "`g++ --version` did not finish".into(), keep: true, stopped: true, remembered: None }
+}
+
+/// Issue 26: a hung compiler cost the whole time limit on every call. Its failure is kept, for a while, under the
+/// same key as an answer.
+#[test]
+fn issue_26_a_failure_is_kept_for_a_while_then_probed_again() {
+    let s = Setup::new();
+    let ask = |f: Failure| s.cache.get_or_probe::<Answer, _>(&s.program, || Err(f));
+    assert_eq!(ask(hung()).unwrap_err(), hung());
+    let kept = ask(Failure { message: "never asked".into(), ..hung() }).unwrap_err();
+    assert_eq!((kept.message.as_str(), kept.stopped), ("`g++ --version` did not finish", true));
+    assert!(kept.remembered.is_some_and(|age| age < Duration::from_secs(60)), "{kept:?}");
+    // A failure that is not the program's (it could not be started) is not kept, and does not replace one.
+    let not_kept = Failure { keep: false, ..hung() };
+    assert!(s.cache.get_or_probe::<Answer, _>(&s.dir.path().join("bin/none"), || Err(not_kept)).is_err());
+    // Written long enough ago, it is stale: probed again, and the answer replaces it.
+    let text = fs::read_to_string(s.entry()).unwrap();
+    let at = text.lines().find_map(|l| l.strip_prefix("at ")).unwrap().parse::<u64>().unwrap();
+    let old = text.replace(&format!("at {at}\n"), &format!("at {}\n", at - FAILURE_LIFETIME.as_secs()));
+    let body = &old[..old.rfind("check ").unwrap()];
+    fs::write(s.entry(), format!("{body}check {:016x}\n", fnv1a(body.as_bytes()))).unwrap();
+    assert!(matches!(s.miss(), Some(Miss::Expired)), "{:?}", s.miss());
+    assert_eq!(s.ask("gcc 12.2.0"), (Answer("gcc 12.2.0".into()), false));
+    // A failure kept for a program since changed is not used: it is probed again at once.
+    s.rewrite("#!/bin/sh\nexec sleep 600\n");
+    assert_eq!(ask(hung()).unwrap_err().remembered, None);
+    s.rewrite("#!/bin/sh\necho fixed\n");
+    assert_eq!(s.ask("gcc 13"), (Answer("gcc 13".into()), false));
+}
+
+/// Issue 26: an entry that is a FIFO with no writer, a link to /dev/zero or a huge file is a miss, at once, and is
+/// replaced by a good entry.
+#[test]
+fn issue_26_an_entry_that_is_a_fifo_a_device_or_huge_is_a_miss_and_replaced() {
+    let s = Setup::new();
+    fs::create_dir_all(s.cache.dir().unwrap()).unwrap();
+    let started = std::time::Instant::now();
+    for hostile in ["fifo", "zero", "huge"] {
+        let _ = fs::remove_file(s.entry());
+        match hostile {
+            "fifo" => assert!(std::process::Command::new("mkfifo").arg(s.entry()).status().unwrap().success()),
+            "zero" => std::os::unix::fs::symlink("/dev/zero", s.entry()).unwrap(),
+            _ => fs::write(s.entry(), vec![b'x'; crate::bounded::CACHE_ENTRY as usize + 1]).unwrap(),
+        }
+        assert!(matches!(s.miss(), Some(Miss::Unreadable(_))), "{hostile}: {:?}", s.miss());
+        assert_eq!(s.ask("gcc"), (Answer("gcc".into()), false), "{hostile}");
+        assert!(s.miss().is_none(), "{hostile}: replaced by a good entry");
+    }
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+/// Issue 26: the cache kept every entry forever. Entries not written for `ENTRY_LIFETIME` go when a write sweeps the
+/// directory (at most once a day), other files stay.
+#[test]
+fn issue_26_old_entries_are_swept_on_a_write() {
+    let s = Setup::new();
+    s.ask("gcc");
+    let dir = s.cache.dir().unwrap().to_path_buf();
+    let old = dir.join("compiler-0123456789abcdef");
+    fs::write(&old, "old").unwrap();
+    age(&old, ENTRY_LIFETIME.as_secs() + 60);
+    let temporary = dir.join(".compiler-0123456789abcdef.1.2.tmp");
+    fs::write(&temporary, "").unwrap();
+    age(&temporary, 2 * 3600);
+    let foreign = dir.join("notes.txt");
+    fs::write(&foreign, "").unwrap();
+    age(&foreign, ENTRY_LIFETIME.as_secs() + 60);
+    // The last sweep was long ago.
+    age(&dir.join(".swept"), 2 * 24 * 3600);
+    s.rewrite("#!/bin/sh\necho 13\n");
+    s.ask("gcc 13");
+    assert!(!old.exists() && !temporary.exists(), "not swept");
+    assert!(foreign.exists() && s.miss().is_none());
 }
 
 #[test]
