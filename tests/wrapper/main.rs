@@ -19,6 +19,7 @@ mod personalities;
 mod probe_cache;
 mod real_caches;
 mod real_cmake;
+mod real_combinations;
 mod real_compat;
 mod real_cross;
 mod real_depfile;
