@@ -98,11 +98,18 @@ impl Emit for Capability {
     }
 }
 
-impl Emit for schema::Kind {
-    fn emit(&self) -> String {
-        format!("Kind::{self:?}")
-    }
+/// The enums of schema.rs: each variant spelled by its name.
+macro_rules! emit_enum {
+    ($($ty:ident),*) => {
+        $(impl Emit for schema::$ty {
+            fn emit(&self) -> String {
+                format!("{}::{self:?}", stringify!($ty))
+            }
+        })*
+    };
 }
+
+emit_enum!(Kind, Same, Form);
 
 impl<T: Emit> Emit for Option<T> {
     fn emit(&self) -> String {
@@ -147,4 +154,5 @@ fn main() {
     translate::<schema::PlatformsFile>(manifest, out, "platforms.toml", "PlatformsFile");
     translate::<schema::FatbinFile>(manifest, out, "fatbin.toml", "FatbinFile");
     translate::<schema::LaunchersFile>(manifest, out, "launchers.toml", "LaunchersFile");
+    translate::<schema::CombinationsFile>(manifest, out, "combinations.toml", "CombinationsFile");
 }

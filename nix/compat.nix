@@ -65,6 +65,10 @@ let
     else
       a.suffix < b.suffix;
   rowOf = c: findFirst (row: row.capability == showCapability c) null capabilityRows;
+  # The machine-code targets of a parsed list, as the binary's expansion writes them: sorted, each once.
+  sortedReal =
+    parsed:
+    lib.sort capabilityLess (lib.foldl' (seen: c: if any (s: s == c) seen then seen else seen ++ [ c ]) [ ] parsed);
 
   # The release's row of host-compilers.toml: its major.minor row (what the binary uses for `cuda-version`).
   hostLimits = release: findFirst (row: row.nvcc == release) null hostCompilers;
@@ -186,11 +190,7 @@ let
         value = parseCapability text;
       }) capabilities;
       unparsed = filter (p: p.value == null) parsed;
-      real = lib.sort capabilityLess (
-        lib.foldl' (
-          seen: c: if any (s: s == c) seen then seen else seen ++ [ c ]
-        ) [ ] (map (p: p.value) parsed)
-      );
+      real = sortedReal (map (p: p.value) parsed);
       ptx = if forwardCompat && real != [ ] then (last real) // { suffix = ""; } else null;
       checked =
         map (c: {
@@ -258,14 +258,103 @@ let
               if accepted == [ ] then "none" else concatStringsSep ", " accepted
             }"
           ]
-          ++ concatMap (v: optional (v ? help) v.help) verdicts
+          # Two capabilities of one Jetson part need the same setting: said once, as the binary does.
+          ++ lib.unique (concatMap (v: optional (v ? help) v.help) verdicts)
         );
       };
 
-  # Capability pairs one nvcc call refuses: a table of them is being measured (compat-data/ will have it). Its check
-  # goes here, after each capability was found valid on its own, with the binary's words, and is then called from
-  # `refusal` below: ([ ] until that table exists.)
-  pairProblem = _: null;
+  # src/plan/gpu/targets.rs, check_pairs: no two capabilities may be a pair the release refuses together
+  # (compat-data/combinations.toml) in a form the build may use: compiled (with its PTX when asked), linked with
+  # device LTO, or compiled for device LTO, in that order, each form's pairs lowest first. Asked once every
+  # capability passed on its own.
+  refusedPairs = (table "combinations").refused-pair;
+  kindOf =
+    c:
+    if c.suffix == "a" then
+      "arch-specific"
+    else if c.suffix == "f" then
+      "family-specific"
+    else
+      "baseline";
+  sameAs =
+    row: a: b:
+    if row.same == "number" then
+      a.major == b.major && a.minor == b.minor
+    else
+      throw "compat-data/combinations.toml: `same = \"${row.same}\"` is not a rule this file knows";
+  refusedBy =
+    release: form: a: b:
+    findFirst (
+      row:
+      within release row.first-cuda (row.last-cuda or null)
+      && builtins.elem form row.forms
+      && lib.sort builtins.lessThan row.kinds == lib.sort builtins.lessThan [
+        (kindOf a)
+        (kindOf b)
+      ]
+      && sameAs row a b
+    ) null refusedPairs;
+  codeName =
+    form: c:
+    "${if form == "lto" || form == "lto-ptx" then "lto" else "sm"}_${toString c.major}${toString c.minor}${c.suffix}";
+  pairProblem =
+    {
+      release,
+      capabilities,
+      forwardCompat,
+    }:
+    let
+      real = sortedReal (map parseCapability capabilities);
+      count = builtins.length real;
+      at = builtins.elemAt real;
+      pairs = concatMap (i: map (j: [ (at i) (at j) ]) (lib.range (i + 1) (count - 1))) (lib.range 0 (count - 1));
+      forms =
+        if forwardCompat then
+          [
+            "gencode-ptx"
+            "lto-link"
+            "lto-ptx"
+          ]
+        else
+          [
+            "gencode"
+            "lto-link"
+            "lto"
+          ];
+      refusals = concatMap (
+        form:
+        concatMap (
+          pair:
+          let
+            row = refusedBy release form (head pair) (last pair);
+          in
+          optional (row != null) {
+            inherit form row;
+            a = head pair;
+            b = last pair;
+          }
+        ) pairs
+      ) forms;
+      first = head refusals;
+      a = showCapability first.a;
+      b = showCapability first.b;
+      doing =
+        if first.form == "lto-link" then
+          "nvcc ${release} cannot link ${a} and ${b} together with device LTO (`-dlink -dlto`)"
+        else if first.form == "lto" || first.form == "lto-ptx" then
+          "nvcc ${release} cannot compile ${a} and ${b} together for device LTO"
+        else
+          "nvcc ${release} cannot build ${a} and ${b} together";
+    in
+    if refusals == [ ] then
+      null
+    else
+      {
+        error = "${doing}: it refuses the pair (\"${
+          builtins.replaceStrings [ "{later}" ] [ (codeName first.form first.b) ] first.row.message
+        }\")";
+        help = builtins.replaceStrings [ "{a}" "{b}" "{release}" ] [ a b release ] first.row.help;
+      };
 
   firstOf = steps: findFirst (x: x != null) null steps;
 in
@@ -339,7 +428,7 @@ in
             ;
         })
         (pairProblem {
-          inherit release platform capabilities;
+          inherit release capabilities forwardCompat;
         })
       ];
 

@@ -1,6 +1,6 @@
 //! The compatibility tables: which host compilers each NVCC release accepts, which GPU capabilities it compiles
-//! for, which target platforms it ships, which flags make its fatbins smallest, and which compiler caches fail with
-//! it. Owns the schema of
+//! for and which pairs of them it refuses together, which target platforms it ships, which flags make its fatbins
+//! smallest, and which compiler caches fail with it. Owns the schema of
 //! `compat-data/*.toml`, their built-in copies, loading an override file with errors that name file, line and
 //! column, the lookups the planner asks, and the scanner that reads the limits out of a real `host_config.h`. It decides nothing about a command line and touches no process
 //! state: the one file it reads is the override path a caller hands it.
@@ -21,6 +21,7 @@ macro_rules! schema {
 
 mod capabilities;
 mod capability;
+mod combinations;
 mod fatbin;
 mod host_compilers;
 pub mod host_config;
@@ -30,11 +31,12 @@ mod schema;
 
 pub use capabilities::CapabilityTable;
 pub use capability::{Capability, Suffix};
+pub use combinations::{CombinationTable, Refusal};
 pub use fatbin::FatbinTable;
 pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, FIRST_HONOURING_NVCC_CCBIN};
 pub use launchers::LauncherTable;
 pub use platforms::PlatformTable;
-pub use schema::{CapabilityInfo, Platform};
+pub use schema::{CapabilityInfo, Form, Platform};
 
 use crate::version::Version;
 use std::borrow::Cow;
@@ -97,8 +99,14 @@ pub(crate) trait Table: Sized + Clone + 'static {
 }
 
 /// The files of compat-data/, each of which a config's `compat-data` directory may hold to replace its table.
-pub const FILES: [&str; 5] =
-    [HostCompilerTable::FILE, CapabilityTable::FILE, PlatformTable::FILE, FatbinTable::FILE, LauncherTable::FILE];
+pub const FILES: [&str; 6] = [
+    HostCompilerTable::FILE,
+    CapabilityTable::FILE,
+    PlatformTable::FILE,
+    FatbinTable::FILE,
+    LauncherTable::FILE,
+    CombinationTable::FILE,
+];
 
 /// Deserializes one table file. `origin` names it in errors: the override's path, or the built-in file's name.
 fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result<T, CompatError> {
@@ -135,6 +143,7 @@ pub struct Compat {
     pub platforms: Cow<'static, PlatformTable>,
     pub fatbin: Cow<'static, FatbinTable>,
     pub launchers: Cow<'static, LauncherTable>,
+    pub combinations: Cow<'static, CombinationTable>,
 }
 
 impl Compat {
@@ -145,6 +154,7 @@ impl Compat {
             platforms: Cow::Borrowed(PlatformTable::built_in()),
             fatbin: Cow::Borrowed(FatbinTable::built_in()),
             launchers: Cow::Borrowed(LauncherTable::built_in()),
+            combinations: Cow::Borrowed(CombinationTable::built_in()),
         }
     }
 
@@ -166,10 +176,7 @@ impl Compat {
                 crate::error::ErrorKind::Config,
                 format!("`compat-data` is {}, which is not a directory", dir.display()),
             )
-            .with_help(
-                "point it at a directory holding host-compilers.toml, capabilities.toml, platforms.toml, fatbin.toml \
-                 or launchers.toml",
-            ));
+            .with_help(format!("point it at a directory holding any of {}", FILES.join(", "))));
         }
         let bad = |e: CompatError| {
             crate::error::Error::new(crate::error::ErrorKind::Config, format!("invalid compatibility data: {e}"))
@@ -180,6 +187,7 @@ impl Compat {
         replace(&mut compat.platforms, dir).map_err(bad)?;
         replace(&mut compat.fatbin, dir).map_err(bad)?;
         replace(&mut compat.launchers, dir).map_err(bad)?;
+        replace(&mut compat.combinations, dir).map_err(bad)?;
         Ok(compat)
     }
 }
@@ -238,6 +246,7 @@ mod tests {
         let platforms = PlatformTable::parse(&data_file("platforms.toml"), "platforms.toml").unwrap();
         let fatbin = FatbinTable::parse(&data_file("fatbin.toml"), "fatbin.toml").unwrap();
         let launchers = LauncherTable::parse(&data_file("launchers.toml"), "launchers.toml").unwrap();
+        let combinations = CombinationTable::parse(&data_file("combinations.toml"), "combinations.toml").unwrap();
         let built = Compat::built_in();
         for (name, diff) in [
             ("host-compilers.toml", difference(&host, &*built.host_compilers)),
@@ -245,6 +254,7 @@ mod tests {
             ("platforms.toml", difference(&platforms, &*built.platforms)),
             ("fatbin.toml", difference(&fatbin, &*built.fatbin)),
             ("launchers.toml", difference(&launchers, &*built.launchers)),
+            ("combinations.toml", difference(&combinations, &*built.combinations)),
         ] {
             assert!(diff.is_none(), "compat-data/{name} and the table build.rs compiled in differ: {}", diff.unwrap());
         }
@@ -253,6 +263,7 @@ mod tests {
         assert!(matches!(built.platforms.all()[0].name, Cow::Borrowed("x86_64-linux")));
         assert!(matches!(built.fatbin.all()[0].source, Cow::Borrowed(_)) && built.fatbin.all().len() >= 2);
         assert!(matches!(built.launchers.all()[0].why, Cow::Borrowed(_)));
+        assert!(matches!(built.combinations.all()[0].message, Cow::Borrowed(_)));
     }
 
     #[test]

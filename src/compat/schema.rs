@@ -127,6 +127,29 @@ schema! {
         /// Where it was seen.
         pub source: Text,
     }
+
+    /// combinations.toml.
+    pub struct CombinationsFile {
+        pub refused_pair: Cow<'static, [RefusedPair]>,
+    }
+
+    /// Two capabilities a range of releases refuses together, in some forms, though it accepts each alone.
+    pub struct RefusedPair {
+        /// The kinds of the two, one each, in either order.
+        pub kinds: Cow<'static, [Kind]>,
+        /// What the two share.
+        pub same: Same,
+        pub first_cuda: Version,
+        pub last_cuda: Option<Version>,
+        /// The forms in which nvcc refuses the pair; it builds it in the others.
+        pub forms: Cow<'static, [Form]>,
+        /// nvcc's message after `nvcc fatal   : `, `{later}` for the name of the later of the two.
+        pub message: Text,
+        /// The help line: `{a}` and `{b}` are the two in the wrapper's order, `{release}` the release.
+        pub help: Text,
+        pub source: Text,
+        pub note: Option<Text>,
+    }
 }
 
 /// What a capability's suffix makes it (capabilities.toml's `kind`).
@@ -139,4 +162,28 @@ pub enum Kind {
     ArchSpecific,
     /// `f`: this architecture's family.
     FamilySpecific,
+}
+
+/// What the two capabilities of a refused pair share (combinations.toml's `same`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Same {
+    /// The same major and minor (`10.0` and `10.0f`).
+    Number,
+}
+
+/// How a capability list reaches nvcc (combinations.toml's `forms`): the flags src/plan/gpu/ writes for one phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Form {
+    /// `-gencode=arch=compute_XY,code=sm_XY` each, in a compile.
+    Gencode,
+    /// The same, then forward-compatible PTX.
+    GencodePtx,
+    /// `code=lto_XY` each, in a device-LTO compile.
+    Lto,
+    /// The same, then forward-compatible PTX.
+    LtoPtx,
+    /// `code=sm_XY` each, in the device-LTO link (`-dlink -dlto`).
+    LtoLink,
 }

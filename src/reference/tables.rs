@@ -19,10 +19,10 @@ pub fn exit_meaning(kind: ErrorKind) -> &'static str {
              cuda-compat directory that does not exist, included)"
         }
         ErrorKind::Request => {
-            "the request cannot be built by this nvcc: a GPU capability it does not accept, a Jetson capability for a \
-             non-Jetson target (or the reverse), a target platform this release does not ship, a target without CUDA \
-             files (no `TOP/targets/<dir>`, no `cuda-root`), or a GPU target to `replace` inside an options file named \
-             in `NVCC_*_FLAGS`"
+            "the request cannot be built by this nvcc: a GPU capability it does not accept, two it refuses together \
+             (compat-data/combinations.toml), a Jetson capability for a non-Jetson target (or the reverse), a target \
+             platform this release does not ship, a target without CUDA files (no `TOP/targets/<dir>`, no \
+             `cuda-root`), or a GPU target to `replace` inside an options file named in `NVCC_*_FLAGS`"
         }
         ErrorKind::OptionsFile => {
             "an options file (`-optf`) is missing, unreadable, or includes itself (one that is not a regular file or \

@@ -278,6 +278,15 @@ let
       ];
       gccs = [ "13.3.0" ];
     };
+    baseline-with-family = {
+      version = "13.0";
+      capabilities = [
+        "8.6"
+        "10.0f"
+        "10.0"
+      ];
+      gccs = [ "13.3.0" ];
+    };
     jetson-on-x86_64 = {
       version = "12.4";
       capabilities = [

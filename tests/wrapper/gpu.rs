@@ -194,3 +194,82 @@ fn gencode_checks_what_it_is_told_to() {
         assert_eq!(stdout(&out), "");
     }
 }
+
+/// One `nvcc-wrapper: error:` line and one `help:` line, exit 65, nvcc not run.
+fn refused_before_nvcc(sb: &Sandbox, out: &std::process::Output) -> (String, String) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert!(!sb.ran(), "nvcc ran: {err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    let error = lines[0].strip_prefix("nvcc-wrapper: error: ").unwrap_or_else(|| panic!("{err}"));
+    let help = lines[1].strip_prefix("help: ").unwrap_or_else(|| panic!("{err}"));
+    (error.to_string(), help.to_string())
+}
+
+const NVCC_SAYS: &str =
+    "(\"The same GPU code (`sm_100f`) generated for non family-specific and family-specific GPU arch\")";
+
+#[test]
+fn a_pair_nvcc_refuses_together_is_refused_before_nvcc_in_every_phase_and_by_gencode_and_explain() {
+    let sb = Sandbox::new();
+    let cfg = with_gpu(&sb, "capabilities = [\"10.0f\", \"8.6\", \"10.0\"]\n");
+    let keep = "keep one of 10.0 and 10.0f: nvcc 13.0 would store both in one GPU image;";
+    // A compile, and a device-LTO compile, whose objects nvcc would compile but refuse to link.
+    for (args, says) in [
+        (&["-c", "a.cu"][..], "nvcc 13.0 cannot build 10.0 and 10.0f together: it refuses the pair "),
+        (&["-dc", "-dlto", "a.cu"][..], "nvcc 13.0 cannot build 10.0 and 10.0f together"),
+        (&["-dlink", "-dlto", "a.o"][..], "nvcc 13.0 cannot build 10.0 and 10.0f together"),
+    ] {
+        let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &cfg).args(args).output().unwrap();
+        let (error, help) = refused_before_nvcc(&sb, &out);
+        assert!(error.starts_with(says) && error.ends_with(NVCC_SAYS), "{args:?}: {error}");
+        assert!(help.starts_with(keep), "{help}");
+    }
+    // explain and gencode say the same.
+    let out = sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &cfg).args(["explain", "--", "-c", "a.cu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(65));
+    assert!(stderr(&out).contains("cannot build 10.0 and 10.0f together"), "{}", stderr(&out));
+    let out = sb.wrapper_cli().args(["gencode", "--cuda-version", "13.5", "10.0f", "12.0", "12.0f"]).output().unwrap();
+    let (error, help) = refused_before_nvcc(&sb, &out);
+    assert!(error.starts_with("nvcc 13.5 cannot build 12.0 and 12.0f together"), "{error}");
+    assert!(help.starts_with("keep one of 12.0 and 12.0f: nvcc 13.5 "), "{help}");
+    assert_eq!(stdout(&out), "");
+    // What nvcc builds is let through: other kinds, other numbers; and 12.9, which is not measured.
+    for list in [&["10.0", "10.0a", "10.3f"][..], &["10.0a", "10.0f"], &["10.0", "10.3f"]] {
+        sb.wrapper_cli().args(["gencode", "--cuda-version", "13.5"]).args(list).assert().success();
+    }
+    sb.wrapper_cli().args(["gencode", "--cuda-version", "12.9", "10.0", "10.0f"]).assert().success();
+}
+
+#[test]
+fn appended_capabilities_that_nvcc_refuses_next_to_the_users_targets_are_refused() {
+    let sb = Sandbox::new();
+    let append = with_gpu(&sb, "capabilities = [\"10.0f\"]\narch-flags = \"append\"\n");
+    let help = "drop 10.0f from `[gpu] capabilities`, or set `[gpu] arch-flags = \"replace\"`";
+    for (args, given) in [
+        (&["-arch=sm_100", "-c", "a.cu"][..], "`-arch sm_100` in the command line"),
+        (&["-gencode", "arch=compute_100,code=[sm_100,compute_100]", "-c", "a.cu"], "`-gencode arch=compute_100,"),
+        (&["-dlink", "-dlto", "-arch=sm_100", "a.o"], "`-arch sm_100` in the command line"),
+    ] {
+        let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &append).args(args).output().unwrap();
+        let (error, got_help) = refused_before_nvcc(&sb, &out);
+        assert!(error.starts_with("nvcc 13.0 cannot "), "{error}");
+        assert!(error.contains(given) && error.contains(" with 10.0f from `[gpu] capabilities`"), "{error}");
+        assert!(error.ends_with(NVCC_SAYS), "{error}");
+        assert!(got_help.starts_with(help), "{got_help}");
+    }
+    // Built as nvcc builds them: the same target twice, a virtual architecture, another number; and under the
+    // other policies, which never put the two side by side.
+    for args in
+        [&["-arch=sm_100f", "-c", "a.cu"][..], &["-arch=compute_100", "-c", "a.cu"], &["-arch=sm_103", "-c", "a.cu"]]
+    {
+        let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &append).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    for policy in ["respect", "replace"] {
+        let cfg = with_gpu(&sb, &format!("capabilities = [\"10.0f\"]\narch-flags = \"{policy}\"\n"));
+        let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &cfg).args(["-arch=sm_100", "-c", "a.cu"]).output().unwrap();
+        assert!(out.status.success(), "{policy}: {}", stderr(&out));
+    }
+}

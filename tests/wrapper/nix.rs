@@ -949,6 +949,7 @@ fn a_request_the_wrapper_refuses_fails_evaluation_with_its_words_under_both_step
         ("capability-too-new", flags("11.8", &["9.0a"])),
         ("capability-dropped", flags("13.0", &["7.0", "8.6"])),
         ("jetson-on-x86_64", flags("12.4", &["8.6", "8.7"])),
+        ("baseline-with-family", flags("13.0", &["8.6", "10.0f", "10.0"])),
     ] {
         let (error, help) = binary_refusal(&args);
         cases.push((case, error, help.split("; ").next().unwrap().to_string(), true));

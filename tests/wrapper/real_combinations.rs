@@ -11,11 +11,13 @@
 //!   accepts, less one of each refused pair), chosen so that each accepted pair is in one of them. A list that
 //!   holds no refused pair builds (the rule), so this compiles every accepted 13.5 pair in a few minutes where one
 //!   compile per pair would take half an hour. Of each other release, about six accepted cases, real.
-//! - The wrapper's `gencode` prints exactly the flags tried here, for every 13.5 case and every refused pair.
+//! - The wrapper, for every 13.5 case and every refused pair in the gencode forms: `gencode` prints exactly the
+//!   flags tried here for a list nvcc builds, and refuses a list nvcc refuses, as the drop-in does before nvcc runs.
 //!
 //! scripts/measure-combinations.py is the measurement this test re-checks; the triples, orders and `-arch` mixes
 //! are there, not here.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -316,15 +318,13 @@ fn verdict(case: &Case, got: Result<(), String>, how: &str) -> Option<String> {
     }
 }
 
-/// `nvcc-wrapper gencode` prints, for a list and a release, the flags this test tries in the gencode forms.
-///
-/// FOR THE LEAD (issue 24): this is where the wrapper must refuse a refused pair before nvcc runs. Today it accepts
-/// every pair (the known failure of issue 24), and this function checks only that its flags are the ones tried here.
-/// Once `gencode`, the drop-in and `explain` read compat-data/combinations.toml, make it assert, when
-/// `case.expected` is `Some`, that the wrapper fails with one error naming the pair and a help line naming the fix
-/// (the row's `help`), and that a drop-in call (`nvcc -c k.cu` with `[gpu] capabilities` = the pair) fails the
-/// same way without running nvcc (a fake nvcc that records nothing, or the real one with its message absent).
-fn wrapper_refuses_before_nvcc(case: &Case) -> Option<String> {
+/// The wrapper on a list, as `nvcc-wrapper gencode` and as the drop-in (in `sandbox`, whose toolkit is the real
+/// `case.release`): a list nvcc builds, `gencode` prints exactly the flags tried here; a list nvcc refuses, both
+/// refuse it with one error line, naming the pair and quoting nvcc, and one help line, and the drop-in never starts
+/// nvcc (no object, no nvcc message). A pair of Jetson capabilities (Thor) goes to the drop-in configured for the
+/// platform that serves it (sbsa), where only the pair is wrong.
+fn wrapper_refuses_before_nvcc(case: &Case, sandbox: &RealSandbox, jetson: &[Cap]) -> Option<String> {
+    let caps: Vec<String> = case.caps.iter().map(Cap::to_string).collect();
     let mut cmd = Command::new(WRAPPER);
     // No config, no environment: the built-in tables only.
     cmd.env_clear();
@@ -332,18 +332,52 @@ fn wrapper_refuses_before_nvcc(case: &Case) -> Option<String> {
     if case.form.ptx() {
         cmd.arg("--forward-compat");
     }
-    let out = cmd.args(case.caps.iter().map(Cap::to_string)).output().unwrap();
-    // LEAD: for `case.expected.is_some()` this accepts today's known failure (the wrapper prints the flags nvcc
-    // refuses); replace it there with the refusal assertion described above.
-    if !out.status.success() {
-        return Some(format!("{}: nvcc-wrapper gencode failed: {}", case.describe(), stderr(&out)));
+    let out = cmd.args(&caps).output().unwrap();
+    let Some(expected) = &case.expected else {
+        if !out.status.success() {
+            return Some(format!("{}: nvcc-wrapper gencode failed: {}", case.describe(), stderr(&out)));
+        }
+        let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let printed: Vec<String> =
+            json["gencode"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
+        let tried = gencode(&case.caps, case.form);
+        return (printed != tried)
+            .then(|| format!("{}: nvcc-wrapper gencode printed {printed:?}, tried {tried:?}", case.describe()));
+    };
+    let [a, b] = case.caps[..] else { return None };
+    let nvcc_says = expected.strip_prefix(FATAL).unwrap();
+    let error =
+        format!("nvcc {} cannot build {a} and {b} together: it refuses the pair (\"{nvcc_says}\")", case.release);
+    let refused = |how: &str, out: &std::process::Output| {
+        let text = stderr(out);
+        let lines: Vec<&str> = text.lines().collect();
+        let said = lines.len() == 2
+            && lines[0] == format!("nvcc-wrapper: error: {error}")
+            && lines[1].starts_with(&format!("help: keep one of {a} and {b}: nvcc {} ", case.release));
+        (out.status.code() != Some(65) || !said || !out.stdout.is_empty()).then(|| {
+            format!(
+                "{} ({how}): want exit 65, `{error}` and a help line; got {:?}:\n{text}",
+                case.describe(),
+                out.status
+            )
+        })
+    };
+    if let Some(failure) = refused("gencode", &out) {
+        return Some(failure);
     }
-    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let printed: Vec<String> =
-        json["gencode"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
-    let tried = gencode(&case.caps, case.form);
-    (printed != tried)
-        .then(|| format!("{}: nvcc-wrapper gencode printed {printed:?}, tried {tried:?}", case.describe()))
+    let object = sandbox.file(&format!("refused-{a}-{b}.o"));
+    let config = if case.caps.iter().any(|c| jetson.contains(c)) { "jetson.toml" } else { "wrapper.toml" };
+    let out = sandbox
+        .nvcc()
+        .env("NVCC_WRAPPER_CONFIG", sandbox.file(config))
+        .env("NVCC_WRAPPER_CAPABILITIES", caps.join(";"))
+        .env("NVCC_WRAPPER_FORWARD_COMPAT", if case.form.ptx() { "1" } else { "0" })
+        .args(["-c", "k.cu", "-o"])
+        .arg(&object)
+        .output()
+        .unwrap();
+    refused("the drop-in", &out)
+        .or_else(|| object.exists().then(|| format!("{}: the drop-in wrote {}", case.describe(), object.display())))
 }
 
 #[test]
@@ -399,7 +433,23 @@ fn every_pair_of_every_release_is_refused_exactly_as_the_truth_table_says() {
         .filter(|c| matches!(c.form, Form::Gencode | Form::GencodePtx))
         .filter(|c| c.release == ALL_REAL || c.expected.is_some())
         .collect();
-    failures.extend(wrapped.iter().filter_map(|c| wrapper_refuses_before_nvcc(c)));
+    let jetson: Vec<Cap> = rows(&capabilities, "capability")
+        .into_iter()
+        .filter(|row| row.contains_key("jetson-part"))
+        .map(|row| Cap::parse(row["capability"].as_str().unwrap()))
+        .collect();
+    let mut sandboxes: HashMap<&str, RealSandbox> = HashMap::new();
+    for case in &wrapped {
+        let sandbox = sandboxes.entry(case.release).or_insert_with(|| {
+            let sandbox = RealSandbox::new(case.nvcc.parent().and_then(Path::parent).unwrap());
+            sandbox.write("k.cu", KERNEL_CU);
+            let host = format!("[host-compiler]\nstdenv = \"/usr/bin/{}\"\n", case.ccbin);
+            sandbox.write("wrapper.toml", &host);
+            sandbox.write("jetson.toml", &format!("{host}[target]\nsystem = \"aarch64-linux\"\nplatform = \"sbsa\"\n"));
+            sandbox
+        });
+        failures.extend(wrapper_refuses_before_nvcc(case, sandbox, &jetson));
+    }
 
     let refused = cases.iter().filter(|c| c.expected.is_some()).count();
     let lists = cases.iter().filter(|c| c.caps.len() > 2).count() / FORMS.len();

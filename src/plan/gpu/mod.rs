@@ -8,11 +8,14 @@ use std::fmt;
 
 pub use targets::{check, expand, Against, Expansion};
 
+use targets::{appended_refusal, pair_error};
+
 use super::facts::Facts;
 use super::model::Plan;
 use super::{edit, Step};
+use crate::args::table::GpuFlag;
 use crate::args::{Found, Invocation, Phase, Role};
-use crate::compat::Capability;
+use crate::compat::{Capability, Form};
 use crate::config::{ArchFlags, Config, GpuConfig};
 use crate::error::Result;
 use crate::version::Version;
@@ -184,7 +187,7 @@ impl Step for Gpu {
             return Ok(());
         }
         if let Some(lto) = DeviceLto::of(inv, &given) {
-            return decide_lto(facts, gpu.arch_flags, plan, &expansion, &given, lto);
+            return decide_lto(facts, gpu.arch_flags, plan, &expansion, &given, lto, release);
         }
         if let Some(phase) = single_output_conflict(inv, &expansion) {
             // With no target of its own the call falls back to nvcc's default architecture: say so, as it is not
@@ -201,6 +204,10 @@ impl Step for Gpu {
                 None => plan.note(Note::OneFile { phase, configured }),
             }
             return Ok(());
+        }
+        if gpu.arch_flags == ArchFlags::Append {
+            let form = if expansion.ptx.is_some() { Form::GencodePtx } else { Form::Gencode };
+            check_appended(facts, release, &expansion, &given, form)?;
         }
         let flags = expansion.gencode().into_iter().map(Into::into).collect();
         let why = match (given.is_empty(), gpu.arch_flags) {
@@ -225,6 +232,7 @@ fn decide_lto(
     expansion: &Expansion,
     given: &[&Found],
     lto: DeviceLto,
+    release: Option<Version>,
 ) -> Result<()> {
     let inv = facts.invocation;
     let flags: Vec<&Found> = inv.with_role(Role::DeviceLto).collect();
@@ -256,6 +264,14 @@ fn decide_lto(
             }
         },
     };
+    if append_to_given {
+        let form = match lto {
+            DeviceLto::Link => Form::LtoLink,
+            _ if expansion.ptx.is_some() => Form::LtoPtx,
+            _ => Form::Lto,
+        };
+        check_appended(facts, release, expansion, given, form)?;
+    }
     if !given.is_empty() && policy == ArchFlags::Replace {
         edit::remove(plan, inv, given, Reason::Replaced { configured: configured.clone() }, facts.scratch)?;
     }
@@ -264,6 +280,46 @@ fn decide_lto(
     }
     plan.add_before(args.into_iter().map(Into::into).collect(), Reason::Lto { configured, form, spelled });
     Ok(())
+}
+
+/// Under `[gpu] arch-flags = "append"`, a configured capability that the release refuses next to a target the user
+/// gave (combinations.toml) is an error before nvcc runs: nvcc alone would have built the user's targets, and the
+/// fix is the config's.
+fn check_appended(
+    facts: &Facts,
+    release: Option<Version>,
+    expansion: &Expansion,
+    given: &[&Found],
+    form: Form,
+) -> Result<()> {
+    let Some(release) = release else { return Ok(()) };
+    // With `-code` given, `-arch` names the virtual architecture only.
+    let code_given = given.iter().any(|f| f.spec.role == Role::GpuTarget(GpuFlag::Code));
+    for found in given {
+        if code_given && found.spec.role == Role::GpuTarget(GpuFlag::Arch) {
+            continue;
+        }
+        if let Some(refusal) = appended_refusal(facts.compat, release, &real_targets(found), expansion, form) {
+            let what = format!("{} with {} from `[gpu] capabilities`", facts.invocation.describe(&[found]), refusal.b);
+            return Err(pair_error(release, &refusal, &what).with_help(format!(
+                "drop {} from `[gpu] capabilities`, or set `[gpu] arch-flags = \"replace\"` (the configured targets in place of the given ones) or `\"respect\"` (the given ones alone)",
+                refusal.b
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The machine-code targets a user's GPU target option names (`sm_XY`, and `lto_XY` as the same capability):
+/// `-arch=sm_90`, `-code=sm_80,sm_86`, `-gencode arch=compute_90,code=[sm_90,lto_90]`. Virtual architectures,
+/// `native`, `all` and anything unparsable name none, so they are never refused.
+fn real_targets(found: &Found) -> Vec<Capability> {
+    let Some(value) = found.value.as_deref().and_then(|v| v.to_str()) else { return Vec::new() };
+    value
+        .split(|c: char| matches!(c, ',' | '=' | '[' | ']' | '"' | '\'') || c.is_whitespace())
+        .filter_map(|word| word.strip_prefix("sm_").or_else(|| word.strip_prefix("lto_")))
+        .filter_map(|number| format!("sm_{number}").parse().ok())
+        .collect()
 }
 
 /// With no capabilities configured and no GPU target given, nvcc builds its own default: say which, since a build

@@ -10,10 +10,15 @@
 //!   dropped) of the highest capability, as nvcc's own `-arch=sm_90a` embeds `compute_90`. PTX of an `a` or `f`
 //!   target runs only on that architecture or family, so it would not be forward compatible at all. (Nixpkgs takes
 //!   the PTX from the last capability as written, suffix and all.)
+//!
+//! The check: every capability must be known, accepted by the release and buildable for the target platform
+//! (capabilities.toml, platforms.toml), and no two may be a pair the release refuses together in a form the build
+//! may use (combinations.toml): a list is built by compiles, device-LTO compiles and device-LTO links alike, so it
+//! must pass in each. Refused, never folded: NVIDIA documents no rule for which of the two a build means.
 
 use std::collections::BTreeSet;
 
-use crate::compat::{Capability, CapabilityInfo, Compat, Platform};
+use crate::compat::{Capability, CapabilityInfo, Compat, Form, Platform, Refusal};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::target::Named;
 use crate::version::Version;
@@ -89,8 +94,8 @@ pub struct Against<'a> {
     pub named: &'a Named,
 }
 
-/// Check every capability of an expansion (the PTX one too); one error listing every problem, with what would be
-/// accepted instead.
+/// Check every capability of an expansion (the PTX one too), then its pairs; one error listing every problem, with
+/// what would be accepted instead.
 pub fn check(expansion: &Expansion, against: &Against) -> Result<()> {
     let table = &against.compat.capabilities;
     let mut problems = Vec::new();
@@ -120,7 +125,7 @@ pub fn check(expansion: &Expansion, against: &Against) -> Result<()> {
         }
     }
     if problems.is_empty() {
-        return Ok(());
+        return check_pairs(expansion, against);
     }
     let accepted = accepted(against);
     let message = match against.release {
@@ -134,7 +139,62 @@ pub fn check(expansion: &Expansion, against: &Against) -> Result<()> {
         (None, None) => "known capabilities: ".to_string(),
     };
     help.insert(0, format!("{scope}{}", if accepted.is_empty() { "none".to_string() } else { accepted.join(", ") }));
+    // Two capabilities of one Jetson part need the same setting: say it once.
+    let mut said = BTreeSet::new();
+    help.retain(|clause| said.insert(clause.clone()));
     Err(Error::new(ErrorKind::Request, message).with_help(help.join("; ")))
+}
+
+/// The forms a configured list takes on the calls of one build: compiled (with its PTX when asked), compiled for
+/// device LTO, and linked from LTO intermediates.
+fn forms(expansion: &Expansion) -> [Form; 3] {
+    match expansion.ptx {
+        Some(_) => [Form::GencodePtx, Form::LtoLink, Form::LtoPtx],
+        None => [Form::Gencode, Form::LtoLink, Form::Lto],
+    }
+}
+
+/// The first pair the release refuses in a form the build may use (combinations.toml). With the release unknown,
+/// nothing is refused: the tables cannot say what it does.
+fn check_pairs(expansion: &Expansion, against: &Against) -> Result<()> {
+    let Some(release) = against.release else { return Ok(()) };
+    let table = &against.compat.combinations;
+    match forms(expansion).into_iter().find_map(|form| table.first_refused(release, &expansion.real, form)) {
+        Some(refusal) => {
+            let what = format!("{} and {} together", refusal.a, refusal.b);
+            Err(pair_error(release, &refusal, &what).with_help(refusal.help(release)))
+        }
+        None => Ok(()),
+    }
+}
+
+/// A user's GPU target next to a configured capability that the release refuses with it in `form`, for
+/// `[gpu] arch-flags = "append"`: the refusal with `a` the user's and `b` the configured one, which nvcc's message
+/// names (measured: it names the wrapper's `-gencode` code, whatever the order).
+pub fn appended_refusal<'t>(
+    compat: &'t Compat,
+    release: Version,
+    given: &[Capability],
+    expansion: &Expansion,
+    form: Form,
+) -> Option<Refusal<'t>> {
+    given.iter().find_map(|&user| {
+        expansion.real.iter().find_map(|&configured| {
+            let refusal = compat.combinations.refuses(release, user, configured, form)?;
+            Some(Refusal { a: user, b: configured, ..refusal })
+        })
+    })
+}
+
+/// `nvcc R cannot build WHAT: it refuses the pair ("nvcc's message")`, the verb that of the form.
+pub fn pair_error(release: Version, refusal: &Refusal, what: &str) -> Error {
+    let release = release.release();
+    let doing = match refusal.form {
+        Form::Gencode | Form::GencodePtx => format!("nvcc {release} cannot build {what}"),
+        Form::Lto | Form::LtoPtx => format!("nvcc {release} cannot compile {what} for device LTO"),
+        Form::LtoLink => format!("nvcc {release} cannot link {what} with device LTO (`-dlink -dlto`)"),
+    };
+    Error::new(ErrorKind::Request, format!("{doing}: it refuses the pair (\"{}\")", refusal.nvcc_message()))
 }
 
 /// Why `info` cannot be built for `platform`, if it cannot; adds the `[target]` settings that would make it valid.
@@ -339,5 +399,24 @@ mod tests {
                 assert!(got.contains(h), "{list} {release:?}: {h:?} not in {got}");
             }
         }
+    }
+
+    #[test]
+    fn a_setting_two_capabilities_need_is_said_once() {
+        let err = check_with("11.0;11.0f", false, Some("13.0"), Some("x86_64-linux")).unwrap_err();
+        let help = err.help.unwrap();
+        assert_eq!(help.matches("to build for Jetson Thor, set").count(), 1, "{help}");
+    }
+
+    #[test]
+    fn pairs_are_checked_once_each_capability_passes() {
+        let err = check_with("8.6;10.0f;10.0", true, Some("13.0.88"), Some("x86_64-linux")).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Request);
+        assert!(err.message.starts_with("nvcc 13.0 cannot build 10.0 and 10.0f together: it refuses the pair ("));
+        assert!(err.help.unwrap().starts_with("keep one of 10.0 and 10.0f: nvcc 13.0 "));
+        // A capability problem speaks first; an unknown release refuses no pair.
+        let err = check_with("7.0;10.0;10.0f", false, Some("13.0"), None).unwrap_err();
+        assert!(err.message.contains("7.0 was last accepted"), "{}", err.message);
+        check_with("10.0;10.0f", false, None, None).unwrap();
     }
 }
