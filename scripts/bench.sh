@@ -101,12 +101,19 @@ capabilities = [\"8.6\"]
   export NVCC_WRAPPER_PROBE_CACHE_DIR=$work/probe-cache
   recorded-static/bin/nvcc -c kernel.cu -o kernel.o   # the release, probed once into the cache
   echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -r)"
-  hyperfine -N --warmup 20 --runs "${RUNS:-600}" --export-markdown depfile.md \
+  hyperfine -N --warmup 20 --runs "${RUNS:-600}" --export-markdown depfile.md --export-json depfile.json \
     -n 'writer as nvcc, directly, -MD -MF' "cuda/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o" \
     -n 'wrapper (static glibc), no dependency file (exec)' "recorded-static/bin/nvcc -c kernel.cu -o kernel.o" \
     -n 'wrapper (static glibc), -MD -MF kernel.d (waits, adds its inputs)' \
     "recorded-static/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o"
   cat depfile.md
+  echo
+  echo "| row | median [ms] |"
+  echo "|---|---:|"
+  python3 -c '
+import json
+for r in json.load(open("depfile.json"))["results"]:
+    print("| %s | %.3f |" % (r["command"], r["median"] * 1000))'
   echo
   echo "kernel.d after the wrapper:"
   cat kernel.d
