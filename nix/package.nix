@@ -1,6 +1,7 @@
 # nvcc-wrapper, built from this repository: `callPackage ./nix/package.nix { }`.
 #
-# The binary alone; `makeNvccWrapper` (./make-nvcc-wrapper.nix) makes the drop-in `nvcc` of a toolkit from it.
+# The binary alone, with its man page; `makeNvccWrapper` (./make-nvcc-wrapper.nix) makes the drop-in `nvcc` of a
+# toolkit from it.
 #
 # Built as the README's install line builds it: with glibc linked in (static-pie), which spares every nvcc call the
 # dynamic loader and its shared libraries (docs/benchmarks.md: 0.3 to 0.75 ms a call).
@@ -11,15 +12,17 @@
   glibc,
   file,
   runCommand,
+  installShellFiles,
 }:
 let
   root = ./..;
   cargoToml = lib.importTOML (root + "/Cargo.toml");
 
-  # What the build and its unit tests read, and nothing else (no target/, .git, docs or integration tests), so an
-  # edit elsewhere does not rebuild the package. build.rs compiles compat-data/ in; Cargo.toml names the benchmark
-  # (benches/plan.rs) and the workspace's other member (tests/fakes), which must exist for cargo to load the manifest;
-  # the unit tests read compat-data/ and tests/fixtures/probe/ (captured outputs).
+  # What the build, its unit tests and the install read, and nothing else (no target/, .git, the guide or the
+  # integration tests), so an edit elsewhere does not rebuild the package. build.rs compiles compat-data/ in;
+  # Cargo.toml names the benchmark (benches/plan.rs) and the workspace's other member (tests/fakes), which must exist
+  # for cargo to load the manifest; the unit tests read compat-data/, tests/fixtures/probe/ (captured outputs) and the
+  # reference they check against the code (docs/reference/, docs/man/), whose man page is installed.
   src = lib.fileset.toSource {
     inherit root;
     fileset = lib.fileset.unions [
@@ -32,6 +35,8 @@ let
       ../tests/fixtures/probe
       ../tests/fakes/Cargo.toml
       ../tests/fakes/src
+      ../docs/reference
+      ../docs/man
     ];
   };
 
@@ -59,6 +64,12 @@ rustPlatform.buildRustPackage (finalAttrs: {
 
   buildInputs = lib.optionals staticGlibc [ glibc.static ];
   env.RUSTFLAGS = lib.optionalString staticGlibc "-C target-feature=+crt-static";
+
+  # nvcc-wrapper(1), made from the code (src/reference/), into share/man/man1.
+  nativeBuildInputs = [ installShellFiles ];
+  postInstall = ''
+    installManPage docs/man/nvcc-wrapper.1
+  '';
 
   # `nix-build -A nvcc-wrapper.passthru.tests`: the binary is linked statically and starts.
   passthru.tests.static =

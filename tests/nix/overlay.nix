@@ -143,6 +143,7 @@ let
             result;
           glibc = package "glibc-2.40" { } { static = package "glibc-2.40-static" { } { }; };
           file = package "file-5.45" { } { };
+          installShellFiles = package "install-shell-files" { } { };
           symlinkJoin = args: package args.name { } { inherit (args) paths; };
           _cuda = lib.makeExtensible (
             _:

@@ -8,6 +8,7 @@ mod support;
 mod config_and_env;
 mod cross;
 mod depfile;
+mod docs;
 mod fatbin;
 mod fuzz_corpus;
 mod gpu;

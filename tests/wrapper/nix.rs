@@ -587,10 +587,13 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
             glibc = standIn "glibc" // {{ static = standIn "glibc-static"; }};
             file = standIn "file";
             runCommand = name: env: script: {{ inherit name script; nativeBuildInputs = map (d: d.name) env.nativeBuildInputs; }};
+            installShellFiles = standIn "install-shell-files";
           }};
         in {{
           inherit (p) pname version cargoBuildFlags cargoTestFlags;
           buildInputs = map (d: d.name) p.buildInputs;
+          nativeBuildInputs = map (d: d.name) p.nativeBuildInputs;
+          inherit (p) postInstall;
           inherit (p.env) RUSTFLAGS;
           staticTest = p.passthru.tests.static;
           lockFile = toString p.cargoLock.lockFile;
@@ -616,6 +619,9 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     // flag reaches the target's crates only (buildRustPackage passes --target).
     assert_eq!(p["RUSTFLAGS"], "-C target-feature=+crt-static");
     assert_eq!(p["buildInputs"], serde_json::json!(["glibc-static"]));
+    // The man page, made from the code, goes to share/man/man1 (Nixpkgs' installManPage).
+    assert_eq!(p["nativeBuildInputs"], serde_json::json!(["install-shell-files"]));
+    assert_eq!(p["postInstall"], "installManPage docs/man/nvcc-wrapper.1\n");
     // passthru.tests.static runs `file` on the built binary and fails unless it says static.
     let test = &p["staticTest"];
     assert_eq!(test["name"], "nvcc-wrapper-built-test-static");
@@ -654,6 +660,10 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
         "compat-data/platforms.toml",
         "tests/fakes/Cargo.toml",
         "tests/fixtures/probe",
+        // Installed, and read with the reference pages by the unit tests that check them against the code.
+        "docs/man/nvcc-wrapper.1",
+        "docs/reference/exit-codes.md",
+        "docs/reference/config.md",
     ] {
         assert!(kept.contains(wanted), "{wanted} is not in the source: {kept:?}");
     }
@@ -661,7 +671,10 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
         "target",
         ".git",
         "README.md",
-        "docs",
+        "CONTRIBUTING.md",
+        "docs/README.md",
+        "docs/guide",
+        "docs/nvcc-facts.md",
         "nix",
         "scripts",
         "examples",

@@ -1,0 +1,181 @@
+//! The documentation stays navigable: every relative Markdown link in README.md, CONTRIBUTING.md, docs/ and
+//! compat-data/README.md points at a file that exists and, where it names an `#anchor` in a Markdown file, at a
+//! heading of that file (as GitHub makes anchors); and the README stays a front door, not a manual.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The README's most lines: what it is, the two commands, install, one example and a path for each kind of user.
+/// Everything longer belongs in docs/guide/.
+const README_MOST_LINES: usize = 220;
+
+/// The Markdown files whose links are checked, relative to the repository.
+fn pages() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
+        }
+    }
+    let root = Path::new(REPO);
+    let mut files = vec![root.join("README.md"), root.join("CONTRIBUTING.md"), root.join("compat-data/README.md")];
+    walk(&root.join("docs"), &mut files);
+    files.sort();
+    files.into_iter().map(|f| f.strip_prefix(root).unwrap().to_path_buf()).collect()
+}
+
+/// The lines of `text` outside fenced code blocks (```), each with its 1-based number.
+fn prose(text: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            lines.push((i + 1, line));
+        }
+    }
+    lines
+}
+
+/// `line` without its code spans (`...`), where a `](` is code, not a link.
+fn without_code(line: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in line.split('`').enumerate() {
+        if i % 2 == 0 {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// The targets of the inline links `[text](target)` on one line.
+fn link_targets(line: &str) -> Vec<String> {
+    let line = without_code(line);
+    let mut targets = Vec::new();
+    let mut rest = line.as_str();
+    while let Some(at) = rest.find("](") {
+        let after = &rest[at + 2..];
+        let end = after.find(')').unwrap_or(after.len());
+        // A title after the target (`[a](b "t")`) is not part of it.
+        targets.push(after[..end].split_whitespace().next().unwrap_or("").to_string());
+        rest = &after[end..];
+    }
+    targets
+}
+
+/// The anchor GitHub gives a heading: lower case, punctuation other than `-` and `_` dropped, spaces made `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of a Markdown file's headings; a repeated heading gets `-1`, `-2` ... as on GitHub.
+fn anchors(text: &str) -> Vec<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (_, line) in prose(text) {
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if !(1..=6).contains(&hashes) || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        let base = anchor(&line[hashes..]);
+        let n = seen.entry(base.clone()).or_insert(0);
+        out.push(if *n == 0 { base.clone() } else { format!("{base}-{n}") });
+        *n += 1;
+    }
+    out
+}
+
+/// `base` joined with a relative `target`, `..` resolved without touching the file system.
+fn resolve(base: &Path, target: &str) -> PathBuf {
+    let mut path = PathBuf::new();
+    for component in base.join(target).components() {
+        match component {
+            Component::ParentDir => {
+                path.pop();
+            }
+            Component::CurDir => {}
+            other => path.push(other),
+        }
+    }
+    path
+}
+
+#[test]
+fn github_anchors_are_made_as_github_makes_them() {
+    assert_eq!(anchor(" The two commands"), "the-two-commands");
+    assert_eq!(anchor("combinations.toml"), "combinationstoml");
+    assert_eq!(
+        anchor("Host compilers: every `host_config.h` on PyPI, scanned"),
+        "host-compilers-every-host_configh-on-pypi-scanned"
+    );
+    assert_eq!(anchor("Jetson: cuda_compat"), "jetson-cuda_compat");
+    assert_eq!(anchor("65: this nvcc cannot build the request"), "65-this-nvcc-cannot-build-the-request");
+    assert_eq!(anchors("# A\n```\n# not a heading\n```\n## A\n#tag\n"), ["a", "a-1"]);
+    assert_eq!(link_targets("see [a](x.md#b), `[c](y.md)` and [`d`](z.md \"t\")"), ["x.md#b", "z.md"]);
+}
+
+#[test]
+fn every_relative_link_points_at_a_file_and_heading_that_exist() {
+    let root = Path::new(REPO);
+    let mut broken = Vec::new();
+    let (mut files_checked, mut anchors_checked) = (0, 0);
+    for page in pages() {
+        let text = std::fs::read_to_string(root.join(&page)).unwrap();
+        let dir = page.parent().unwrap();
+        for (number, line) in prose(&text) {
+            for target in link_targets(line) {
+                if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let (file, fragment) = match target.split_once('#') {
+                    Some((file, fragment)) => (file, Some(fragment)),
+                    None => (target.as_str(), None),
+                };
+                // `#anchor` alone is this page.
+                let linked = if file.is_empty() { page.clone() } else { resolve(dir, file) };
+                let at = format!("{}:{number}: {target}", page.display());
+                if !root.join(&linked).exists() {
+                    broken.push(format!("{at}: no file {}", linked.display()));
+                    continue;
+                }
+                files_checked += 1;
+                let Some(fragment) = fragment else { continue };
+                if linked.extension() != Some(std::ffi::OsStr::new("md")) {
+                    broken.push(format!("{at}: an anchor into {}, which is not Markdown", linked.display()));
+                    continue;
+                }
+                let headings = anchors(&std::fs::read_to_string(root.join(&linked)).unwrap());
+                if !headings.iter().any(|h| h == fragment) {
+                    broken
+                        .push(format!("{at}: no heading `#{fragment}` in {} (it has: {headings:?})", linked.display()));
+                }
+                anchors_checked += 1;
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+    // Not vacuous: the pages link to each other, headings included.
+    assert!(files_checked >= 100 && anchors_checked >= 30, "{files_checked} links, {anchors_checked} anchors");
+}
+
+#[test]
+fn the_readme_stays_a_front_door() {
+    let lines = std::fs::read_to_string(Path::new(REPO).join("README.md")).unwrap().lines().count();
+    assert!(
+        lines <= README_MOST_LINES,
+        "README.md has {lines} lines, more than {README_MOST_LINES}: move the detail to a page of docs/guide/ and link it"
+    );
+}
