@@ -1,10 +1,10 @@
 # Not pkgs.formats.toml: it writes at build time (the tests compare the text at evaluation), sorts keys, has no null,
-# inline tables or comments, and the README documents the file in this order with its header comment.
+# inline tables or comments, and docs/reference/config.md documents the file in this order with its header comment.
 #
 # A small TOML writer for the wrapper's config file: a document is a list of tables, each an ordered list of
-# key/value pairs, so the file reads in the order the README documents the keys. Values are strings, booleans,
-# integers, lists of values, and attribute sets (written as inline tables); a null value leaves its key out, so an
-# optional fact that Nix does not know is simply absent.
+# key/value pairs, so the file reads in the order docs/reference/config.md documents the keys. Values are strings,
+# booleans, integers, lists of values, and attribute sets (written as inline tables); a null value leaves its key
+# out, so an optional fact that Nix does not know is simply absent.
 #
 # Strings are written as TOML basic strings through builtins.toJSON: for the strings Nix holds (no NUL), JSON's
 # escapes (\" \\ \n \r \t \b \f \uXXXX) are all valid TOML escapes, and toJSON keeps a string's store-path context,

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// Environment variables the wrapper reads or sets. The README's table lists the same names.
+/// Environment variables the wrapper reads or sets. docs/reference/environment.md, made from src/reference/, lists
+/// the same names (a test fails on one it lacks).
 pub mod vars {
     pub const CONFIG: &str = "NVCC_WRAPPER_CONFIG";
     pub const LOG: &str = "NVCC_WRAPPER_LOG";

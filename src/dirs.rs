@@ -1,6 +1,6 @@
 //! Where the wrapper may write: the probe cache and the options files it rewrites under `arch-flags = "replace"`.
 //!
-//! The rules (README, "Where the wrapper writes"):
+//! The rules (docs/guide/files.md):
 //! - **Never a home directory.** `$XDG_CACHE_HOME` or `$HOME` is used only when it is an existing directory; the
 //!   wrapper creates what it needs below it (`.cache/nvcc-wrapper/...`), never the directory itself. Nix builds run
 //!   with `HOME=/homeless-shelter`, a path meant never to exist, and the wrapper must not create it.

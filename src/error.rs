@@ -2,7 +2,8 @@
 //!
 //! Every failure the wrapper itself detects becomes an `Error` with a kind (which fixes the exit code), a message that
 //! names the file, line, value or flag at fault, and a `help:` line that says what to do. Exit codes are part of the
-//! interface: the README's table lists the same numbers, and a test checks each one.
+//! interface: docs/reference/exit-codes.md, made from src/reference/, lists the same numbers, and a test checks each
+//! one.
 
 use std::fmt;
 

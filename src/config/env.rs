@@ -1,5 +1,5 @@
 //! The environment's overrides of config keys: one table, `OVERRIDES`, of (variable, key, how a value is read). It is
-//! the only place an `NVCC_WRAPPER_*` setting is interpreted, and the README's environment table is checked against
+//! the only place an `NVCC_WRAPPER_*` setting is interpreted, and docs/reference/environment.md is checked against
 //! it. Unset or empty leaves the file's value. A value the wrapper cannot read is an error naming the variable, never
 //! ignored: a packager who set it means it for every nvcc call.
 
@@ -23,7 +23,7 @@ pub struct Override {
     apply: fn(&mut Config, &OsStr, Origin) -> std::result::Result<(), String>,
 }
 
-/// Every override, in the order the README lists them.
+/// Every override, in the order docs/reference/environment.md lists them.
 pub const OVERRIDES: &[Override] = &[
     Override {
         var: vars::LAUNCHER,

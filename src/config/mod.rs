@@ -335,7 +335,7 @@ pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
         ErrorKind::Config,
         format!("invalid config file {}{}: {}", path.display(), position.unwrap_or_default(), e.message().trim_end()),
     )
-    .with_help("the README's configuration section lists every key and its values")
+    .with_help("docs/reference/config.md (and `man nvcc-wrapper`) lists every key and its values")
 }
 
 /// Where the configuration file is, if anywhere. `$NVCC_WRAPPER_CONFIG` wins even when the file is missing, so that
