@@ -24,4 +24,5 @@ mod real_fatbin;
 mod real_gpu;
 mod real_host_compiler;
 mod real_nvcc;
+mod real_reproducible;
 mod reliability;
