@@ -28,5 +28,6 @@ mod real_fatbin;
 mod real_gpu;
 mod real_host_compiler;
 mod real_nvcc;
+mod real_reproducible;
 mod real_splitters;
 mod reliability;
