@@ -109,7 +109,7 @@ macro_rules! emit_enum {
     };
 }
 
-emit_enum!(Kind, Same, Form);
+emit_enum!(Kind, Same, Form, Cause, Call, CompilerFamily, Output);
 
 impl<T: Emit> Emit for Option<T> {
     fn emit(&self) -> String {
@@ -155,4 +155,5 @@ fn main() {
     translate::<schema::FatbinFile>(manifest, out, "fatbin.toml", "FatbinFile");
     translate::<schema::LaunchersFile>(manifest, out, "launchers.toml", "LaunchersFile");
     translate::<schema::CombinationsFile>(manifest, out, "combinations.toml", "CombinationsFile");
+    translate::<schema::ReproducibleFile>(manifest, out, "reproducible.toml", "ReproducibleFile");
 }

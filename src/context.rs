@@ -27,6 +27,8 @@ pub mod vars {
     pub const COMPRESS_FATBIN: &str = "NVCC_WRAPPER_COMPRESS_FATBIN";
     /// Override `depfile-inputs` (a switch).
     pub const DEPFILE_INPUTS: &str = "NVCC_WRAPPER_DEPFILE_INPUTS";
+    /// Override `reproducible` (a switch).
+    pub const REPRODUCIBLE: &str = "NVCC_WRAPPER_REPRODUCIBLE";
     /// Override `[target] system`, `platform`, `sysroot`, `cuda-root` and `cuda-compat` (paths must be absolute).
     pub const TARGET_SYSTEM: &str = "NVCC_WRAPPER_TARGET_SYSTEM";
     pub const TARGET_PLATFORM: &str = "NVCC_WRAPPER_TARGET_PLATFORM";
@@ -66,6 +68,8 @@ pub struct Context {
     pub cwd: PathBuf,
     /// The wrapper's own executable, symlinks resolved by the OS; `None` when the OS cannot tell.
     pub current_exe: Option<PathBuf>,
+    /// The wrapper's process id: nvcc's too when the wrapper execs it.
+    pub pid: u32,
 }
 
 impl Context {
@@ -80,6 +84,7 @@ impl Context {
             // A deleted working directory leaves relative paths unresolvable; "." keeps them relative.
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             current_exe: std::env::current_exe().ok(),
+            pid: std::process::id(),
         }
     }
 

@@ -48,6 +48,7 @@ pub fn command_line(data: &[u8]) {
             config_file: None,
             depth: 0,
             scratch: Path::new("/nonexistent/scratch"),
+            nvcc_process: &plan::NvccProcess { pid: 4242, tmpdir: "/tmp".into() },
         };
         if let Ok(p) = plan::plan(inputs) {
             let _ = p.command(&invocation);

@@ -54,6 +54,8 @@ impl Setup {
     /// Parse `args` as nvcc's command line (with nvcc's environment channels) and decide what to run.
     pub fn prepare(self, ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
         let invocation = Invocation::parse_args(ctx, args)?;
+        let tmpdir = ctx.env.non_empty(vars::TMPDIR).map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+        let nvcc_process = plan::NvccProcess { pid: ctx.pid, tmpdir };
         let plan = plan::plan(plan::Inputs {
             invocation: &invocation,
             config: &self.settings.config.config,
@@ -63,6 +65,7 @@ impl Setup {
             config_file: self.settings.config.path.as_deref(),
             depth: self.located.depth,
             scratch: &self.scratch,
+            nvcc_process: &nvcc_process,
         })?;
         Ok(Prepared { setup: self, invocation, plan })
     }

@@ -4,20 +4,13 @@
 use super::schema::{HostCompilersFile, HostLimits};
 use super::{invalid, CompatError, Table};
 use crate::version::Version;
-use serde::Deserialize;
 use std::borrow::Cow;
 use std::fmt;
 
 // `BUILT_IN`: compat-data/host-compilers.toml, compiled in by build.rs.
 include!(concat!(env!("OUT_DIR"), "/host_compilers.rs"));
 
-/// A C++ compiler family nvcc knows how to drive as its host compiler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CompilerFamily {
-    Gcc,
-    Clang,
-}
+pub use super::schema::CompilerFamily;
 
 impl CompilerFamily {
     /// The family's proper name, for prose (`GCC up to 11`); `Display` gives the config's spelling (`gcc`).

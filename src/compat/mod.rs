@@ -1,6 +1,6 @@
 //! The compatibility tables: which host compilers each NVCC release accepts, which GPU capabilities it compiles
 //! for and which pairs of them it refuses together, which target platforms it ships, which flags make its fatbins
-//! smallest, and which compiler caches fail with it. Owns the schema of
+//! smallest and its outputs reproducible, and which compiler caches fail with it. Owns the schema of
 //! `compat-data/*.toml`, their built-in copies, loading an override file with errors that name file, line and
 //! column, the lookups the planner asks, and the scanner that reads the limits out of a real `host_config.h`. It decides nothing about a command line and touches no process
 //! state: the one file it reads is the override path a caller hands it.
@@ -27,6 +27,7 @@ mod host_compilers;
 pub mod host_config;
 mod launchers;
 mod platforms;
+mod reproducible;
 mod schema;
 
 pub use capabilities::CapabilityTable;
@@ -36,7 +37,8 @@ pub use fatbin::FatbinTable;
 pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, FIRST_HONOURING_NVCC_CCBIN};
 pub use launchers::LauncherTable;
 pub use platforms::PlatformTable;
-pub use schema::{CapabilityInfo, Form, Platform};
+pub use reproducible::{placeholders, ReproducibleTable};
+pub use schema::{Call, CapabilityInfo, Cause, Fix, Form, Limit, Output, Platform};
 
 use crate::version::Version;
 use std::borrow::Cow;
@@ -99,13 +101,14 @@ pub(crate) trait Table: Sized + Clone + 'static {
 }
 
 /// The files of compat-data/, each of which a config's `compat-data` directory may hold to replace its table.
-pub const FILES: [&str; 6] = [
+pub const FILES: [&str; 7] = [
     HostCompilerTable::FILE,
     CapabilityTable::FILE,
     PlatformTable::FILE,
     FatbinTable::FILE,
     LauncherTable::FILE,
     CombinationTable::FILE,
+    ReproducibleTable::FILE,
 ];
 
 /// Deserializes one table file. `origin` names it in errors: the override's path, or the built-in file's name.
@@ -144,6 +147,7 @@ pub struct Compat {
     pub fatbin: Cow<'static, FatbinTable>,
     pub launchers: Cow<'static, LauncherTable>,
     pub combinations: Cow<'static, CombinationTable>,
+    pub reproducible: Cow<'static, ReproducibleTable>,
 }
 
 impl Compat {
@@ -155,6 +159,7 @@ impl Compat {
             fatbin: Cow::Borrowed(FatbinTable::built_in()),
             launchers: Cow::Borrowed(LauncherTable::built_in()),
             combinations: Cow::Borrowed(CombinationTable::built_in()),
+            reproducible: Cow::Borrowed(ReproducibleTable::built_in()),
         }
     }
 
@@ -188,6 +193,7 @@ impl Compat {
         replace(&mut compat.fatbin, dir).map_err(bad)?;
         replace(&mut compat.launchers, dir).map_err(bad)?;
         replace(&mut compat.combinations, dir).map_err(bad)?;
+        replace(&mut compat.reproducible, dir).map_err(bad)?;
         Ok(compat)
     }
 }
@@ -247,6 +253,7 @@ mod tests {
         let fatbin = FatbinTable::parse(&data_file("fatbin.toml"), "fatbin.toml").unwrap();
         let launchers = LauncherTable::parse(&data_file("launchers.toml"), "launchers.toml").unwrap();
         let combinations = CombinationTable::parse(&data_file("combinations.toml"), "combinations.toml").unwrap();
+        let reproducible = ReproducibleTable::parse(&data_file("reproducible.toml"), "reproducible.toml").unwrap();
         let built = Compat::built_in();
         for (name, diff) in [
             ("host-compilers.toml", difference(&host, &*built.host_compilers)),
@@ -255,6 +262,7 @@ mod tests {
             ("fatbin.toml", difference(&fatbin, &*built.fatbin)),
             ("launchers.toml", difference(&launchers, &*built.launchers)),
             ("combinations.toml", difference(&combinations, &*built.combinations)),
+            ("reproducible.toml", difference(&reproducible, &*built.reproducible)),
         ] {
             assert!(diff.is_none(), "compat-data/{name} and the table build.rs compiled in differ: {}", diff.unwrap());
         }
@@ -264,6 +272,9 @@ mod tests {
         assert!(matches!(built.fatbin.all()[0].source, Cow::Borrowed(_)) && built.fatbin.all().len() >= 2);
         assert!(matches!(built.launchers.all()[0].why, Cow::Borrowed(_)));
         assert!(matches!(built.combinations.all()[0].message, Cow::Borrowed(_)));
+        assert!(
+            matches!(built.reproducible.all().0[0].source, Cow::Borrowed(_)) && built.reproducible.all().1.len() >= 6
+        );
     }
 
     #[test]

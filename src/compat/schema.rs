@@ -150,6 +150,44 @@ schema! {
         pub source: Text,
         pub note: Option<Text>,
     }
+
+    /// reproducible.toml.
+    pub struct ReproducibleFile {
+        pub fix: Cow<'static, [Fix]>,
+        pub limit: Cow<'static, [Limit]>,
+    }
+
+    /// A cause of differing outputs, and the flags that remove it. Release bounds are inclusive `major.minor`.
+    pub struct Fix {
+        pub cause: Cause,
+        pub first_cuda: Version,
+        pub last_cuda: Option<Version>,
+        /// nvcc options, each one token, with the placeholders `{output}`, `{input}`, `{tmpdir}` and `{pid}`.
+        pub flags: Cow<'static, [Text]>,
+        pub calls: Cow<'static, [Call]>,
+        /// The host-compiler families the flags were measured with.
+        pub host_compilers: Cow<'static, [CompilerFamily]>,
+        /// Whether the flags may go to nvcc run behind a launcher (not when they name nvcc's pid).
+        pub behind_launcher: bool,
+        /// The kinds of output the flags make identical.
+        pub outputs: Cow<'static, [Output]>,
+        pub source: Text,
+        pub note: Option<Text>,
+    }
+
+    /// A cause no flag removes: those outputs are reproducible only under `holds_when`.
+    pub struct Limit {
+        pub cause: Cause,
+        pub first_cuda: Version,
+        pub last_cuda: Option<Version>,
+        /// Only behind this launcher (its file name), when given.
+        pub launcher: Option<Text>,
+        pub outputs: Cow<'static, [Output]>,
+        pub host_compilers: Cow<'static, [CompilerFamily]>,
+        pub holds_when: Text,
+        pub source: Text,
+        pub note: Option<Text>,
+    }
 }
 
 /// What a capability's suffix makes it (capabilities.toml's `kind`).
@@ -186,4 +224,77 @@ pub enum Form {
     LtoPtx,
     /// `code=sm_XY` each, in the device-LTO link (`-dlink -dlto`).
     LtoLink,
+}
+
+/// What makes two builds differ (reproducible.toml's `cause`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cause {
+    /// nvcc's temporary files are named after its process id, and the host compiler writes their names.
+    TemporaryNames,
+    /// Relocatable device code's module id hashes the source's absolute path.
+    ModuleId,
+    /// GCC names host-LTO sections with a random suffix.
+    HostRandomSeed,
+    /// A `-lib` archive's member dates, owners and modes.
+    ArchiveHeader,
+    /// cicc writes its working directory into device debug info, line tables and device-LTO IR.
+    DeviceWorkingDirectory,
+    /// Device line tables hold each source's modification time.
+    SourceMtime,
+    /// Clang names its input in the file symbol whatever the prefix map.
+    ClangFileSymbol,
+    /// GCC's host-LTO objects name the build directory.
+    GccLtoWorkingDirectory,
+    /// A launcher's own temporary names.
+    LauncherTemporaryDirectory,
+    /// A source read from standard input is named after a temporary file.
+    StdinInput,
+}
+
+/// The kind of nvcc call a fix applies to (reproducible.toml's `calls`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Call {
+    /// `-c`, `-dc`, `-dw`.
+    Compile,
+    /// Sources to a program or shared library in one call.
+    CompileAndLink,
+    /// `-ptx`, `-cubin`, `-fatbin` and the other device-only phases.
+    DeviceOnly,
+    /// `-dlink`.
+    DeviceLink,
+    /// `-lib`.
+    Lib,
+}
+
+/// A C++ compiler family nvcc knows how to drive as its host compiler (its methods: host_compilers.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompilerFamily {
+    Gcc,
+    Clang,
+}
+
+/// A kind of output (reproducible.toml's `outputs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Output {
+    Object,
+    RdcObject,
+    DeviceLink,
+    Archive,
+    Executable,
+    Ptx,
+    Cubin,
+    Fatbin,
+    CompressedFatbin,
+    DeviceLto,
+    HostLto,
+    /// `-g`.
+    HostDebug,
+    /// `-G`.
+    DeviceDebug,
+    /// `-lineinfo`.
+    LineInfo,
 }

@@ -76,6 +76,15 @@ pub const OVERRIDES: &[Override] = &[
         },
     },
     Override {
+        var: vars::REPRODUCIBLE,
+        key: "reproducible",
+        expects: "1 or 0 (also true/false, yes/no, on/off)",
+        apply: |c, v, origin| {
+            c.reproducible = Some(Sourced::new(switch(v)?, origin));
+            Ok(())
+        },
+    },
+    Override {
         var: vars::TARGET_SYSTEM,
         key: "[target] system",
         expects: "a Nix system (aarch64-linux) or a GNU triple",

@@ -40,6 +40,9 @@ pub struct Config {
     /// Add what the wrapper's decision rests on (this file, the nvcc release's file, the chosen host compiler) to
     /// the dependency file a call writes, so that build systems rebuild when it changes. Unset: on.
     pub depfile_inputs: Option<Sourced<bool>>,
+    /// Add the flags that make this release's outputs the same bytes for the same inputs (compat-data/
+    /// reproducible.toml). Unset: on.
+    pub reproducible: Option<Sourced<bool>>,
     #[serde(default)]
     pub host_compiler: HostCompilerConfig,
     #[serde(default)]
@@ -275,6 +278,7 @@ impl Config {
         origins.extend(gpu.compress_fatbin.as_mut().map(|s| &mut s.origin));
         origins.extend(self.launcher.as_mut().map(|s| &mut s.origin));
         origins.extend(self.depfile_inputs.as_mut().map(|s| &mut s.origin));
+        origins.extend(self.reproducible.as_mut().map(|s| &mut s.origin));
         origins.extend(target.system.as_mut().map(|s| &mut s.origin));
         origins.extend(target.platform.as_mut().map(|s| &mut s.origin));
         for dir in [&mut target.sysroot, &mut target.cuda_root, &mut target.cuda_compat] {

@@ -21,6 +21,7 @@ cuda-version = "12.4"
 launcher = "ccache"
 compat-data = "compat"
 depfile-inputs = false
+reproducible = false
 
 [host-compiler]
 stdenv = { path = "/usr/bin/g++-12", family = "gcc", version = "12.2.0", target = "x86_64-linux-gnu" }
@@ -49,6 +50,7 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
     assert_eq!(c.cuda_version.unwrap().to_string(), "12.4");
     assert_eq!(c.launcher.as_ref().map(|l| l.value.as_path()), Some(Path::new("ccache")));
     assert_eq!(c.depfile_inputs.as_deref(), Some(&false));
+    assert_eq!(c.reproducible.as_deref(), Some(&false));
     let stdenv = c.host_compiler.stdenv.unwrap();
     assert_eq!(stdenv.version.unwrap().to_string(), "12.2.0");
     assert_eq!(c.host_compiler.candidates.len(), 2);

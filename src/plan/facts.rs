@@ -124,13 +124,25 @@ pub struct Facts<'a> {
     pub nvcc: &'a Path,
     /// Where options files the plan writes go.
     pub scratch: &'a Path,
+    /// What nvcc's process will be, as far as the wrapper can tell in advance.
+    pub nvcc_process: &'a NvccProcess,
+    /// A `launcher` is configured: nvcc runs behind it, as its child.
+    pub behind_launcher: bool,
+}
+
+/// What nvcc's process will be when the wrapper execs it: the wrapper's own process id (exec keeps it), and the
+/// directory nvcc names its temporary files in (`$TMPDIR`, `/tmp` when unset or empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NvccProcess {
+    pub pid: u32,
+    pub tmpdir: PathBuf,
 }
 
 impl<'a> Facts<'a> {
     /// Work out the facts, and say in `plan` what they mean for every step (an unknown release, say). Fails when the
     /// target cannot be built at all.
     pub fn gather(inputs: &'a super::Inputs, plan: &mut Plan) -> Result<Facts<'a>> {
-        let super::Inputs { invocation, config, compat, probes, scratch, .. } = *inputs;
+        let super::Inputs { invocation, config, compat, probes, scratch, nvcc_process, .. } = *inputs;
         let nvcc = inputs.nvcc.path.as_path();
         plan.enter("facts");
         let release = Release::of(config.cuda_version, probes, nvcc, compat);
@@ -168,6 +180,8 @@ impl<'a> Facts<'a> {
             probes,
             nvcc,
             scratch,
+            nvcc_process,
+            behind_launcher: config.launcher.is_some(),
         })
     }
 }

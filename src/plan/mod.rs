@@ -27,7 +27,7 @@ pub mod target;
 use std::fmt;
 use std::path::Path;
 
-pub use facts::{Facts, Release};
+pub use facts::{Facts, NvccProcess, Release};
 pub use model::{Plan, WrittenFile};
 
 use crate::args::Invocation;
@@ -98,6 +98,7 @@ pub struct Inputs<'a> {
     pub depth: u32,
     /// Where options files the plan writes go (see `WrittenFile`).
     pub scratch: &'a Path,
+    pub nvcc_process: &'a NvccProcess,
 }
 
 /// Decide what to run for this invocation.

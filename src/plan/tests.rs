@@ -142,8 +142,13 @@ fn plan_for(i: &Invocation, config: &Loaded, probes: &FakeProbes, depth: u32) ->
         config_file,
         depth,
         scratch,
+        nvcc_process: &NVCC_PROCESS,
     })
 }
+
+/// The process nvcc will be in these tests: pid 0x2a (`0000002a`), `$TMPDIR` unset.
+static NVCC_PROCESS: std::sync::LazyLock<NvccProcess> =
+    std::sync::LazyLock::new(|| NvccProcess { pid: 42, tmpdir: "/tmp".into() });
 
 /// Every message of type `T` the plan holds (notes, warnings, reasons).
 fn said<T: Message + Clone>(p: &Plan) -> Vec<T> {

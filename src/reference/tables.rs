@@ -80,6 +80,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     (vars::FORWARD_COMPAT, ""),
     (vars::COMPRESS_FATBIN, "the Nix setup hook sets it to `0` for a derivation with `dontCompressFatbin`"),
     (vars::DEPFILE_INPUTS, ""),
+    (vars::REPRODUCIBLE, ""),
     (vars::TARGET_SYSTEM, ""),
     (vars::TARGET_PLATFORM, ""),
     (vars::TARGET_SYSROOT, ""),
@@ -186,6 +187,13 @@ pub const KEYS: &[Key] = &[
         kind: "bool; default `true`",
         meaning: "add the files the wrapper decides from to the dependency file a call writes, so that Make and \
                   Ninja rebuild when they change",
+        example: "true",
+    },
+    Key {
+        key: "reproducible",
+        kind: "bool; default `true`",
+        meaning: "add the flags that make nvcc's outputs the same bytes for the same inputs, for the releases and \
+                  host compilers measured (compat-data/reproducible.toml)",
         example: "true",
     },
     Key {
