@@ -9,7 +9,7 @@ use assert_cmd::Command;
 
 use crate::support::*;
 
-const PROJECT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/wrapper/cmake-project");
+const PROJECT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/real/cmake-project");
 
 /// The CMake builds of the tests: Debian's and the newest from PyPI.
 fn cmakes() -> Vec<PathBuf> {
