@@ -146,6 +146,11 @@ pub fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The `nvcc-wrapper: warning:` lines of a call's stderr.
+pub fn warnings(out: &std::process::Output) -> Vec<String> {
+    stderr(out).lines().filter(|l| l.starts_with("nvcc-wrapper: warning: ")).map(String::from).collect()
+}
+
 /// The cache the project's scripts/fetch-toolkits.sh fills.
 pub fn cache_dir() -> PathBuf {
     match std::env::var_os("NVCC_WRAPPER_CACHE") {
