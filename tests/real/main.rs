@@ -19,6 +19,7 @@ mod gpu;
 mod host_compiler;
 mod hostile;
 mod launcher;
+mod meson;
 mod nix;
 mod passthrough;
 mod probe_cache;
