@@ -1,6 +1,8 @@
-//! Issue 15: CMake, Debian's 3.25 and the newest from PyPI, with the wrapper installed as `nvcc` in front of real
-//! nvcc 13.5 and no host compiler given: CMake must see the real nvcc (identification, implicit directories,
-//! FindCUDAToolkit), the project must build, link and run, and the GPU code must be what was asked for.
+//! CMake in front of the wrapper: Debian's 3.25 and the newest from PyPI, with the wrapper installed as `nvcc` in
+//! front of real nvcc 13.5 and no host compiler given: CMake must see the real nvcc (identification, implicit
+//! directories, FindCUDAToolkit), the project (tests/real/cmake-project) must build, link and run, and the GPU code
+//! must be what was asked for (issue 15). And sccache behind the wrapper in a CMake build on nvcc 13.0. Needs real
+//! NVCC 13.0 and 13.5, cuobjdump, CMake, Ninja, ccache and sccache.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@ use crate::support::*;
 /// Item 8 with the real nvcc 12.4, which ignores `NVCC_CCBIN`: nvcc alone builds with `NVCC_CCBIN=/nonexistent/g++`,
 /// and so does the wrapper now ("Failed to preprocess host compiler properties" before).
 #[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn issue_26_real_nvcc_12_4_builds_with_an_nvcc_ccbin_naming_no_program() {
     let Some(root) = real_toolkit("12.4") else { return };
     let sb = RealSandbox::new(&root);
@@ -22,7 +22,7 @@ fn issue_26_real_nvcc_12_4_builds_with_an_nvcc_ccbin_naming_no_program() {
 /// Item 1 with the real nvcc 13.5: under `replace`, a pipe options file builds what nvcc alone builds (the wrapper
 /// cannot read it without taking it from nvcc), and the wrapper says so.
 #[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn issue_26_real_nvcc_13_5_a_pipe_options_file_under_replace_is_said() {
     let Some(root) = real_toolkit("13.5") else { return };
     let sb = RealSandbox::new(&root);

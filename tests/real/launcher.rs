@@ -1,6 +1,8 @@
-//! Issue 15: compiler caches and the wrapper, with real ccache, CMake, Ninja and nvcc. A cache in front of the
-//! wrapper hashes the user's arguments and the wrapper's binary, never the wrapper's configuration: a change of
-//! `capabilities` must still give objects for the new GPUs.
+//! Compiler caches and the wrapper's launcher mode, with real ccache, sccache and sccache-dist, CMake, Ninja and
+//! NVCC 12.4, 13.0 and 13.5 (issue 15). A cache in front of the wrapper hashes the user's arguments and the wrapper's
+//! binary, never the wrapper's configuration: a change of `capabilities` must still give objects for the new GPUs.
+//! The fake nvcc's twin is tests/wrapper/launcher.rs; Meson's and CMake's own cache set-ups are in meson.rs and
+//! cmake.rs, which use this file's `CacheBuild` and `Sccache`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
-//! Issue 12, in front of the fake nvcc: input a hostile or careless user gives must never crash, hang or loop the
-//! wrapper; when it cannot understand something, it changes nothing and lets nvcc judge.
+//! Hostile or careless input, in front of the fake nvcc: whatever a user gives must never crash, hang or loop the
+//! wrapper; when it cannot understand something, it changes nothing and lets nvcc judge (issues 12 and 26). The
+//! cases only the real nvcc can judge are tests/real/hostile.rs.
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,7 @@
-//! The probe cache as a build meets it (issue 13): without a config, the second call runs no compiler and reads no
-//! toolkit file; a compiler replaced in place is probed again; no state of the cache directory fails a call or
-//! changes its command; a config that records everything never reads it; the switch turns it off.
+//! The probe cache as a build meets it, in front of the fake nvcc (issue 13): without a config, the second call runs
+//! no compiler and reads no toolkit file; a compiler replaced in place is probed again; no state of the cache
+//! directory fails a call or changes its command; a config that records everything never reads it; the switch turns
+//! it off. A real build decided from the cache alone is tests/real/probe_cache.rs.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
