@@ -7,7 +7,7 @@ use crate::support::*;
 /// and so does the wrapper now ("Failed to preprocess host compiler properties" before).
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn issue_26_real_nvcc_12_4_builds_with_an_nvcc_ccbin_naming_no_program() {
+fn nvcc_12_4_builds_with_an_nvcc_ccbin_naming_no_program() {
     let Some(root) = real_toolkit("12.4") else { return };
     let sb = RealSandbox::new(&root);
     sb.write("k.cu", "__global__ void k() {}\n");
@@ -23,7 +23,7 @@ fn issue_26_real_nvcc_12_4_builds_with_an_nvcc_ccbin_naming_no_program() {
 /// cannot read it without taking it from nvcc), and the wrapper says so.
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn issue_26_real_nvcc_13_5_a_pipe_options_file_under_replace_is_said() {
+fn nvcc_13_5_a_pipe_options_file_under_replace_is_said() {
     let Some(root) = real_toolkit("13.5") else { return };
     let sb = RealSandbox::new(&root);
     sb.write("k.cu", "__global__ void k() {}\n");

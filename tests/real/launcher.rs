@@ -131,7 +131,7 @@ pub(crate) fn set(items: &[&str]) -> BTreeSet<String> {
 /// runs behind the wrapper (`launcher`), so its key covers the `-gencode` the wrapper adds; CMake has no launcher.
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn issue_15_a_cache_never_returns_objects_for_the_old_capabilities() {
+fn a_cache_never_returns_objects_for_the_old_capabilities() {
     let Some(b) = CacheBuild::new("13.5") else { return };
     let launcher = format!("launcher = \"{}\"\n", b.ccache.display());
     b.config(&format!("{launcher}[gpu]\ncapabilities = [\"8.6\"]\n"));

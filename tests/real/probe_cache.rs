@@ -6,7 +6,7 @@ use crate::support::*;
 
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn issue_13_real_nvcc_and_gxx_are_probed_once_and_the_warm_cache_builds() {
+fn nvcc_and_gxx_are_probed_once_and_the_warm_cache_builds() {
     let Some(root) = real_toolkit("13.0") else { return };
     if real_program("g++").is_none() {
         return;

@@ -90,7 +90,7 @@ fn age(path: &Path) {
 }
 
 #[test]
-fn issue_13_without_a_config_the_second_call_probes_nothing() {
+fn without_a_config_the_second_call_probes_nothing() {
     let nc = NoConfig::new();
     let (first, log) = nc.call(&[]);
     assert!(first.contains(&format!("-ccbin={}", nc.cc_bin.join("g++").display())), "{first}");
@@ -113,7 +113,7 @@ fn issue_13_without_a_config_the_second_call_probes_nothing() {
 }
 
 #[test]
-fn issue_13_a_compiler_replaced_in_place_is_probed_again() {
+fn a_compiler_replaced_in_place_is_probed_again() {
     let nc = NoConfig::new();
     nc.call(&[]);
     let runs = nc.gxx_runs();
@@ -125,7 +125,7 @@ fn issue_13_a_compiler_replaced_in_place_is_probed_again() {
 }
 
 #[test]
-fn issue_13_no_state_of_the_cache_fails_a_call_or_changes_it() {
+fn no_state_of_the_cache_fails_a_call_or_changes_it() {
     let nc = NoConfig::new();
     let (want, _) = nc.call(&[]);
     let entries = nc.entries();
@@ -177,7 +177,7 @@ fn issue_13_no_state_of_the_cache_fails_a_call_or_changes_it() {
 }
 
 #[test]
-fn issue_13_a_config_that_records_everything_reads_no_cache() {
+fn a_config_that_records_everything_reads_no_cache() {
     let nc = NoConfig::new();
     let gxx = nc.cc_bin.join("g++");
     let recorded = format!(
@@ -198,7 +198,7 @@ fn issue_13_a_config_that_records_everything_reads_no_cache() {
 }
 
 #[test]
-fn issue_13_the_switch_turns_the_cache_off_and_home_is_the_default() {
+fn the_switch_turns_the_cache_off_and_home_is_the_default() {
     let nc = NoConfig::new();
     let off = Path::new("0");
     nc.call(&[("NVCC_WRAPPER_PROBE_CACHE", off)]);
@@ -228,7 +228,7 @@ fn issue_13_the_switch_turns_the_cache_off_and_home_is_the_default() {
 /// and directories, renamed over the real entries while the calls read and rewrite them. Every call ends, with nvcc's
 /// own exit code and the command a call over a sound cache gives nvcc.
 #[test]
-fn issue_26_a_thousand_calls_over_a_hostile_probe_cache_all_get_nvccs_result() {
+fn a_thousand_calls_over_a_hostile_probe_cache_all_get_nvccs_result() {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     const CALLS: usize = 1000;
     const AT_ONCE: usize = 4;
