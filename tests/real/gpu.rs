@@ -1,7 +1,7 @@
 //! GPU capabilities against real NVCC releases: what the wrapper adds is exactly what ends up in the object, checked
 //! with cuobjdump (machine code and PTX, nothing more); `replace` really takes a hard-coded target list out; and a
 //! capability a release cannot build is refused by the wrapper where the real nvcc would refuse it too. Needs real
-//! NVCC 12.4, 13.0 and 13.5, cuobjdump and g++-12. (Running the code on a GPU is tests/gpu/run.sh; see
+//! NVCC 11.8, 12.4, 13.0 and 13.5, cuobjdump and g++-12. (Running the code on a GPU is tests/gpu/run.sh; see
 //! docs/gpu-validation.md.)
 
 use std::collections::BTreeSet;
