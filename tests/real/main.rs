@@ -23,4 +23,5 @@ mod meson;
 mod nix;
 mod passthrough;
 mod probe_cache;
+mod reproducible;
 mod splitters;

@@ -1,0 +1,384 @@
+//! Reproducible builds: the same sources, built twice through the wrapper, give the same bytes (issue 23). Against
+//! every real NVCC release 11.8 to 13.5, with GCC and with Clang host compilers, for aarch64 Arm servers and a
+//! Jetson-shaped target, and device LTO. The two builds differ the way two builds of one package differ: every nvcc has another process id
+//! (they differ anyway), each build has a TMPDIR of its own, and they run in two build directories with the same
+//! relative paths. What nvcc itself ties to its working directory (device debug info and line tables, which name it
+//! in DW_AT_comp_dir, and device-LTO intermediates) is compared between two builds in one directory, as Nix builds
+//! in /build; host debug info (`-g`) gets the build's own prefix map, as the issue allows. The facts behind each
+//! choice, measured with scripts/measure-reproducible.sh: docs/nvcc-facts.md, "Reproducible builds".
+//!
+//! Every output of every release is compared before the test fails, so that one failure lists them all, with the
+//! first ELF section (or archive member header) that differs. Needs real NVCC 11.8, 12.4 and 13.0 to 13.5, g++-11,
+//! g++-12, clang++-14, clang++-16, clang++-19, the aarch64 cross compilers and target files, sha256sum and ar.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::support::*;
+
+const RELEASES: [&str; 8] = ["11.8", "12.4", "13.0", "13.1", "13.2", "13.3", "13.4", "13.5"];
+
+/// Releases that also build the aarch64 cross cases (11.8 and 12.4 with their own cross compilers and target files,
+/// and the newest).
+const CROSS_RELEASES: [&str; 3] = ["11.8", "12.4", "13.5"];
+
+/// The sources: examples/hello.cu, and two files of relocatable device code with file-local device entities (whose
+/// names nvcc makes unique with a module id).
+const SOURCES: [(&str, &str); 3] = [
+    ("hello.cu", SMOKE_CU),
+    ("main.cu", include_str!("../fixtures/reproducible/main.cu")),
+    ("scale.cu", include_str!("../fixtures/reproducible/scale.cu")),
+];
+
+/// An `ar` that is not deterministic by default (as GNU ar configured without --enable-deterministic-archives):
+/// it adds the `U` modifier (real dates, uids, gids and modes) to nvcc's key letters. nvcc runs the `ar` that
+/// `<host compiler> -print-prog-name=ar` names, for GCC a bare `ar` found on PATH.
+const NONDETERMINISTIC_AR: &str = "#!/bin/sh\nkey=$1; shift\nexec /usr/bin/ar \"${key}U\" \"$@\"\n";
+
+/// Where a step must give the same bytes: in another build directory, or (for what nvcc ties to its working
+/// directory) in the same one.
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    Anywhere,
+    SameDir,
+}
+
+/// One nvcc call of a build: its arguments (paths relative to the build directory) and the file it writes.
+struct Step {
+    place: Place,
+    args: Vec<String>,
+    output: &'static str,
+    /// Run with the non-deterministic `ar` first on PATH.
+    nondeterministic_ar: bool,
+}
+
+fn step(place: Place, args: &[&str], output: &'static str) -> Step {
+    let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    args.extend(["-o".to_string(), output.to_string()]);
+    Step { place, args, output, nondeterministic_ar: false }
+}
+
+/// Every kind of output of issue 23's list, for a native build with GCC. The wrapper adds the GPU targets (two
+/// capabilities) and, by default, fatbin compression: every object and fatbin here is a compressed one.
+fn gcc_steps() -> Vec<Step> {
+    use Place::*;
+    let mut steps = vec![
+        step(Anywhere, &["-c", "hello.cu"], "out/hello.o"),
+        step(Anywhere, &["-dc", "main.cu"], "out/main.o"),
+        step(Anywhere, &["-dc", "scale.cu"], "out/scale.o"),
+        step(Anywhere, &["-dlink", "out/main.o", "out/scale.o"], "out/dlink.o"),
+        step(Anywhere, &["-lib", "out/main.o", "out/scale.o"], "out/librdc.a"),
+        step(Anywhere, &["-rdc=true", "out/main.o", "out/scale.o"], "out/rdc"),
+        step(Anywhere, &["hello.cu"], "out/hello"),
+        // -ptx and -cubin write one file, so they name their one target; the wrapper adds none.
+        step(Anywhere, &["-arch=sm_86", "-ptx", "-rdc=true", "main.cu"], "out/main.ptx"),
+        step(Anywhere, &["-arch=sm_86", "-cubin", "-rdc=true", "main.cu"], "out/main.cubin"),
+        step(Anywhere, &["-fatbin", "hello.cu"], "out/hello.fatbin"),
+        // Host debug info names the build directory (DW_AT_comp_dir): the build maps it, as the issue allows.
+        step(Anywhere, &["-g", "-Xcompiler=-ffile-prefix-map=@BUILD@=.", "-c", "hello.cu"], "out/hello.g.o"),
+        // nvcc's device compiler (cicc) writes its working directory into device debug info, line tables and
+        // device-LTO intermediates, and has no prefix map: these must be the same in one build directory.
+        step(SameDir, &["-dc", "-dlto", "main.cu"], "out/main.lto.o"),
+        step(SameDir, &["-dc", "-dlto", "scale.cu"], "out/scale.lto.o"),
+        step(SameDir, &["-dlink", "-dlto", "out/main.lto.o", "out/scale.lto.o"], "out/dlto.o"),
+        step(SameDir, &["-G", "-dc", "main.cu"], "out/main.G.o"),
+        step(SameDir, &["-lineinfo", "-c", "hello.cu"], "out/hello.lineinfo.o"),
+        // Host LTO: GCC names its LTO sections with a random number unless given a seed. GCC's own LTO objects name
+        // the build directory even with a prefix map, so this one is compared in one directory too.
+        step(SameDir, &["-Xcompiler=-flto", "-c", "hello.cu"], "out/hello.flto.o"),
+    ];
+    let mut lib = step(Anywhere, &["-lib", "out/main.o", "out/scale.o"], "out/librdc-nondeterministic-ar.a");
+    lib.nondeterministic_ar = true;
+    steps.push(lib);
+    steps
+}
+
+/// With Clang, what depends on the host compiler. Not a compile and link in one call: Clang writes the name of its
+/// input (nvcc's `tmpxft_<pid>_...`) into the object's file symbol whatever prefix map it is given, and nvcc's
+/// `-objtemp`, which names that input after the object, only works with `-c` and `-dc` (see docs/nvcc-facts.md).
+fn clang_steps() -> Vec<Step> {
+    use Place::*;
+    vec![
+        step(Anywhere, &["-c", "hello.cu"], "out/hello.o"),
+        step(Anywhere, &["-dc", "main.cu"], "out/main.o"),
+        step(Anywhere, &["-dc", "scale.cu"], "out/scale.o"),
+        step(Anywhere, &["-dlink", "out/main.o", "out/scale.o"], "out/dlink.o"),
+        step(Anywhere, &["-g", "-Xcompiler=-ffile-prefix-map=@BUILD@=.", "-c", "hello.cu"], "out/hello.g.o"),
+    ]
+}
+
+/// A cross build: objects, a device link and a linked aarch64 program.
+fn cross_steps() -> Vec<Step> {
+    use Place::*;
+    vec![
+        step(Anywhere, &["-c", "hello.cu"], "out/hello.o"),
+        step(Anywhere, &["-dc", "main.cu"], "out/main.o"),
+        step(Anywhere, &["-dc", "scale.cu"], "out/scale.o"),
+        step(Anywhere, &["-dlink", "out/main.o", "out/scale.o"], "out/dlink.o"),
+        step(Anywhere, &["-rdc=true", "out/main.o", "out/scale.o"], "out/rdc"),
+    ]
+}
+
+/// One configuration to build twice: the wrapper's config and the steps.
+struct Setup {
+    label: String,
+    root: PathBuf,
+    config: String,
+    steps: Vec<Step>,
+}
+
+/// A build directory: a sandbox with the sources, the config and a directory of shims.
+struct BuildDir {
+    sb: RealSandbox,
+}
+
+impl BuildDir {
+    fn new(setup: &Setup) -> BuildDir {
+        let sb = RealSandbox::new(&setup.root);
+        for (name, text) in SOURCES {
+            let path = sb.write(name, text);
+            // One modification time for every copy, as Nix's store has (1): nvcc 11.8 to 13.x write the source's
+            // time into device line tables, which no flag changes (docs/nvcc-facts.md).
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1)).unwrap();
+        }
+        sb.write("wrapper.toml", &setup.config);
+        let ar = sb.write("nondeterministic-ar/ar", NONDETERMINISTIC_AR);
+        std::fs::set_permissions(&ar, std::fs::Permissions::from_mode(0o755)).unwrap();
+        BuildDir { sb }
+    }
+
+    /// Run the steps of `place` with TMPDIR `<build>/<tmp>` (a short path: nvcc 11.8's `-dlink -dlto` fails with
+    /// a TMPDIR of 54 characters or more).
+    fn build(&self, setup: &Setup, places: &[Place], tmp: &str) {
+        let tmpdir = self.sb.file(tmp);
+        std::fs::create_dir_all(&tmpdir).unwrap();
+        std::fs::create_dir_all(self.sb.file("out")).unwrap();
+        let build = self.sb.dir.path().to_str().unwrap().to_string();
+        for step in setup.steps.iter().filter(|s| places.contains(&s.place)) {
+            let mut cmd = self.sb.nvcc();
+            cmd.env("NVCC_WRAPPER_CONFIG", self.sb.file("wrapper.toml")).env("TMPDIR", &tmpdir);
+            if step.nondeterministic_ar {
+                let mut path = std::ffi::OsString::from(self.sb.file("nondeterministic-ar"));
+                path.push(":");
+                path.push(self.sb.path());
+                cmd.env("PATH", path);
+            }
+            let args: Vec<String> = step.args.iter().map(|a| a.replace("@BUILD@", &build)).collect();
+            let out = cmd.args(&args).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}: nvcc {} failed ({:?}):\n{}",
+                setup.label,
+                args.join(" "),
+                out.status.code(),
+                stderr(&out)
+            );
+        }
+    }
+
+    /// Keep this build's outputs in `<build>/<name>` (for a second build in the same directory).
+    fn set_aside(&self, name: &str) -> PathBuf {
+        let kept = self.sb.file(name);
+        std::fs::rename(self.sb.file("out"), &kept).unwrap();
+        kept
+    }
+}
+
+fn sha256(path: &Path) -> String {
+    let out = std::process::Command::new("sha256sum").arg(path).output().unwrap();
+    assert!(out.status.success(), "sha256sum {}: {}", path.display(), stderr(&out));
+    stdout(&out).split_whitespace().next().unwrap().to_string()
+}
+
+/// The sections of a 64-bit little-endian ELF file (host objects of both CPUs and cubins): name and bytes.
+fn elf_sections(data: &[u8]) -> Option<Vec<(String, &[u8])>> {
+    let u16_at = |at: usize| Some(u16::from_le_bytes(data.get(at..at + 2)?.try_into().ok()?) as usize);
+    let u32_at = |at: usize| Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?) as usize);
+    let u64_at = |at: usize| Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?) as usize);
+    if !data.starts_with(b"\x7fELF\x02\x01") {
+        return None;
+    }
+    let (shoff, shentsize, shnum, shstrndx) = (u64_at(0x28)?, u16_at(0x3a)?, u16_at(0x3c)?, u16_at(0x3e)?);
+    let header = |i: usize| -> Option<(usize, u32, usize, usize)> {
+        let at = shoff + i * shentsize;
+        Some((u32_at(at)?, u32_at(at + 4)? as u32, u64_at(at + 24)?, u64_at(at + 32)?))
+    };
+    let (_, _, names_at, names_len) = header(shstrndx)?;
+    let names = data.get(names_at..names_at + names_len)?;
+    (0..shnum)
+        .map(|i| {
+            let (name, kind, at, len) = header(i)?;
+            let end = names.get(name..)?.iter().position(|&b| b == 0)? + name;
+            let bytes = if kind == 8 { &[][..] } else { data.get(at..at + len)? };
+            Some((String::from_utf8_lossy(&names[name..end]).into_owned(), bytes))
+        })
+        .collect()
+}
+
+/// Where two files first differ: the first ELF section, or an archive member's header or bytes, or the byte offset.
+fn first_difference(a: &Path, b: &Path) -> String {
+    let (x, y) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    if let (Some(sx), Some(sy)) = (elf_sections(&x), elf_sections(&y)) {
+        for ((name, bx), (_, by)) in sx.iter().zip(&sy) {
+            if bx != by {
+                return format!("section {name}");
+            }
+        }
+    }
+    if x.starts_with(b"!<arch>\n") && y.starts_with(b"!<arch>\n") {
+        let mut at = 8;
+        while at + 60 <= x.len().min(y.len()) {
+            let name = String::from_utf8_lossy(&x[at..at + 16]).trim().to_string();
+            if x[at..at + 48] != y[at..at + 48] {
+                return format!("archive member {name} header (date, uid, gid or mode)");
+            }
+            let size: usize = String::from_utf8_lossy(&x[at + 48..at + 58]).trim().parse().unwrap_or(0);
+            if x.get(at + 60..at + 60 + size) != y.get(at + 60..at + 60 + size) {
+                return format!("archive member {name}");
+            }
+            at += 60 + size + (size & 1);
+        }
+    }
+    let at = x.iter().zip(&y).position(|(p, q)| p != q).unwrap_or(x.len().min(y.len()));
+    format!("byte {at}")
+}
+
+/// Compare the outputs of `steps` of `place` between two builds; a line per difference.
+fn compare(setup: &Setup, place: Place, a: &Path, b: &Path, differences: &mut Vec<String>) {
+    for step in setup.steps.iter().filter(|s| s.place == place) {
+        let rel = step.output.strip_prefix("out/").unwrap();
+        let (x, y) = (a.join(rel), b.join(rel));
+        let (hx, hy) = (sha256(&x), sha256(&y));
+        if hx != hy {
+            let how = match place {
+                Place::Anywhere => "another build directory",
+                Place::SameDir => "the same build directory",
+            };
+            differences.push(format!(
+                "{}: nvcc {} ({how}): {} != {}, first in {}",
+                setup.label,
+                step.args.join(" "),
+                &hx[..12],
+                &hy[..12],
+                first_difference(&x, &y)
+            ));
+        }
+    }
+}
+
+/// Build `setup` three times (A in one directory, B in another, C in A's again, each with its TMPDIR) and compare
+/// A with B, and A with C for the steps tied to the directory.
+fn build_twice(setup: &Setup, differences: &mut Vec<String>) {
+    let first = BuildDir::new(setup);
+    let other = BuildDir::new(setup);
+    first.build(setup, &[Place::Anywhere, Place::SameDir], "t-a");
+    other.build(setup, &[Place::Anywhere], "t-b");
+    let a = first.set_aside("out-a");
+    first.build(setup, &[Place::SameDir], "t-c");
+    compare(setup, Place::Anywhere, &a, &other.sb.file("out"), differences);
+    compare(setup, Place::SameDir, &a, &first.sb.file("out"), differences);
+}
+
+/// The config of a native build: the toolkit's nvcc, one host compiler the release accepts, two capabilities (an
+/// `a` one where the release has it).
+fn native_config(root: &Path, compiler: &Path, family: &str, release: &str) -> String {
+    let newest = if release == "11.8" { "9.0" } else { "9.0a" };
+    format!(
+        "nvcc = \"{}\"\n\n[host-compiler]\nstdenv = \"{}\"\nprefer = \"{family}\"\n\n[gpu]\ncapabilities = [\"8.6\", \
+         \"{newest}\"]\n",
+        root.join("bin/nvcc").display(),
+        compiler.display()
+    )
+}
+
+/// The config of an aarch64 cross build.
+fn cross_config(root: &Path, platform: &str, compiler: &str, capability: &str) -> String {
+    format!(
+        "nvcc = \"{}\"\n\n[target]\nsystem = \"aarch64-linux\"\nplatform = \"{platform}\"\n\n\
+         [target.host-compiler]\nstdenv = \"/usr/bin/{compiler}\"\n\n[gpu]\ncapabilities = [\"{capability}\"]\n",
+        root.join("bin/nvcc").display()
+    )
+}
+
+/// The host compilers each release accepts here.
+fn compilers(release: &str) -> (&'static str, &'static str, &'static str) {
+    match release {
+        "11.8" => ("g++-11", "clang++-14", "aarch64-linux-gnu-g++-11"),
+        "12.4" => ("g++-12", "clang++-16", "aarch64-linux-gnu-g++"),
+        _ => ("g++-12", "clang++-19", "aarch64-linux-gnu-g++"),
+    }
+}
+
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn every_release_builds_every_output_kind_bit_identically_twice() {
+    if real_program("sha256sum").is_none() || real_program("ar").is_none() {
+        return;
+    }
+    let mut setups = Vec::new();
+    for release in RELEASES {
+        let Some(root) = real_toolkit(release) else { continue };
+        let (gcc, clang, cross) = compilers(release);
+        let (Some(gcc), Some(clang)) = (real_program(gcc), real_program(clang)) else { continue };
+        setups.extend([
+            Setup {
+                label: format!("{release} {}", gcc.display()),
+                config: native_config(&root, &gcc, "gcc", release),
+                root: root.clone(),
+                steps: gcc_steps(),
+            },
+            Setup {
+                label: format!("{release} {}", clang.display()),
+                config: native_config(&root, &clang, "clang", release),
+                root: root.clone(),
+                steps: clang_steps(),
+            },
+        ]);
+        if CROSS_RELEASES.contains(&release) && real_program(cross).is_some() {
+            let server = if release == "11.8" { "8.6" } else { "9.0a" };
+            if let Some(root) = real_cross_target(&format!("sbsa-{release}")) {
+                setups.push(Setup {
+                    label: format!("{release} sbsa {cross}"),
+                    config: cross_config(&root, "sbsa", cross, server),
+                    root,
+                    steps: cross_steps(),
+                });
+            }
+            if release == "12.4" {
+                if let Some(root) = real_cross_target("jetson-12.4") {
+                    setups.push(Setup {
+                        label: format!("{release} jetson {cross}"),
+                        config: cross_config(&root, "jetson", cross, "8.7"),
+                        root,
+                        steps: cross_steps(),
+                    });
+                }
+            }
+        }
+    }
+    if setups.is_empty() {
+        return;
+    }
+    // Two setups at a time (each builds one step after another): the test's wall time halves on two cores.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let found = std::sync::Mutex::new(vec![Vec::new(); setups.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some(setup) = setups.get(i) else { break };
+                let mut differences = Vec::new();
+                build_twice(setup, &mut differences);
+                found.lock().unwrap()[i] = differences;
+            });
+        }
+    });
+    let differences: Vec<String> = found.into_inner().unwrap().concat();
+    assert!(
+        differences.is_empty(),
+        "{} outputs differ between two builds (other pids and TMPDIRs; other build directories where marked):\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
