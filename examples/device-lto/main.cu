@@ -1,5 +1,5 @@
 // Device link-time optimisation across files: the kernel calls square_of() from square.cu. Built with -dc -dlto for
-// each file, then -dlink -dlto (see tests/wrapper/real_gpu.rs and tests/gpu/run.sh). Without a GPU it reports the
+// each file, then -dlink -dlto (see tests/real/gpu.rs and tests/gpu/run.sh). Without a GPU it reports the
 // CUDA error it got, which still proves it was compiled, linked and started; with one it runs the kernel.
 #include <cstdio>
 #include <cuda_runtime.h>

@@ -1,6 +1,6 @@
 //! nvcc's three ways of turning text into words, byte for byte. Measured on nvcc 11.8.89, 12.4.131, 13.0.88 and
 //! 13.5.37 (all four alike) by generated inputs against `nvcc --dryrun`, which prints every `-D` value it was given in
-//! double quotes; `tests/wrapper/real_splitters.rs` replays that comparison on 12.4, 13.0 and 13.5.
+//! double quotes; `tests/real/splitters.rs` replays that comparison on 12.4, 13.0 and 13.5.
 //!
 //! `NVCC_PREPEND_FLAGS` / `NVCC_APPEND_FLAGS` ([`env_flags`]): split at space and tab only (a newline, CR, form feed
 //! or vertical tab is part of a word); a double quote groups words and stays in the word (`-DX="a b"` is one word,

@@ -391,7 +391,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_26_a_hung_program_is_stopped_with_the_programs_it_started() {
+    fn a_hung_program_is_stopped_with_the_programs_it_started() {
         let dir = tempfile::tempdir().unwrap();
         let pids = dir.path().join("pids");
         // A driver that starts a child of its own and waits for it, as a compiler driver does.
@@ -407,7 +407,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_26_a_program_that_floods_its_output_is_stopped_at_the_limit() {
+    fn a_program_that_floods_its_output_is_stopped_at_the_limit() {
         let started = Instant::now();
         for stream in ["", ">&2"] {
             let err = run(Path::new("/bin/sh"), &["-c", &format!("exec yes {stream}")]).unwrap_err();

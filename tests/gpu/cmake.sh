@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CMake on a GPU machine (issue 15): tests/wrapper/cmake-project configured with the wrapper as CMAKE_CUDA_COMPILER,
+# CMake on a GPU machine (issue 15): tests/real/cmake-project configured with the wrapper as CMAKE_CUDA_COMPILER,
 # no host compiler given, built with Ninja and run, for the GPU target settings a user picks:
 #   1. CMAKE_CUDA_ARCHITECTURES=native under `respect`: nvcc's own `-arch=native`, the machine's GPU;
 #   2. native under `replace`, capabilities 8.6;9.0a: the wrapper's targets instead;
@@ -33,7 +33,7 @@ build() { # NAME ARCH-FLAGS-POLICY CAPABILITIES CMAKE-DEFINE: configure, build, 
     printf 'nvcc = "%s"\n[gpu]\narch-flags = "%s"\n' "$NVCC" "$policy" > "$WORK/$name.toml"
     echo "== $name: arch-flags $policy, capabilities '${caps:-none}', $define"
     NVCC_WRAPPER_CONFIG="$WORK/$name.toml" NVCC_WRAPPER_CAPABILITIES="$caps" \
-        "$CMAKE" -S "$HERE/../wrapper/cmake-project" -B "$dir" -G Ninja -DCMAKE_CUDA_COMPILER="$WORK/bin/nvcc" \
+        "$CMAKE" -S "$HERE/../real/cmake-project" -B "$dir" -G Ninja -DCMAKE_CUDA_COMPILER="$WORK/bin/nvcc" \
         "$define" > "$dir.configure.log" 2>&1 &&
         NVCC_WRAPPER_CONFIG="$WORK/$name.toml" NVCC_WRAPPER_CAPABILITIES="$caps" \
             "$CMAKE" --build "$dir" > "$dir.build.log" 2>&1

@@ -1,6 +1,7 @@
-//! Issue 24: a call that writes a dependency file gets the files the wrapper decided from added to it, after nvcc
-//! ends; the wrapper then waits for nvcc instead of replacing itself, and must still look like nvcc to its caller:
-//! exit code, signals both ways, stdin, and inherited file descriptors (a make jobserver's).
+//! Dependency files in front of the fake nvcc: a call that writes one gets the files the wrapper decided from added
+//! to it after nvcc ends (issue 24); the wrapper then waits for nvcc instead of replacing itself, and must still look
+//! like nvcc to its caller: exit code, signals both ways, stdin, and inherited file descriptors (a make jobserver's).
+//! The real builds (CMake, Meson, make) are tests/real/depfile.rs.
 
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
-//! Issue 15, launcher mode with the fake nvcc: `launcher` / `NVCC_WRAPPER_LAUNCHER` runs `<launcher> <real nvcc>
-//! <final arguments>`, so a compiler cache hashes what the wrapper added. The real caches are tests/wrapper/
-//! real_caches.rs's.
+//! Launcher mode in front of the fake nvcc: `launcher` / `NVCC_WRAPPER_LAUNCHER` runs `<launcher> <real nvcc>
+//! <final arguments>`, so a compiler cache hashes what the wrapper added (issue 15). The real caches (ccache,
+//! sccache, sccache-dist) are tests/real/launcher.rs.
 
 use std::path::PathBuf;
 

@@ -1,8 +1,10 @@
-//! Integration tests: the built wrapper, installed as `nvcc`, in front of a fake nvcc (quick, argument-level) and in
-//! front of real NVCC releases (the proof that a real compile links and runs).
+//! Integration tests in front of the fake nvcc (tests/fakes): the built wrapper, installed as `nvcc`, checked at the
+//! argument level. Quick, and needing no toolchain: none is ignored. Their twins against real toolchains are in
+//! tests/real/, file for file.
 
 // Shared helpers: not every test module uses each of them.
 #[allow(dead_code)]
+#[path = "../common/support.rs"]
 mod support;
 
 mod config_and_env;
@@ -14,20 +16,7 @@ mod fuzz_corpus;
 mod gpu;
 mod hostile;
 mod launcher;
-mod nix;
 mod passthrough;
 mod personalities;
 mod probe_cache;
-mod real_caches;
-mod real_cmake;
-mod real_combinations;
-mod real_compat;
-mod real_cross;
-mod real_depfile;
-mod real_fatbin;
-mod real_gpu;
-mod real_host_compiler;
-mod real_nvcc;
-mod real_reproducible;
-mod real_splitters;
 mod reliability;

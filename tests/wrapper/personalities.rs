@@ -1,5 +1,6 @@
-//! Issue 10: the drop-in, `explain`, `doctor` and `gencode` share one preparation, so they cannot disagree; and what
-//! the wrapper itself prints never panics: a reader that went away ends it quietly, a full disk is a write error.
+//! The wrapper's personalities: the drop-in, `explain`, `doctor` and `gencode` share one preparation, so they cannot
+//! disagree (issue 10); and what the wrapper itself prints never panics: a reader that went away ends it quietly, a
+//! full disk is a write error.
 
 use std::process::{Command, Stdio};
 

@@ -254,7 +254,7 @@ fn hung() -> Failure {
 /// Issue 26: a hung compiler cost the whole time limit on every call. Its failure is kept, for a while, under the
 /// same key as an answer.
 #[test]
-fn issue_26_a_failure_is_kept_for_a_while_then_probed_again() {
+fn a_failure_is_kept_for_a_while_then_probed_again() {
     let s = Setup::new();
     let ask = |f: Failure| s.cache.get_or_probe::<Answer, _>(&s.program, || Err(f));
     assert_eq!(ask(hung()).unwrap_err(), hung());
@@ -282,7 +282,7 @@ fn issue_26_a_failure_is_kept_for_a_while_then_probed_again() {
 /// Issue 26: an entry that is a FIFO with no writer, a link to /dev/zero or a huge file is a miss, at once, and is
 /// replaced by a good entry.
 #[test]
-fn issue_26_an_entry_that_is_a_fifo_a_device_or_huge_is_a_miss_and_replaced() {
+fn an_entry_that_is_a_fifo_a_device_or_huge_is_a_miss_and_replaced() {
     let s = Setup::new();
     fs::create_dir_all(s.cache.dir().unwrap()).unwrap();
     let started = std::time::Instant::now();
@@ -303,7 +303,7 @@ fn issue_26_an_entry_that_is_a_fifo_a_device_or_huge_is_a_miss_and_replaced() {
 /// Issue 26: the cache kept every entry forever. Entries not written for `ENTRY_LIFETIME` go when a write sweeps the
 /// directory (at most once a day), other files stay.
 #[test]
-fn issue_26_old_entries_are_swept_on_a_write() {
+fn old_entries_are_swept_on_a_write() {
     let s = Setup::new();
     s.ask("gcc");
     let dir = s.cache.dir().unwrap().to_path_buf();

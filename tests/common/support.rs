@@ -1,5 +1,8 @@
-//! A sandbox per test: the built wrapper installed as `nvcc` (a symlink, as packagers install it) first on PATH, and
-//! the fake nvcc from tests/fakes as the "real" nvcc in a toolkit-shaped directory after it.
+//! The helpers both test binaries share (tests/wrapper and tests/real include this file by `#[path]`). A sandbox per
+//! test: the built wrapper installed as `nvcc` (a symlink, as packagers install it) first on PATH, and the fake nvcc
+//! from tests/fakes as the "real" nvcc in a toolkit-shaped directory after it; and, for the real-toolchain tests,
+//! `real_toolkit`, `real_program`, `RealSandbox`..., which skip with a note when a toolchain is missing, or fail under
+//! NVCC_WRAPPER_REQUIRE_REAL=1.
 
 // The test process reads its own environment (cache location, CI switches): that is not the wrapper reading state.
 #![allow(clippy::disallowed_methods)]
@@ -144,6 +147,11 @@ pub fn stderr(out: &std::process::Output) -> String {
 
 pub fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The `nvcc-wrapper: warning:` lines of a call's stderr.
+pub fn warnings(out: &std::process::Output) -> Vec<String> {
+    stderr(out).lines().filter(|l| l.starts_with("nvcc-wrapper: warning: ")).map(String::from).collect()
 }
 
 /// The cache the project's scripts/fetch-toolkits.sh fills.

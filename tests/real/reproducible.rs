@@ -1,6 +1,6 @@
-//! Issue 23: the same sources, built twice through the wrapper, give the same bytes. Against every real NVCC release
-//! 11.8 to 13.5, with GCC and with Clang host compilers, for aarch64 Arm servers and a Jetson-shaped target, and
-//! device LTO. The two builds differ the way two builds of one package differ: every nvcc has another process id
+//! Reproducible builds: the same sources, built twice through the wrapper, give the same bytes (issue 23). Against
+//! every real NVCC release 11.8 to 13.5, with GCC and with Clang host compilers, for aarch64 Arm servers and a
+//! Jetson-shaped target, and device LTO. The two builds differ the way two builds of one package differ: every nvcc has another process id
 //! (they differ anyway), each build has a TMPDIR of its own, and they run in two build directories with the same
 //! relative paths. What nvcc itself ties to its working directory (device debug info and line tables, which name it
 //! in DW_AT_comp_dir, and device-LTO intermediates) is compared between two builds in one directory, as Nix builds
@@ -8,7 +8,8 @@
 //! choice, measured with scripts/measure-reproducible.sh: docs/nvcc-facts.md, "Reproducible builds".
 //!
 //! Every output of every release is compared before the test fails, so that one failure lists them all, with the
-//! first ELF section (or archive member header) that differs.
+//! first ELF section (or archive member header) that differs. Needs real NVCC 11.8, 12.4 and 13.0 to 13.5, g++-11,
+//! g++-12, clang++-14, clang++-16, clang++-19, the aarch64 cross compilers and target files, sha256sum and ar.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -310,7 +311,7 @@ fn compilers(release: &str) -> (&'static str, &'static str, &'static str) {
 }
 
 #[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn every_release_builds_every_output_kind_bit_identically_twice() {
     if real_program("sha256sum").is_none() || real_program("ar").is_none() {
         return;

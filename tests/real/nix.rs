@@ -681,6 +681,8 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
         "fuzz",
         "benches/fatbin-load.c",
         "tests/wrapper",
+        "tests/real",
+        "tests/common",
         "tests/fakes/tests",
     ] {
         assert!(!kept.iter().any(|k| k == dropped || k.starts_with(&format!("{dropped}/"))), "{dropped} is kept");

@@ -1,9 +1,10 @@
-//! Issue 24: the build sees what the wrapper decides from. A CMake + Ninja, a Meson + Ninja and a Makefile project
-//! (`-MD`), each with two CUDA sources and one C++ source, built through the wrapper in front of real nvcc 13.5 with
-//! the architectures left to it: each must rebuild exactly its CUDA objects after the config's capabilities change,
-//! after the config's stdenv compiler changes and after the real nvcc's release file changes (an upgrade in place),
-//! and rebuild nothing when nothing changed. Before the wrapper added its inputs to nvcc's dependency files, every
-//! one of these builds said "no work to do" after the change and kept the old GPU code.
+//! Dependency files with real build systems: the build sees what the wrapper decides from (issue 24). A CMake +
+//! Ninja, a Meson + Ninja and a Makefile project (`-MD`), each with two CUDA sources and one C++ source, built through
+//! the wrapper in front of real nvcc 13.5 with the architectures left to it: each must rebuild exactly its CUDA
+//! objects after the config's capabilities change, after the config's stdenv compiler changes and after the real
+//! nvcc's release file changes (an upgrade in place), and rebuild nothing when nothing changed. Before the wrapper
+//! added its inputs to nvcc's dependency files, every one of these builds said "no work to do" after the change and
+//! kept the old GPU code. Needs real NVCC 13.5, cuobjdump, CMake, Ninja, make and Meson.
 //!
 //! Meson is the newest from PyPI: Debian's 1.0.1 asks nvcc for no dependency file at all (its CUDA rule has no `-MD`),
 //! so it tracks neither headers nor the wrapper's inputs; 1.12.1 passes `-MD -MT -MF`.
@@ -253,19 +254,19 @@ fn set(items: &[&str]) -> std::collections::BTreeSet<String> {
 }
 
 #[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn cmake_and_ninja_rebuild_the_cuda_objects_when_the_wrappers_inputs_change() {
     scenario(System::CmakeNinja);
 }
 
 #[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn meson_and_ninja_rebuild_the_cuda_objects_when_the_wrappers_inputs_change() {
     scenario(System::MesonNinja);
 }
 
 #[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_makefile_with_md_rebuilds_the_cuda_objects_when_the_wrappers_inputs_change() {
     scenario(System::Make);
 }

@@ -1,4 +1,6 @@
 //! `compat scan` on every real toolkit and header set the test script fetches, and `doctor` on real toolchains.
+//! Needs the host_config.h of every release (scripts/fetch-toolkits.sh headers-X.Y), real NVCC 11.8, 12.4 and 13.0,
+//! g++-11 and g++-12.
 
 use crate::support::*;
 

@@ -1,6 +1,6 @@
-//! Issue 26: the wrapper splits text into words exactly as real nvcc 12.4, 13.0 and 13.5 do, shown differentially on
-//! generated inputs: `NVCC_PREPEND_FLAGS`, `NVCC_APPEND_FLAGS`, options files, and the values of list options
-//! (`-D`, `-Xcompiler`).
+//! Word splitting against real nvcc: the wrapper splits text into words exactly as real nvcc 12.4, 13.0 and 13.5 do
+//! (issue 26), shown differentially on generated inputs: `NVCC_PREPEND_FLAGS`, `NVCC_APPEND_FLAGS`, options files,
+//! and the values of list options (`-D`, `-Xcompiler`). Needs real NVCC 12.4, 13.0 and 13.5.
 //!
 //! nvcc's `--dryrun` prints the host compiler's command line, and on it every `-D` value it was given as `-D "VALUE"`
 //! (a double quote inside written `\"`), in order, and every `-Xcompiler` item as it is, separated by spaces. So the
@@ -220,19 +220,19 @@ fn differential(release: &str) {
 }
 
 #[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn the_splitters_match_nvcc_12_4() {
     differential(RELEASES[0]);
 }
 
 #[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn the_splitters_match_nvcc_13_0() {
     differential(RELEASES[1]);
 }
 
 #[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn the_splitters_match_nvcc_13_5() {
     differential(RELEASES[2]);
 }

@@ -1,6 +1,6 @@
 //! Host-compiler selection against real NVCC releases and real compilers (Debian 12's g++-11, g++-12, clang-14,
 //! clang-16, clang-19): the wrapper picks what nvcc accepts, and what it builds links and runs next to objects of the
-//! newer stdenv compiler.
+//! newer stdenv compiler. Needs real NVCC 11.8, 12.4 and 13.0, g++-11, g++-12, clang++-16 and clang++-19.
 
 use std::path::Path;
 

@@ -1,5 +1,7 @@
-//! Against real NVCC releases, fetched and cached by scripts/fetch-toolkits.sh: the proof that what goes through the
-//! wrapper is what nvcc itself would do, and that a real compile links and runs.
+//! The wrapper as a transparent nvcc, against a real NVCC release: what goes through the wrapper is what nvcc itself
+//! would do (`--version`, errors and exit codes, options files and the env channels), and a real compile links and
+//! runs. Needs real NVCC 13.0 (scripts/fetch-toolkits.sh) and the system's g++. The fake nvcc's twin is
+//! tests/wrapper/passthrough.rs.
 
 use crate::support::*;
 

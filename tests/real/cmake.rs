@@ -1,15 +1,18 @@
-//! Issue 15: CMake, Debian's 3.25 and the newest from PyPI, with the wrapper installed as `nvcc` in front of real
-//! nvcc 13.5 and no host compiler given: CMake must see the real nvcc (identification, implicit directories,
-//! FindCUDAToolkit), the project must build, link and run, and the GPU code must be what was asked for.
+//! CMake in front of the wrapper: Debian's 3.25 and the newest from PyPI, with the wrapper installed as `nvcc` in
+//! front of real nvcc 13.5 and no host compiler given: CMake must see the real nvcc (identification, implicit
+//! directories, FindCUDAToolkit), the project (tests/real/cmake-project) must build, link and run, and the GPU code
+//! must be what was asked for (issue 15). And sccache behind the wrapper in a CMake build on nvcc 13.0. Needs real
+//! NVCC 13.0 and 13.5, cuobjdump, CMake, Ninja, ccache and sccache.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+use crate::launcher::{CacheBuild, Sccache};
 use crate::support::*;
 
-const PROJECT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/wrapper/cmake-project");
+const PROJECT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/real/cmake-project");
 
 /// The CMake builds of the tests: Debian's and the newest from PyPI.
 fn cmakes() -> Vec<PathBuf> {
@@ -178,5 +181,32 @@ fn a_project_without_cuda_architectures_builds_exactly_the_configured_capabiliti
             let dev = embedded(&p.cuobjdump, &p.sb.file("build/libdev.so"));
             assert!(dev.contains("sm_90a") && !dev.contains("sm_90"), "{c} {define}: {dev:?}");
         }
+    }
+}
+
+/// sccache behind the wrapper in a CMake build (CMake with no launcher of its own), real nvcc 13.0: the second clean
+/// build is served from the cache, and a change of `capabilities` is a miss with the new code.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn sccache_behind_the_wrapper_serves_a_cmake_build_on_13_0() {
+    let Some(mut b) = CacheBuild::new("13.0") else { return };
+    let Some(sccache) = Sccache::new(b.sb.dir.path()) else { return };
+    b.env = sccache.vars();
+    let launcher = format!("launcher = \"{}\"\n", sccache.program.display());
+    for (capability, sm, hits) in [("8.6", "sm_86", false), ("8.6", "sm_86", true), ("8.9", "sm_89", false)] {
+        b.config(&format!("{launcher}[gpu]\ncapabilities = [\"{capability}\"]\n"));
+        let build = b.configure_clean(None);
+        sccache.zero(&b.sb);
+        b.command(&b.cmake).arg("--build").arg(&build).assert().success();
+        let (hit, missed, requests) = sccache.stats(&b.sb);
+        assert_eq!(requests, 1, "{capability}");
+        if hits {
+            assert!(hit >= 4 && missed == 0, "{capability}: {hit} hits, {missed} misses");
+        } else {
+            // A new capability: the device steps are compiled again (a step that does not depend on it, such as
+            // the host side's, may come from the cache).
+            assert!(missed >= 3, "{capability}: {hit} hits, {missed} misses");
+        }
+        assert_eq!(b.embedded(), set(&[sm]), "{capability}");
     }
 }

@@ -381,7 +381,7 @@ fn wrapper_refuses_before_nvcc(case: &Case, sandbox: &RealSandbox, jetson: &[Cap
 }
 
 #[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it"]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn every_pair_of_every_release_is_refused_exactly_as_the_truth_table_says() {
     let start = Instant::now();
     let capabilities = table("capabilities.toml");

@@ -1,7 +1,8 @@
 //! GPU capabilities against real NVCC releases: what the wrapper adds is exactly what ends up in the object, checked
 //! with cuobjdump (machine code and PTX, nothing more); `replace` really takes a hard-coded target list out; and a
-//! capability a release cannot build is refused by the wrapper where the real nvcc would refuse it too.
-//! (Running the code on a GPU is tests/gpu/run.sh; see docs/gpu-validation.md.)
+//! capability a release cannot build is refused by the wrapper where the real nvcc would refuse it too. Needs real
+//! NVCC 11.8, 12.4, 13.0 and 13.5, cuobjdump and g++-12. (Running the code on a GPU is tests/gpu/run.sh; see
+//! docs/gpu-validation.md.)
 
 use std::collections::BTreeSet;
 
@@ -121,7 +122,7 @@ const LTO_SQUARE_CU: &str = include_str!("../../examples/device-lto/square.cu");
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn device_lto_compiles_intermediates_and_links_machine_code_for_the_capabilities() {
     for (release, default) in [("12.4", "sm_52"), ("13.0", "sm_75"), ("13.5", "sm_75")] {
-        let Some(r) = real(release) else { return };
+        let Some(r) = real(release) else { continue };
         r.sb.write("main.cu", LTO_MAIN_CU);
         r.sb.write("square.cu", LTO_SQUARE_CU);
         let nvcc = |args: &[&str]| {

@@ -1,0 +1,27 @@
+//! Integration tests against real toolchains: the built wrapper, installed as `nvcc`, in front of real NVCC releases,
+//! real compilers and cross compilers, qemu, CMake, Meson, ccache, sccache and Nix (the proof that a real compile
+//! links and runs). Every test is ignored, so a plain `cargo test` counts them as ignored; `scripts/test.sh` runs
+//! them (`cargo test -- --include-ignored`) with NVCC_WRAPPER_REQUIRE_REAL=1, under which a missing toolchain fails.
+//! `tests/real/X.rs` is the twin of `tests/wrapper/X.rs` where the fake nvcc has one.
+
+// Shared helpers: not every test module uses each of them.
+#[allow(dead_code)]
+#[path = "../common/support.rs"]
+mod support;
+
+mod cmake;
+mod combinations;
+mod compat;
+mod cross;
+mod depfile;
+mod fatbin;
+mod gpu;
+mod host_compiler;
+mod hostile;
+mod launcher;
+mod meson;
+mod nix;
+mod passthrough;
+mod probe_cache;
+mod reproducible;
+mod splitters;
