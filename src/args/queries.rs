@@ -46,20 +46,53 @@ impl Invocation {
     pub fn host_lto(&self) -> Option<String> {
         let mut found = None;
         for option in self.with_role(Role::CompilerOptions) {
-            let Some(value) = &option.value else { continue };
-            let items = super::split::option_list(value.as_encoded_bytes()).words;
-            // An item holding blanks is one argument to the host compiler, which may still read it as several.
-            for item in &items {
-                for word in String::from_utf8_lossy(item).split_whitespace() {
-                    if word == "-flto" || word.starts_with("-flto=") {
-                        found = Some(format!("{} {word}", option.spelling));
-                    } else if word == "-fno-lto" {
-                        found = None;
-                    }
+            for word in words(option) {
+                if word == "-flto" || word.starts_with("-flto=") {
+                    found = Some(format!("{} {word}", option.spelling));
+                } else if word == "-fno-lto" {
+                    found = None;
                 }
             }
         }
         found
+    }
+
+    /// The first option by which the user chooses where nvcc's intermediate files go (`--keep`, `--keep-dir`,
+    /// `-objtemp`).
+    pub fn keeps_intermediates(&self) -> Option<&Found> {
+        self.with_role(Role::KeepIntermediates).next()
+    }
+
+    /// The user's own random seed: `--frandom-seed`, or `-frandom-seed` in an `-Xcompiler` list.
+    pub fn random_seed(&self) -> Option<&Found> {
+        self.found.iter().find(|f| match f.spec.role {
+            Role::RandomSeed => true,
+            Role::CompilerOptions => words(f).iter().any(|w| w.starts_with("-frandom-seed")),
+            _ => false,
+        })
+    }
+
+    /// The user's own `--orig_src_path_name` for cudafe++, in an `-Xcudafe` list.
+    pub fn cudafe_source_name(&self) -> Option<&Found> {
+        self.with_role(Role::CudafeOptions).find(|f| words(f).iter().any(|w| w.contains("orig_src_path_name")))
+    }
+
+    /// The output file (`-o`) as given: the last one, which nvcc uses.
+    pub fn output_file(&self) -> Option<&OsStr> {
+        self.with_role(Role::OutputFile).last().and_then(|f| f.value.as_deref())
+    }
+
+    /// The call's one CUDA source (`.cu`), when it has exactly one input and that is it, as given.
+    pub fn single_cu_input(&self) -> Option<&OsStr> {
+        match self.inputs.as_slice() {
+            [only] if Path::new(only).extension().is_some_and(|e| e == "cu") => Some(only),
+            _ => None,
+        }
+    }
+
+    /// Whether the call has the option of this long name (`device-debug` for `-G`), in any spelling or channel.
+    pub fn has_option(&self, long: &str) -> bool {
+        self.found.iter().any(|f| f.spec.long == long)
     }
 
     /// The phase option, when the call stops before any fatbin is written: preprocessing, and every device-only
@@ -124,6 +157,17 @@ impl Invocation {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// The words of an `-X` option's value, split as nvcc splits the list. An item holding blanks is one argument to the
+/// tool, which may still read it as several: each counts.
+fn words(found: &Found) -> Vec<String> {
+    let Some(value) = &found.value else { return Vec::new() };
+    let items = super::split::option_list(value.as_encoded_bytes()).words;
+    items
+        .iter()
+        .flat_map(|item| String::from_utf8_lossy(item).split_whitespace().map(String::from).collect::<Vec<_>>())
+        .collect()
 }
 
 /// Whether a `-Xfatbin` value (a list, split as nvcc splits every `-X` option) holds a fatbinary option about

@@ -79,6 +79,13 @@ pub enum Role {
     OutputFile,
     /// `-odir`: the directory of the outputs nvcc names itself.
     OutputDirectory,
+    /// `--keep`, `--keep-dir`, `-objtemp`: the user chooses where nvcc's intermediate files go, and what they are
+    /// named.
+    KeepIntermediates,
+    /// `--frandom-seed`: the seed nvcc passes on to its tools and the host compiler.
+    RandomSeed,
+    /// `-Xcudafe`: options for cudafe++.
+    CudafeOptions,
     /// Known, so its value is skipped correctly, but nothing the wrapper acts on.
     Other,
 }
@@ -126,7 +133,7 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("cubin", Some("cubin"), Flag, Phase(Phase::DeviceOnly)),
     opt("cuda", Some("cuda"), Flag, Phase(Phase::DeviceOnly)),
     opt("cudadevrt", Some("cudadevrt"), Value, Other),
-    opt("cudafe-options", Some("Xcudafe"), Value, Other),
+    opt("cudafe-options", Some("Xcudafe"), Value, CudafeOptions),
     opt("cudart", Some("cudart"), Value, Other),
     opt("debug", Some("g"), Flag, Other),
     opt("default-stream", Some("default-stream"), Value, Other),
@@ -167,7 +174,7 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("forward-unknown-opts", Some("forward-unknown-opts"), Flag, Other),
     opt("forward-unknown-to-host-compiler", Some("forward-unknown-to-host-compiler"), Flag, Other),
     opt("forward-unknown-to-host-linker", Some("forward-unknown-to-host-linker"), Flag, Other),
-    opt("frandom-seed", Some("frandom-seed"), Value, Other),
+    opt("frandom-seed", Some("frandom-seed"), Value, RandomSeed),
     opt("ftemplate-backtrace-limit", Some("ftemplate-backtrace-limit"), Value, Other),
     opt("ftemplate-depth", Some("ftemplate-depth"), Value, Other),
     opt("ftz", Some("ftz"), Value, Other),
@@ -187,9 +194,9 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("input-drive-prefix", Some("idp"), Value, Other),
     opt("jobserver", Some("jobserver"), Flag, Other),
     opt("jump-table-density", Some("jtd"), Value, Other),
-    opt("keep", Some("keep"), Flag, Other),
+    opt("keep", Some("keep"), Flag, KeepIntermediates),
     opt("keep-device-functions", Some("keep-device-functions"), Flag, Other),
-    opt("keep-dir", Some("keep-dir"), Value, Other),
+    opt("keep-dir", Some("keep-dir"), Value, KeepIntermediates),
     opt("lib", Some("lib"), Flag, Phase(Phase::Lib)),
     opt("libdevice-directory", Some("ldir"), Value, Other),
     opt("library", Some("l"), Joined, Other),
@@ -211,7 +218,7 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("no-host-device-initializer-list", Some("nohdinitlist"), Flag, Other),
     opt("no-host-device-move-forward", Some("nohdmoveforward"), Flag, Other),
     opt("nvlink-options", Some("Xnvlink"), Value, Other),
-    opt("objdir-as-tempdir", Some("objtemp"), Flag, Other),
+    opt("objdir-as-tempdir", Some("objtemp"), Flag, KeepIntermediates),
     opt("optimization-info", Some("opt-info"), Value, Other),
     opt("optimize", Some("O"), Joined, Other),
     opt("options-file", Some("optf"), Value, OptionsFile),

@@ -47,7 +47,8 @@ impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Origin::Default => f.write_str("the defaults"),
-            Origin::File(Some(path)) => write!(f, "{}", path.display()),
+            // Quoted as a shell reads it, so a path that is not UTF-8 shows its bytes.
+            Origin::File(Some(path)) => f.write_str(&crate::shell::display([path.as_os_str()])),
             Origin::File(None) => f.write_str("the config"),
             Origin::Env(var) => write!(f, "${var}"),
             Origin::Flag(flag) => write!(f, "`{flag}`"),

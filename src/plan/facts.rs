@@ -126,8 +126,8 @@ pub struct Facts<'a> {
     pub scratch: &'a Path,
     /// What nvcc's process will be, as far as the wrapper can tell in advance.
     pub nvcc_process: &'a NvccProcess,
-    /// A `launcher` is configured: nvcc runs behind it, as its child.
-    pub behind_launcher: bool,
+    /// The configured `launcher`, as the config names it: nvcc runs behind it, as its child.
+    pub launcher: Option<&'a Path>,
 }
 
 /// What nvcc's process will be when the wrapper execs it: the wrapper's own process id (exec keeps it), and the
@@ -181,7 +181,7 @@ impl<'a> Facts<'a> {
             nvcc,
             scratch,
             nvcc_process,
-            behind_launcher: config.launcher.is_some(),
+            launcher: config.launcher.as_ref().map(|l| l.value.as_path()),
         })
     }
 }

@@ -22,6 +22,7 @@ pub mod gpu;
 pub mod host_compiler;
 pub mod launcher;
 pub mod model;
+pub mod reproducible;
 pub mod target;
 
 use std::fmt;
@@ -52,7 +53,8 @@ pub trait Step {
 type Run = fn(&Facts, &Config, &mut Plan) -> Result<()>;
 
 /// The steps, in the order they decide: the host compiler first (cross and GPU flags go after its `-ccbin`), the
-/// cuda-compat runpath before every runpath added so far, the launcher last (it hashes what the others added).
+/// cuda-compat runpath before every runpath added so far, the reproducible-builds flags after the depfile step
+/// (which decides whether nvcc keeps the wrapper's pid), the launcher last (it hashes what the others added).
 const STEPS: &[Run] = &[
     run::<host_compiler::HostCompiler>,
     run::<cross::Cross>,
@@ -60,6 +62,7 @@ const STEPS: &[Run] = &[
     run::<cuda_compat::CudaCompat>,
     run::<fatbin::Fatbin>,
     run::<depfile::Depfile>,
+    run::<reproducible::Reproducible>,
     run::<launcher::Launcher>,
 ];
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::facts::Release;
 use crate::args::{Channel, Found, Invocation};
+use crate::compat::CompilerFamily;
 use crate::context::vars;
 use crate::locate::RealNvcc;
 
@@ -123,6 +124,8 @@ pub struct DepfileInputs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostDecision {
     pub compiler: PathBuf,
+    /// Its family: what the reproducible-builds step measures flags against.
+    pub family: CompilerFamily,
     /// The stdenv compiler the choice was made against, when one is known (for `doctor`).
     pub stdenv: Option<PathBuf>,
     /// Set when the wrapper pointed the link at the stdenv's libstdc++ (this directory, by rpath).

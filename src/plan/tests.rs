@@ -97,7 +97,7 @@ impl Probes for FakeProbes {
     }
     fn resolve(&self, name: &Path) -> Option<PathBuf> {
         let path = if name.is_absolute() { name.to_path_buf() } else { Path::new("/usr/bin").join(name) };
-        self.compilers.contains_key(&path).then_some(path)
+        (self.compilers.contains_key(&path) || self.files.contains(&path)).then_some(path)
     }
     fn installed_compilers(&self, triple: Option<&str>) -> Vec<PathBuf> {
         let name = |p: &PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
@@ -124,9 +124,12 @@ fn inv(args: &[&str], env: &[(&str, &str)]) -> Invocation {
     Invocation::parse_args(&ctx, args.iter().map(OsString::from).collect()).unwrap()
 }
 
-/// A config file at /etc/nvcc.toml with this text, loaded as the wrapper loads one.
+/// A config file at /etc/nvcc.toml with this text, loaded as the wrapper loads one. Unless the text names
+/// `reproducible`, the reproducible-builds step is off, so that each test sees only what it is about (the `repro`
+/// tests turn it on).
 fn config(text: &str) -> Loaded {
-    Loaded::from_text(text, Path::new("/etc/nvcc.toml")).unwrap()
+    let text = if text.contains("reproducible") { text.to_string() } else { format!("reproducible = false\n{text}") };
+    Loaded::from_text(&text, Path::new("/etc/nvcc.toml")).unwrap()
 }
 
 fn plan_for(i: &Invocation, config: &Loaded, probes: &FakeProbes, depth: u32) -> Result<Plan> {
@@ -181,7 +184,7 @@ fn compression(p: &Plan) -> Vec<String> {
 fn user_arguments_come_through_exactly_and_depth_rises() {
     let i = inv(&["-c", "a b.cu", "", "-o", "x.o"], &[]);
     let probes = FakeProbes::debian("13.0.88");
-    let p = plan_for(&i, &Loaded::default(), &probes, 2).unwrap();
+    let p = plan_for(&i, &config(""), &probes, 2).unwrap();
     assert_eq!(p.command(&i)[..2], ["-ccbin=/usr/bin/g++", "--compress-mode=size"]);
     assert_eq!(p.command(&i)[2..], i.argv[..]);
     assert_eq!(p.env, vec![(vars::DEPTH, OsString::from("3"))]);
@@ -191,7 +194,7 @@ fn user_arguments_come_through_exactly_and_depth_rises() {
 fn additions_go_before_the_user_arguments() {
     let probes = FakeProbes::debian("11.8.89");
     let i = inv(&["-c", "a.cu"], &[]);
-    let p = plan_for(&i, &Loaded::default(), &probes, 0).unwrap();
+    let p = plan_for(&i, &config(""), &probes, 0).unwrap();
     assert_eq!(p.command(&i), ["-ccbin=/usr/bin/g++-11", "-Xfatbin=-compress-all", "-c", "a.cu"]);
 }
 
@@ -397,13 +400,13 @@ fn fatbin_rows() {
 #[test]
 fn compression_goes_before_the_users_arguments_and_explains_itself() {
     let i = inv(&["-c", "a.cu"], &[]);
-    let p = plan_for(&i, &Loaded::default(), &FakeProbes::debian("13.0.88"), 0).unwrap();
+    let p = plan_for(&i, &config(""), &FakeProbes::debian("13.0.88"), 0).unwrap();
     assert_eq!(p.command(&i), ["-ccbin=/usr/bin/g++", "--compress-mode=size", "-c", "a.cu"]);
     let why = p.before[1].why.get::<fatbin::Reason>();
     assert_eq!(why, Some(&fatbin::Reason::Smallest { release: Version::major_minor(13, 0) }));
     assert!(p.before[1].why.to_string().contains("compress-fatbin"), "{}", p.before[1].why);
     // The environment override turns it off, and says so.
-    let mut off = Loaded::default();
+    let mut off = config("");
     crate::config::apply_env(&mut off, &[(vars::COMPRESS_FATBIN, "0")].into_iter().collect()).unwrap();
     let p = plan_for(&i, &off, &FakeProbes::debian("13.0.88"), 0).unwrap();
     assert_eq!(p.command(&i), ["-ccbin=/usr/bin/g++", "-c", "a.cu"]);
@@ -1341,5 +1344,213 @@ mod depfile {
         let p = plan_with(&["-MD", "-c", "a.cu"], &[], "depfile-inputs = false", &probes).unwrap();
         assert_eq!(p.depfile, None);
         assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: "/etc/nvcc.toml".into() }]);
+    }
+}
+
+mod repro {
+    //! The reproducible-builds step: which rows of compat-data/reproducible.toml a call gets, filled how, and what
+    //! leaves a row out. nvcc's pid is 42 here (`0000002a`), its TMPDIR /tmp.
+    use super::*;
+    use crate::compat::Cause;
+    use crate::plan::reproducible::{Note, Reason};
+
+    const ON: &str = "reproducible = true\n";
+
+    fn ours(p: &Plan) -> Vec<String> {
+        let rows = p.before.iter().filter(|a| a.why.get::<Reason>().is_some());
+        rows.flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect()
+    }
+
+    /// Plan `args` with the step on, nvcc `release`, and ccache installed as /usr/bin/ccache.
+    fn run(release: &str, args: &[&str], cfg: &str) -> Plan {
+        let probes = FakeProbes::debian(release).with_files(&["/usr/bin/ccache"]);
+        plan_with(args, &[], &format!("{ON}{cfg}"), &probes).unwrap()
+    }
+
+    #[test]
+    fn each_kind_of_call_gets_the_rows_measured_for_it() {
+        // (release, call, flags)
+        let rows: &[(&str, &[&str], &[&str])] = &[
+            (
+                "13.0.88",
+                &["-c", "a.cu", "-o", "out/a.o"],
+                &["-objtemp", "-Xcudafe=--orig_src_path_name=a.cu", "--frandom-seed=out/a.o"],
+            ),
+            (
+                "13.5.37",
+                &["-dc", "k.cu", "-o", "k.o"],
+                &["-objtemp", "-Xcudafe=--orig_src_path_name=k.cu", "--frandom-seed=k.o"],
+            ),
+            // 11.8 and 12.4 have no --frandom-seed: the host compiler gets it.
+            (
+                "12.4.131",
+                &["-c", "a.cu", "-o", "a.o"],
+                &["-objtemp", "-Xcudafe=--orig_src_path_name=a.cu", "-Xcompiler=-frandom-seed=a.o"],
+            ),
+            // Compile and link in one: no -objtemp (nvcc takes it only with -c, -dc, -dw); GCC's file symbol
+            // gets nvcc's pid mapped away.
+            (
+                "13.0.88",
+                &["a.cu", "-o", "app"],
+                &[
+                    "-Xcompiler=-ffile-prefix-map=/tmp/tmpxft_0000002a_=tmpxft_",
+                    "-Xcudafe=--orig_src_path_name=a.cu",
+                    "--frandom-seed=app",
+                ],
+            ),
+            ("13.0.88", &["-lib", "a.o", "b.o", "-o", "libx.a"], &["-Xarchive=-D"]),
+            ("13.0.88", &["-ptx", "-arch=sm_86", "a.cu"], &["-Xcudafe=--orig_src_path_name=a.cu"]),
+            // No row for these.
+            ("13.0.88", &["-dlink", "a.o", "-o", "d.o"], &[]),
+            ("13.0.88", &["a.o", "-o", "app"], &[]),
+            ("13.0.88", &["-E", "a.cu"], &[]),
+            // Several sources: no module-id flag (both would share one id), no seed (no one output to name).
+            ("13.0.88", &["-c", "a.cu", "b.cu"], &["-objtemp"]),
+        ];
+        for (release, args, want) in rows {
+            let p = run(release, args, "");
+            assert_eq!(ours(&p), *want, "{release} {args:?}");
+            let given: Vec<OsString> = args.iter().map(OsString::from).collect();
+            assert!(p.command(&inv(args, &[])).ends_with(&given), "{args:?}: the user's arguments come last");
+        }
+    }
+
+    #[test]
+    fn releases_and_compilers_not_measured_get_nothing_and_a_note() {
+        for release in ["12.9.86", "13.6.0", "11.7.64"] {
+            let p = run(release, &["-c", "a.cu", "-o", "a.o"], "");
+            assert!(ours(&p).is_empty(), "{release}");
+            let release = release.parse::<Version>().unwrap().release();
+            assert!(said::<Note>(&p).contains(&Note::NotMeasured { release }), "{:?}", said::<Note>(&p));
+        }
+        // Clang: no pid map (it does nothing there), and the limit is said.
+        let p = run("13.0.88", &["-ccbin", "clang++-19", "a.cu", "-o", "app"], "");
+        assert_eq!(ours(&p), ["-Xcudafe=--orig_src_path_name=a.cu", "--frandom-seed=app"]);
+        assert!(said::<Note>(&p).iter().any(|n| matches!(n, Note::Limit { cause: Cause::ClangFileSymbol, .. })));
+        // A compiler that cannot be told: only the rows measured with both families.
+        let p = run("13.0.88", &["-ccbin", "/opt/mystery/c++", "a.cu", "-o", "app"], "");
+        assert_eq!(ours(&p), ["-Xcudafe=--orig_src_path_name=a.cu", "--frandom-seed=app"]);
+    }
+
+    #[test]
+    fn the_users_own_choices_win() {
+        let cases: &[(&[&str], &str, &str)] = &[
+            (&["--keep", "-c", "a.cu", "-o", "a.o"], "-objtemp", "`--keep` in the command line"),
+            (&["-keep-dir", "kd", "-c", "a.cu", "-o", "a.o"], "-objtemp", "`-keep-dir kd` in the command line"),
+            (&["-objtemp", "-c", "a.cu", "-o", "a.o"], "-objtemp", "`-objtemp` in the command line"),
+            (&["--frandom-seed=x", "-c", "a.cu", "-o", "a.o"], "--frandom-seed={output}", "`--frandom-seed x`"),
+            (
+                &["-Xcompiler", "-O2,-frandom-seed=s", "-c", "a.cu", "-o", "a.o"],
+                "--frandom-seed={output}",
+                "-Xcompiler",
+            ),
+            (
+                &["-Xcudafe", "--orig_src_path_name=/src/a.cu", "-c", "a.cu", "-o", "a.o"],
+                "-Xcudafe=--orig_src_path_name={input}",
+                "-Xcudafe",
+            ),
+        ];
+        for (args, flag, option) in cases {
+            let p = run("13.0.88", args, "");
+            let stem = flag.split('{').next().unwrap();
+            assert!(!ours(&p).iter().any(|f| f.starts_with(stem)), "{args:?}: {:?}", ours(&p));
+            let notes = said::<Note>(&p);
+            assert!(
+                notes
+                    .iter()
+                    .any(|n| matches!(n, Note::UsersOwn { flag: f, option: o } if f == flag && o.contains(option))),
+                "{args:?}: {notes:?}"
+            );
+            // The other rows still apply.
+            assert!(!ours(&p).is_empty(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn the_pid_is_named_only_when_nvcc_will_have_the_wrappers() {
+        let args = ["a.cu", "-o", "app"];
+        let map = |p: &Plan| ours(p).iter().any(|f| f.contains("tmpxft_"));
+        assert!(map(&run("13.0.88", &args, "")));
+        let p = run("13.0.88", &args, "launcher = \"ccache\"\n");
+        assert!(!map(&p));
+        assert!(said::<Note>(&p).iter().any(|n| matches!(n, Note::PidUnknown { why, .. } if why.contains("launcher"))));
+        let p = run("13.0.88", &["-MD", "a.cu", "-o", "app"], "");
+        assert!(!map(&p));
+        assert!(said::<Note>(&p)
+            .iter()
+            .any(|n| matches!(n, Note::PidUnknown { why, .. } if why.contains("dependency"))));
+        // Behind a launcher the other rows stay: they name nothing of the process.
+        assert!(
+            ours(&run("13.0.88", &["-c", "a.cu", "-o", "a.o"], "launcher = \"ccache\"\n")).contains(&"-objtemp".into())
+        );
+        // nvcc's TMPDIR is the one it will see.
+        let i = inv(&args, &[]);
+        let probes = FakeProbes::debian("13.0.88");
+        let mut p = plan_for(&i, &config(ON), &probes, 0).unwrap();
+        assert!(ours(&p)[0].contains("/tmp/tmpxft_0000002a_"), "{:?}", ours(&p));
+        p = plan(Inputs {
+            invocation: &i,
+            config: &config(ON).config,
+            compat: &Compat::built_in(),
+            probes: &probes,
+            nvcc: nvcc(),
+            config_file: None,
+            depth: 0,
+            scratch: Path::new("/scratch"),
+            nvcc_process: &NvccProcess { pid: 0xbeef, tmpdir: "/build/tmp".into() },
+        })
+        .unwrap();
+        assert_eq!(ours(&p)[0], "-Xcompiler=-ffile-prefix-map=/build/tmp/tmpxft_0000beef_=tmpxft_");
+    }
+
+    #[test]
+    fn a_value_nvcc_would_split_leaves_its_flag_out() {
+        for (args, flag) in [
+            (&["-c", "a,b.cu", "-o", "a.o"][..], "-Xcudafe=--orig_src_path_name={input}"),
+            (&["-c", "a.cu", "-o", "my obj.o"], "--frandom-seed={output}"),
+        ] {
+            let p = run("13.0.88", args, "");
+            let notes = said::<Note>(&p);
+            assert!(notes.iter().any(|n| matches!(n, Note::NoValue { flag: f, .. } if f == flag)), "{notes:?}");
+            assert!(ours(&p).contains(&"-objtemp".to_string()));
+        }
+    }
+
+    #[test]
+    fn turned_off_by_the_key_or_the_variable_it_adds_nothing_and_says_so() {
+        let probes = FakeProbes::debian("13.0.88");
+        let p = plan_with(&["-c", "a.cu", "-o", "a.o"], &[], "reproducible = false", &probes).unwrap();
+        assert!(ours(&p).is_empty());
+        assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: "/etc/nvcc.toml".into() }]);
+        let mut off = config(ON);
+        crate::config::apply_env(&mut off, &[(vars::REPRODUCIBLE, "0")].into_iter().collect()).unwrap();
+        let i = inv(&["-c", "a.cu"], &[]);
+        let p = plan_for(&i, &off, &probes, 0).unwrap();
+        assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: "$NVCC_WRAPPER_REPRODUCIBLE".into() }]);
+        // Without a config, it is on.
+        let p = plan_for(&i, &Loaded::default(), &probes, 0).unwrap();
+        assert!(ours(&p).contains(&"-objtemp".to_string()));
+    }
+
+    #[test]
+    fn what_no_flag_fixes_is_said_for_the_outputs_the_call_writes() {
+        let limits = |release: &str, args: &[&str]| -> Vec<Cause> {
+            let p = run(release, args, "");
+            said::<Note>(&p)
+                .into_iter()
+                .filter_map(|n| if let Note::Limit { cause, .. } = n { Some(cause) } else { None })
+                .collect()
+        };
+        assert_eq!(limits("13.5.37", &["-c", "a.cu", "-o", "a.o"]), []);
+        assert_eq!(limits("13.5.37", &["-G", "-dc", "a.cu", "-o", "a.o"]), [Cause::DeviceWorkingDirectory]);
+        assert_eq!(
+            limits("13.0.88", &["-lineinfo", "-c", "a.cu", "-o", "a.o"]),
+            [Cause::DeviceWorkingDirectory, Cause::SourceMtime]
+        );
+        assert_eq!(
+            limits("13.0.88", &["-Xcompiler=-flto", "-c", "a.cu", "-o", "a.o"]),
+            [Cause::GccLtoWorkingDirectory]
+        );
+        assert_eq!(limits("13.5.37", &["-rdc=true", "-x", "cu", "-c", "-", "-o", "a.o"]), [Cause::StdinInput]);
     }
 }

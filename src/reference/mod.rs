@@ -116,13 +116,19 @@ fn role_meaning(role: Role) -> &'static str {
         Role::AllowUnsupportedCompiler => "your choice: the wrapper does not add it again, nor warn",
         Role::DeviceLto => "device LTO: the capabilities take the form the phase needs",
         Role::Phase(_) => "the phase, which decides what is added (fatbin flags, runpaths, GPU targets)",
-        Role::CompilerOptions => "read for host LTO (`-flto`)",
+        Role::CompilerOptions => "read for host LTO (`-flto`) and a random seed of yours (`-frandom-seed`)",
         Role::LinkerOptions => "passed on",
         Role::FatbinCompression => "your fatbin compression: none is added",
         Role::FatbinOptions => "read for a compression option, which is then yours",
         Role::DependenciesWithCompile => "a dependency file is written: the wrapper adds its inputs to it",
         Role::DependencyFile => "where the dependency file goes",
-        Role::OutputFile | Role::OutputDirectory => "names the dependency file when `-MF` does not",
+        Role::OutputFile => "names the dependency file when `-MF` does not, and seeds reproducible builds",
+        Role::OutputDirectory => "names the dependency file when `-MF` does not",
+        Role::KeepIntermediates => "your intermediate files: reproducible builds add no `-objtemp`",
+        Role::RandomSeed => "your seed: reproducible builds add none",
+        Role::CudafeOptions => {
+            "read for a source name of yours (`--orig_src_path_name`), which reproducible builds then keep"
+        }
         Role::Other => "its value is skipped; passed on",
     }
 }

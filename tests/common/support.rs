@@ -78,8 +78,10 @@ impl Sandbox {
         std::fs::write(&cc, "").unwrap();
         std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let config = dir.path().join("config.toml");
+        // Reproducible builds off, so that a test of anything else sees only that; tests/wrapper/reproducible.rs turns
+        // it on with NVCC_WRAPPER_REPRODUCIBLE, which wins over the file.
         let text = format!(
-            "[host-compiler]\nstdenv = {{ path = \"{}\", family = \"gcc\", version = \"12.2.0\" }}\n",
+            "reproducible = false\n\n[host-compiler]\nstdenv = {{ path = \"{}\", family = \"gcc\", version = \"12.2.0\" }}\n",
             cc.display()
         );
         std::fs::write(&config, text).unwrap();

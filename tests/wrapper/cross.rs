@@ -14,7 +14,7 @@ fn cross_sandbox(target_dirs: &[&str], target: &str) -> (Sandbox, String) {
     let cc = sb.write("cross/bin/aarch64-linux-gnu-g++", "");
     std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let text = format!(
-        "{target}[target.host-compiler]\nstdenv = {{ path = \"{}\", family = \"gcc\", version = \"12.2.0\", target = \"aarch64-linux-gnu\" }}\n",
+        "reproducible = false\n{target}[target.host-compiler]\nstdenv = {{ path = \"{}\", family = \"gcc\", version = \"12.2.0\", target = \"aarch64-linux-gnu\" }}\n",
         cc.display()
     );
     std::fs::write(&sb.config, text).unwrap();

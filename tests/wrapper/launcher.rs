@@ -27,7 +27,9 @@ fn launcher_args(sb: &Sandbox, name: &str) -> Option<Vec<String>> {
 /// The sandbox's config plus `extra` (top-level keys).
 fn config_with(sb: &Sandbox, extra: &str) {
     let base = std::fs::read_to_string(&sb.config).unwrap();
-    std::fs::write(&sb.config, format!("{extra}{base}")).unwrap();
+    // The sandbox's top-level keys, then the test's text (whose tables may follow its keys), then the sandbox's tables.
+    let (top, tables) = base.split_at(base.find('[').unwrap_or(base.len()));
+    std::fs::write(&sb.config, format!("{top}{extra}{tables}")).unwrap();
 }
 
 #[test]

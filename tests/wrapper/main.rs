@@ -20,3 +20,4 @@ mod passthrough;
 mod personalities;
 mod probe_cache;
 mod reliability;
+mod reproducible;

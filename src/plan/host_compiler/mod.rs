@@ -284,8 +284,12 @@ fn share_libstdcxx(compilers: &Compilers, chosen: &Known, stdenv: &Known, plan: 
 
 /// Tell nvcc to use `chosen`, and record the decision.
 fn ccbin(plan: &mut Plan, chosen: &Known, why: Reason) {
-    plan.host =
-        Some(HostDecision { compiler: chosen.path.clone(), stdenv: Some(chosen.path.clone()), libstdcxx_dir: None });
+    plan.host = Some(HostDecision {
+        compiler: chosen.path.clone(),
+        family: chosen.family,
+        stdenv: Some(chosen.path.clone()),
+        libstdcxx_dir: None,
+    });
     let mut arg = OsString::from("-ccbin=");
     arg.push(&chosen.path);
     plan.add_before(vec![arg], why);

@@ -1,0 +1,337 @@
+//! Reproducible builds: adding the flags that make this NVCC release's outputs the same bytes for the same inputs
+//! (compat-data/reproducible.toml, measured release by release: docs/nvcc-facts.md#reproducible-builds), unless
+//! `reproducible = false`.
+//!
+//! A row's flags go in only where they were measured: its releases, its kinds of call, its host-compiler families,
+//! and behind a launcher only when the row allows it. Its placeholders are filled from the call: `{output}` the `-o`
+//! value as given (else the one input), `{input}` the one `.cu` input as given, `{tmpdir}` nvcc's temporary
+//! directory, `{pid}` nvcc's process id, which the wrapper knows only when it execs nvcc itself (not behind a
+//! launcher, not when it waits for nvcc to complete a dependency file). A value nvcc would split or the host compiler
+//! read as two words leaves its row out. The user stays in charge: their own `--keep`, `--keep-dir` or `-objtemp`,
+//! random seed, or cudafe++ source name leaves the matching flag out, and every flag goes before their arguments, so
+//! a later option of theirs wins. What no flag fixes for this call (`[[limit]]`) is said in a note; the build is
+//! then unchanged by it.
+
+use std::ffi::OsStr;
+use std::fmt;
+
+use super::facts::Facts;
+use super::model::Plan;
+use super::Step;
+use crate::args::{HostCompilerGiven, Phase, Role};
+use crate::compat::{placeholders, Call, Cause, CompilerFamily, Fix, Limit, Output};
+use crate::config::{Config, Sourced};
+use crate::error::Result;
+use crate::version::Version;
+
+pub struct Reproducible;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    TurnedOff {
+        origin: String,
+    },
+    NotMeasured {
+        release: Version,
+    },
+    /// The user chose this themselves: the flag that would do the same is left out.
+    UsersOwn {
+        flag: String,
+        option: String,
+    },
+    /// A placeholder has no value this call can give safely.
+    NoValue {
+        flag: String,
+        why: String,
+    },
+    /// A flag that names nvcc's pid, when nvcc will not have the wrapper's.
+    PidUnknown {
+        flag: String,
+        why: &'static str,
+    },
+    /// What no flag fixes for this call.
+    Limit {
+        cause: Cause,
+        outputs: String,
+        holds_when: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    Fix { cause: Cause, release: Version },
+}
+
+/// What a cause is, for notes and reasons.
+fn describe(cause: Cause) -> &'static str {
+    match cause {
+        Cause::TemporaryNames => {
+            "nvcc's temporary files are named after its process id, and the names reach the output"
+        }
+        Cause::ModuleId => "relocatable device code's module id hashes the source's absolute path",
+        Cause::HostRandomSeed => "GCC names host-LTO sections with a random suffix",
+        Cause::ArchiveHeader => "an archive's members carry dates, owners and modes unless `ar` is deterministic",
+        Cause::DeviceWorkingDirectory => "nvcc's device compiler writes its working directory into them",
+        Cause::SourceMtime => "device line tables hold each source's modification time",
+        Cause::ClangFileSymbol => "Clang names nvcc's temporary input, with its process id, in the file symbol",
+        Cause::GccLtoWorkingDirectory => "GCC's host-LTO objects name the build directory",
+        Cause::LauncherTemporaryDirectory => "the launcher names its own random temporary directory in them",
+        Cause::StdinInput => "a source read from standard input is named after a temporary file",
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::TurnedOff { origin } => write!(
+                f,
+                "`reproducible` is false (in {origin}): nothing is added to make the outputs the same from build to build"
+            ),
+            Note::NotMeasured { release } => write!(
+                f,
+                "nvcc {release} is not in the reproducible-builds table (compat-data/reproducible.toml): nothing is added to make its outputs the same from build to build"
+            ),
+            Note::UsersOwn { flag, option } => write!(f, "{option} is the user's own choice: `{flag}` is not added"),
+            Note::NoValue { flag, why } => write!(f, "`{flag}` is not added: {why}"),
+            Note::PidUnknown { flag, why } => write!(
+                f,
+                "`{flag}` is not added: it names nvcc's process id, which is not the wrapper's when {why}"
+            ),
+            Note::Limit { cause, outputs, holds_when } => write!(
+                f,
+                "{outputs} of this call may differ from build to build ({}): the same only when {holds_when}",
+                describe(*cause)
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Fix { cause, release } => write!(
+                f,
+                "`reproducible` (on unless set to false): {}, which makes two builds differ (nvcc {release}, compat-data/reproducible.toml)",
+                describe(*cause)
+            ),
+        }
+    }
+}
+
+impl Step for Reproducible {
+    const NAME: &'static str = "reproducible";
+    /// `reproducible`: unset is on.
+    type Section = Option<Sourced<bool>>;
+
+    fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
+        &config.reproducible
+    }
+
+    /// After the host-compiler step (whose choice is the family the rows name) and the depfile step (which decides
+    /// whether the wrapper waits for nvcc rather than exec it).
+    fn decide(facts: &Facts, setting: &Self::Section, plan: &mut Plan) -> Result<()> {
+        let Some(call) = call_kind(facts) else { return Ok(()) };
+        if let Some(Sourced { value: false, origin }) = setting {
+            plan.note(Note::TurnedOff { origin: origin.to_string() });
+            return Ok(());
+        }
+        // An unknown release is said once, by the facts.
+        let Some(release) = facts.release.version() else { return Ok(()) };
+        let table = &facts.compat.reproducible;
+        if !table.measured(release) {
+            plan.note(Note::NotMeasured { release: release.release() });
+            return Ok(());
+        }
+        let family = family(facts, plan);
+        let mut added: Vec<String> = Vec::new();
+        for fix in table.fixes(release).filter(|fix| applies(fix, call, family)) {
+            let flags = match fix_flags(facts, plan, fix) {
+                Ok(flags) => flags,
+                Err(note) => {
+                    plan.note(note);
+                    continue;
+                }
+            };
+            let new: Vec<String> = flags.into_iter().filter(|f| !added.contains(f)).collect();
+            if !new.is_empty() {
+                added.extend(new.iter().cloned());
+                plan.add_before(new.into_iter().map(Into::into).collect(), Reason::Fix { cause: fix.cause, release });
+            }
+        }
+        let outputs = outputs(facts, call);
+        for limit in table.limits(release).filter(|limit| holds(limit, facts, &outputs, family)) {
+            let named: Vec<&str> =
+                limit.outputs.iter().filter(|o| outputs.contains(o)).map(|o| output_name(*o)).collect();
+            plan.note(Note::Limit {
+                cause: limit.cause,
+                outputs: named.join(", "),
+                holds_when: limit.holds_when.to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The kind of call, as the rows name them; `None` for one that writes nothing a row covers (preprocessing, a link of
+/// objects).
+fn call_kind(facts: &Facts) -> Option<Call> {
+    let inv = facts.invocation;
+    match inv.phase() {
+        Phase::Compile => Some(Call::Compile),
+        Phase::Lib => Some(Call::Lib),
+        Phase::DeviceOnly => Some(Call::DeviceOnly),
+        Phase::DeviceLink => Some(Call::DeviceLink),
+        Phase::Link | Phase::Run if inv.compiles_sources() => Some(Call::CompileAndLink),
+        Phase::Link | Phase::Run | Phase::Preprocess => None,
+    }
+}
+
+/// The host compiler's family: the wrapper's choice, else the user's (probed), else nvcc's default `g++` on PATH;
+/// `None` when it cannot be told.
+fn family(facts: &Facts, plan: &Plan) -> Option<CompilerFamily> {
+    if let Some(host) = &plan.host {
+        return Some(host.family);
+    }
+    let named = match facts.invocation.host_compiler() {
+        Some(HostCompilerGiven::Option(found)) => found.value.as_deref()?,
+        Some(HostCompilerGiven::Env(value)) => value,
+        None => OsStr::new("g++"),
+    };
+    let path = facts.probes.resolve(named.as_ref())?;
+    facts.probes.compiler(&path).ok().map(|known| known.family)
+}
+
+/// Whether the row was measured for this kind of call and this host compiler (any, when it lists both families).
+fn applies(fix: &Fix, call: Call, family: Option<CompilerFamily>) -> bool {
+    let every_family = [CompilerFamily::Gcc, CompilerFamily::Clang].iter().all(|f| fix.host_compilers.contains(f));
+    fix.calls.contains(&call) && (every_family || family.is_some_and(|f| fix.host_compilers.contains(&f)))
+}
+
+/// The row's flags with their placeholders filled, or the note that says why they are left out.
+fn fix_flags(facts: &Facts, plan: &Plan, fix: &Fix) -> std::result::Result<Vec<String>, Note> {
+    let inv = facts.invocation;
+    let mut flags = Vec::new();
+    for flag in fix.flags.iter() {
+        let users = |found: Option<&crate::args::Found>| {
+            found.map(|f| Note::UsersOwn { flag: flag.to_string(), option: inv.describe(&[f]) })
+        };
+        let own = match () {
+            _ if flag.as_ref() == "-objtemp" => users(inv.keeps_intermediates()),
+            _ if flag.contains("frandom-seed") => users(inv.random_seed()),
+            _ if flag.contains("orig_src_path_name") => users(inv.cudafe_source_name()),
+            _ => None,
+        };
+        if let Some(note) = own {
+            return Err(note);
+        }
+        let mut filled = flag.to_string();
+        for name in placeholders(flag) {
+            let value = value(facts, plan, name).map_err(|why| match why {
+                Missing::Pid(why) => Note::PidUnknown { flag: flag.to_string(), why },
+                Missing::Value(why) => Note::NoValue { flag: flag.to_string(), why },
+            })?;
+            filled = filled.replace(&format!("{{{name}}}"), &value);
+        }
+        flags.push(filled);
+    }
+    Ok(flags)
+}
+
+/// Why a placeholder has no value.
+enum Missing {
+    Pid(&'static str),
+    Value(String),
+}
+
+/// The value of placeholder `name` for this call.
+fn value(facts: &Facts, plan: &Plan, name: &str) -> std::result::Result<String, Missing> {
+    let inv = facts.invocation;
+    let (what, value) = match name {
+        "pid" => {
+            if facts.launcher.is_some() {
+                return Err(Missing::Pid("nvcc runs behind a launcher"));
+            }
+            if plan.depfile.is_some() {
+                return Err(Missing::Pid("the wrapper waits for nvcc to complete a dependency file"));
+            }
+            return Ok(format!("{:08x}", facts.nvcc_process.pid));
+        }
+        "tmpdir" => ("nvcc's temporary directory", Some(facts.nvcc_process.tmpdir.as_os_str())),
+        "input" => ("the call's one `.cu` input", inv.single_cu_input()),
+        "output" => {
+            let one_input = inv.single_cu_input().or(match inv.inputs.as_slice() {
+                [only] => Some(only.as_os_str()),
+                _ => None,
+            });
+            ("the call's output file", inv.output_file().or(one_input))
+        }
+        other => return Err(Missing::Value(format!("the table names {{{other}}}, which the wrapper cannot fill"))),
+    };
+    let Some(value) = value else {
+        return Err(Missing::Value(format!("the call has no single {what} to name")));
+    };
+    match value.to_str() {
+        // nvcc splits `-X` lists at commas and hands the host compiler words through a shell; `=` would split a
+        // prefix map. A value with any of these is not passed on.
+        Some(text)
+            if !text.is_empty()
+                && !text.contains(|c: char| ",=\"'\\".contains(c) || c.is_whitespace() || c.is_control()) =>
+        {
+            Ok(text.to_string())
+        }
+        _ => Err(Missing::Value(format!(
+            "{what}, {}, holds characters nvcc or the host compiler would split it at",
+            crate::shell::display([value])
+        ))),
+    }
+}
+
+/// The kinds of output this call writes that some limit may be about.
+fn outputs(facts: &Facts, call: Call) -> Vec<Output> {
+    let inv = facts.invocation;
+    let mut outputs = Vec::new();
+    let checks = [
+        (Output::DeviceDebug, inv.has_option("device-debug")),
+        (Output::LineInfo, inv.has_option("generate-line-info")),
+        (Output::DeviceLto, inv.with_role(Role::DeviceLto).next().is_some()),
+        (Output::HostLto, inv.host_lto().is_some()),
+        (Output::HostDebug, inv.has_option("debug")),
+        (Output::Executable, call == Call::CompileAndLink),
+        (Output::RdcObject, inv.has_option("device-c") || inv.has_option("relocatable-device-code")),
+    ];
+    outputs.extend(checks.into_iter().filter(|(_, yes)| *yes).map(|(output, _)| output));
+    outputs
+}
+
+/// Whether a limit is about this call: its outputs, its host compiler (any, when the family is unknown), its
+/// launcher, and for a source read from standard input, such a source.
+fn holds(limit: &Limit, facts: &Facts, outputs: &[Output], family: Option<CompilerFamily>) -> bool {
+    let launcher = match &limit.launcher {
+        None => true,
+        Some(name) => facts.launcher.and_then(|l| l.file_name()).is_some_and(|l| l == OsStr::new(name.as_ref())),
+    };
+    let stdin = limit.cause != Cause::StdinInput || facts.invocation.inputs.iter().any(|i| i == "-");
+    launcher
+        && stdin
+        && limit.outputs.iter().any(|o| outputs.contains(o))
+        && family.map_or(true, |f| limit.host_compilers.contains(&f))
+}
+
+fn output_name(output: Output) -> &'static str {
+    match output {
+        Output::Object => "objects",
+        Output::RdcObject => "relocatable device code",
+        Output::DeviceLink => "device links",
+        Output::Archive => "archives",
+        Output::Executable => "the program",
+        Output::Ptx => "PTX",
+        Output::Cubin => "cubins",
+        Output::Fatbin => "fatbins",
+        Output::CompressedFatbin => "compressed fatbins",
+        Output::DeviceLto => "device-LTO code (`-dlto`)",
+        Output::HostLto => "host-LTO code (`-flto`)",
+        Output::HostDebug => "host debug info (`-g`)",
+        Output::DeviceDebug => "device debug info (`-G`)",
+        Output::LineInfo => "line tables (`-lineinfo`)",
+    }
+}
