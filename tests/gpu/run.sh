@@ -14,6 +14,8 @@
 #   5. device LTO across two files (examples/device-lto): LTO intermediates in the objects, machine code from the
 #      device link, the cross-file call inlined, and the program runs; PREBUILT_DIR's programs (the same build by
 #      other releases, made elsewhere) run too.
+#   6. reproducible builds, on by default: the programs of 1, 2 and 5 built twice (other directories, pids and
+#      TMPDIRs) are the same bytes, and they run; with the feature off two builds differ.
 # cuobjdump lists what each binary embeds. Exit status: the number of failed checks.
 set -u
 WRAPPER=$(realpath "${1:?usage: run.sh WRAPPER [NVCC] [OUT_DIR]}")
@@ -121,6 +123,46 @@ unset NVCC_WRAPPER_CAPABILITIES NVCC_WRAPPER_FORWARD_COMPAT
 for program in ${PREBUILT_DIR:+"$PREBUILT_DIR"/*}; do
     check "prebuilt $(basename "$program") runs on the GPU" 0 'squared on the GPU with device LTO: 1 4 9 16' "$program"
 done
+
+echo "== 6. reproducible builds (issue 23): on by default, and what they build still runs"
+# Every build above already went through the reproducible-builds flags (the config leaves them on). Here the same
+# programs are built twice more, in two directories with the same relative paths, each with a TMPDIR of its own
+# (so every nvcc has another pid and another temporary directory), and the bytes are compared: sm_90a code, the
+# PTX a JIT compiles, and device LTO with relocatable device code.
+check "explain shows the flags" 0 'objtemp \(before your arguments\): `reproducible`' \
+    "$WRAPPER" explain -- -c probe.cu -o probe.o
+build_in() { # DIR: build the three programs in DIR, its own TMPDIR
+    mkdir -p "$1/tmp" && cp probe.cu main.cu square.cu "$1/" && cd "$1" || return 1
+    export TMPDIR=$PWD/tmp
+    NVCC_WRAPPER_CAPABILITIES=9.0a nvcc -c probe.cu -o p90a.o && nvcc -o p90a p90a.o &&
+        NVCC_WRAPPER_CAPABILITIES=8.0 NVCC_WRAPPER_FORWARD_COMPAT=1 nvcc -c probe.cu -o p80-fc.o &&
+        nvcc -o p80-fc p80-fc.o &&
+        NVCC_WRAPPER_CAPABILITIES="8.6;9.0a" nvcc -dc -dlto main.cu -o main.o &&
+        NVCC_WRAPPER_CAPABILITIES="8.6;9.0a" nvcc -dc -dlto square.cu -o square.o &&
+        NVCC_WRAPPER_CAPABILITIES="8.6;9.0a" nvcc -dlto main.o square.o -o lto-program
+}
+export -f build_in
+check "build in r1" 0 '' bash -c "build_in $WORK/r1"
+check "build again in r1 (device LTO is tied to nvcc's working directory: docs/nvcc-facts.md)" 0 '' \
+    bash -c "cp -r $WORK/r1 $WORK/r1-first && rm -rf $WORK/r1/tmp && build_in $WORK/r1"
+check "build in r2" 0 '' bash -c "build_in $WORK/r2"
+same() { # A B FILE...: every FILE the same bytes in A and B
+    local a=$1 b=$2 f; shift 2
+    for f in "$@"; do cmp "$a/$f" "$b/$f" || return 1; done
+    echo "identical: $*"
+}
+export -f same
+check "two directories, other pids and TMPDIRs: identical objects and programs" 0 'identical' \
+    same "$WORK/r1" "$WORK/r2" p90a.o p90a p80-fc.o p80-fc
+check "one directory twice: identical device-LTO objects and program" 0 'identical' \
+    same "$WORK/r1-first" "$WORK/r1" main.o square.o lto-program
+check "the reproducible 9.0a program runs the sm_90a branch" 0 'branch 9001 ran' "$WORK/r2/p90a"
+check "the reproducible 8.0 program runs through the PTX JIT" 0 'branch 800 ran' "$WORK/r2/p80-fc"
+check "the reproducible device-LTO program runs" 0 'squared on the GPU with device LTO: 1 4 9 16' "$WORK/r1/lto-program"
+check "with the feature off, two builds differ (the control)" 1 'differ' bash -c "
+    for d in off1 off2; do mkdir -p $WORK/\$d/tmp && cp probe.cu $WORK/\$d/ &&
+        (cd $WORK/\$d && TMPDIR=\$PWD/tmp NVCC_WRAPPER_REPRODUCIBLE=0 NVCC_WRAPPER_CAPABILITIES=9.0a nvcc -c probe.cu -o p.o) || exit 2
+    done; cmp $WORK/off1/p.o $WORK/off2/p.o"
 
 echo "failed checks: $failures"
 exit "$failures"
