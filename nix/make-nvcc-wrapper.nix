@@ -11,7 +11,8 @@
 # A request the wrapper would refuse (a Jetson capability for x86_64, a capability this release lacks, a platform it
 # does not ship, no host compiler it accepts) stops the evaluation with the wrapper's own words (./compat.nix, from
 # compat-data/); the build's install check then runs the wrapper on the config it wrote (`nvcc-wrapper explain`).
-# `passthru.tests.hello` compiles examples/hello.cu with the result (and runs it, natively).
+# `passthru.tests.hello` compiles examples/hello.cu with the result (and runs it, natively);
+# `passthru.tests.reproducible` builds it to an object and two programs, for `nix-build --check`.
 #
 # The package is a build tool: it is built, like the compilers it records, by the build platform's stdenv.
 {
@@ -32,6 +33,9 @@
   cudaForwardCompat ? true,
   # What the wrapper does when a build names its own GPU targets: "respect", "replace" or "append".
   archFlags ? "respect",
+  # Add the flags that make nvcc's outputs the same bytes from build to build (`nix-build --check` passes), for
+  # the releases and host compilers measured (the wrapper's `reproducible`, on by default). false turns them off.
+  reproducible ? true,
   # More compilers the wrapper may choose from: cc-wrapper packages (`pkgs.clang_17`, `buildPackages.gcc12`) or
   # compiler tables `{ path; family; version; target; }`.
   extraCandidates ? [ ],
@@ -146,6 +150,7 @@ let
         entries = [
           (nameValuePair "nvcc" (lib.getExe' cuda_nvcc "nvcc"))
           (nameValuePair "cuda-version" cudaMajorMinorVersion)
+          (nameValuePair "reproducible" (if reproducible then null else false))
         ];
       }
     ]
@@ -312,6 +317,23 @@ else
                 ''
             )
           );
+      # `nix-build --check -A <this>.passthru.tests.reproducible` builds it again and compares: an object, a program
+      # linked from it, and one compiled and linked in one call (nvcc's temporary names, its pid in them, reach
+      # each unless the wrapper's reproducible-builds flags are on).
+      tests.reproducible =
+        runCommand "${finalAttrs.finalPackage.name}-test-reproducible"
+          {
+            nativeBuildInputs = [ finalAttrs.finalPackage ];
+            hello = ../examples/hello.cu;
+          }
+          ''
+            cp "$hello" hello.cu
+            nvcc -c hello.cu -o hello.o
+            nvcc hello.o -o hello
+            nvcc hello.cu -o hello-one-call
+            mkdir "$out"
+            cp hello.o hello hello-one-call "$out/"
+          '';
     };
 
     meta = {

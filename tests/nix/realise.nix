@@ -245,6 +245,14 @@ in
     targetCudaRoot = targetRoot "jetson-12.4";
   };
 
+  # The same, with the reproducible-builds flags off (`nix-build --check` of its tests.reproducible fails).
+  native-not-reproducible = makeNvccWrapper {
+    cuda_nvcc = nvccView "11.8";
+    stdenv = native;
+    cudaCapabilities = [ "8.6" ];
+    reproducible = false;
+  };
+
   # Requests the wrapper refuses: their evaluation stops with its message, before anything builds.
   bad-jetson-on-x86_64 = makeNvccWrapper {
     cuda_nvcc = nvccView "12.4";

@@ -288,7 +288,27 @@ fn explained(ev: &Evaluated, case: &str) -> Option<Vec<String>> {
     assert_eq!(execs, [WRAPPER.to_string()], "{case}: the wrapper ran a program while planning:\n{text}");
     let runs = text.lines().find_map(|l| l.strip_prefix("runs:")).unwrap_or_else(|| panic!("{case}: {text}"));
     let shown = runs.trim().replace(path_str(&ev.root), "ROOT").replace(path_str(&cache_dir()), "CACHE");
-    Some(shlex::split(&shown).unwrap())
+    Some(shlex::split(&without_pid(&shown)).unwrap())
+}
+
+/// `text` with each `tmpxft_<8 hex digits>_` (nvcc's temporary names, after the process id of the `explain` that
+/// planned them) as `tmpxft_PID_`.
+fn without_pid(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("tmpxft_") {
+        let (before, from) = rest.split_at(at + "tmpxft_".len());
+        out.push_str(before);
+        let pid = from.get(..9).filter(|p| p.ends_with('_') && p[..8].bytes().all(|b| b.is_ascii_hexdigit()));
+        rest = match pid {
+            Some(_) => {
+                out.push_str("PID_");
+                &from[9..]
+            }
+            None => from,
+        };
+    }
+    out + rest
 }
 
 /// The programs a traced run executed, in order (successful execve calls only).
@@ -338,7 +358,9 @@ arch-flags = "respect"
 "#,
         "ROOT/cuda_nvcc-12.4/bin/nvcc -ccbin=ROOT/gcc-wrapper-13.3.0/bin/g++ \
          -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_89,code=sm_89 \
-         -gencode=arch=compute_89,code=compute_89 -Xfatbin=-compress-all hello.cu -o hello",
+         -gencode=arch=compute_89,code=compute_89 -Xfatbin=-compress-all \
+         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_PID_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
+         -Xcompiler=-frandom-seed=hello hello.cu -o hello",
     );
 }
 
@@ -362,7 +384,9 @@ arch-flags = "respect"
         "ROOT/cuda_nvcc-12.4/bin/nvcc -ccbin=ROOT/gcc-wrapper-13.3.0/bin/g++ \
          -LROOT/gcc-14.2.0/lib/gcc/x86_64-unknown-linux-gnu/14.2.0 -Xlinker=-rpath,ROOT/gcc-14.2.0-lib/lib \
          -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_90a,code=sm_90a \
-         -gencode=arch=compute_90,code=compute_90 -Xfatbin=-compress-all hello.cu -o hello",
+         -gencode=arch=compute_90,code=compute_90 -Xfatbin=-compress-all \
+         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_PID_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
+         -Xcompiler=-frandom-seed=hello hello.cu -o hello",
     );
 }
 
@@ -386,7 +410,8 @@ arch-flags = "respect"
         "ROOT/cuda_nvcc-12.4/bin/nvcc -ccbin=ROOT/clang-wrapper-17.0.6/bin/clang++ \
          -Xcompiler=--gcc-install-dir=ROOT/gcc-14.2.0/lib/gcc/x86_64-unknown-linux-gnu/14.2.0 \
          -Xlinker=-rpath,ROOT/gcc-14.2.0-lib/lib -gencode=arch=compute_89,code=sm_89 \
-         -Xfatbin=-compress-all hello.cu -o hello",
+         -Xfatbin=-compress-all \
+         -Xcudafe=--orig_src_path_name=hello.cu -Xcompiler=-frandom-seed=hello hello.cu -o hello",
     );
 }
 
@@ -419,7 +444,9 @@ candidates = [{ path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-13.3.0/bin/aa
          -Xlinker=-rpath,ROOT/aarch64-unknown-linux-gnu-gcc-14.2.0-lib/aarch64-unknown-linux-gnu/lib \
          -ICACHE/target-roots/jetson-12.4/include -LCACHE/target-roots/jetson-12.4/lib \
          -gencode=arch=compute_87,code=sm_87 -gencode=arch=compute_87,code=compute_87 \
-         -Xfatbin=-compress-all hello.cu -o hello",
+         -Xfatbin=-compress-all \
+         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_PID_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
+         -Xcompiler=-frandom-seed=hello hello.cu -o hello",
     );
 }
 
@@ -449,7 +476,9 @@ stdenv = { path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-14.2.0/bin/aarch64
          -ICACHE/target-roots/sbsa-13.0/include -isystem=CACHE/target-roots/sbsa-13.0/include/cccl \
          -LCACHE/target-roots/sbsa-13.0/lib \
          -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_110,code=sm_110 \
-         -gencode=arch=compute_110,code=compute_110 --compress-mode=size hello.cu -o hello",
+         -gencode=arch=compute_110,code=compute_110 --compress-mode=size \
+         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_PID_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
+         --frandom-seed=hello hello.cu -o hello",
     );
 }
 
@@ -480,7 +509,9 @@ candidates = [{ path = "ROOT/powerpc64le-unknown-linux-gnu-gcc-wrapper-13.3.0/bi
          -Xlinker=-rpath,ROOT/powerpc64le-unknown-linux-gnu-gcc-14.2.0-lib/powerpc64le-unknown-linux-gnu/lib \
          -ICACHE/target-roots/ppc64le-12.4/include -LCACHE/target-roots/ppc64le-12.4/lib \
          -gencode=arch=compute_70,code=sm_70 -gencode=arch=compute_70,code=compute_70 \
-         -Xfatbin=-compress-all hello.cu -o hello",
+         -Xfatbin=-compress-all \
+         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_PID_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
+         -Xcompiler=-frandom-seed=hello hello.cu -o hello",
     );
 }
 
@@ -757,6 +788,50 @@ fn realised() -> Option<&'static Realised> {
         .as_ref()
 }
 
+/// `nix-build --check` of a package's `passthru.tests.reproducible` (an object and two programs built by the wrapped
+/// nvcc, natively and cross for Jetson), after building it once: Nix builds it again in another build directory, with another TMPDIR and other
+/// process ids, and compares. With the wrapper's reproducible-builds flags it passes; with `reproducible = false`
+/// Nix reports the output differs.
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn nix_build_check_of_a_cuda_derivation_passes_with_reproducible_builds_and_fails_without() {
+    let Some(args) = realise_args() else { return };
+    if realised().is_none() {
+        return;
+    }
+    let build = |attr: &str, check: bool| {
+        let mut cmd = nix("nix-build").unwrap();
+        cmd.args(["realise.nix", "-A", &format!("{attr}.passthru.tests.reproducible"), "--no-out-link"])
+            .args(["--option", "sandbox", "false", "--option", "build-users-group", ""])
+            .args(&args);
+        if check {
+            cmd.arg("--check");
+        }
+        run(&mut cmd)
+    };
+    for attr in ["native", "jetson", "native-not-reproducible"] {
+        let first = build(attr, false);
+        assert!(first.status.success(), "{attr}: {}", stderr(&first));
+        let out = PathBuf::from(stdout(&first).trim());
+        for file in ["hello.o", "hello", "hello-one-call"] {
+            assert!(out.join(file).is_file(), "{attr}: no {file} in {}", out.display());
+        }
+        let checked = build(attr, true);
+        let err = stderr(&checked);
+        if attr != "native-not-reproducible" {
+            assert!(checked.status.success(), "nix-build --check of {attr}: {err}");
+        } else {
+            assert!(!checked.status.success(), "nix-build --check of {attr} passed: the control shows nothing");
+            assert!(err.contains("may not be deterministic"), "{attr}: {err}");
+        }
+    }
+    // What makeNvccWrapper wrote: nothing for the default (on), `reproducible = false` for the control.
+    let on = std::fs::read_to_string(realised().unwrap().native.join("share/nvcc-wrapper/config.toml")).unwrap();
+    assert!(!on.contains("reproducible"), "{on}");
+    let off = realise_eval("native-not-reproducible.configToml");
+    assert!(off.as_str().unwrap().contains("\nreproducible = false\n"), "{off}");
+}
+
 /// The attribute of realise.nix, evaluated.
 fn realise_eval(attr: &str) -> serde_json::Value {
     let args = realise_args().unwrap();
@@ -832,13 +907,21 @@ fn nix_build_of_the_packages_passthru_tests_compiles_hello_and_runs_it_natively(
         .args(&args);
     let text = ok(&mut cmd);
     let paths: Vec<&str> = text.lines().collect();
-    assert_eq!(paths.len(), 2, "{text}");
+    assert_eq!(paths.len(), 4, "{text}");
     assert!(paths[0].ends_with("-cuda_nvcc-wrapped-11.8-test-hello"), "{text}");
-    assert!(paths[1].ends_with("-aarch64-unknown-linux-gnu-cuda_nvcc-wrapped-12.4-test-hello"), "{text}");
+    assert!(paths[1].ends_with("-cuda_nvcc-wrapped-11.8-test-reproducible"), "{text}");
+    assert!(paths[2].ends_with("-aarch64-unknown-linux-gnu-cuda_nvcc-wrapped-12.4-test-hello"), "{text}");
+    assert!(paths[3].ends_with("-aarch64-unknown-linux-gnu-cuda_nvcc-wrapped-12.4-test-reproducible"), "{text}");
     // The native test ran the program it built; the cross one only built it.
     let ran = std::fs::read_to_string(paths[0]).unwrap();
     assert!(ran.starts_with("hello: built and started") || ran.starts_with("hello: squared"), "{ran}");
-    assert_eq!(std::fs::read_to_string(paths[1]).unwrap(), "");
+    assert_eq!(std::fs::read_to_string(paths[2]).unwrap(), "");
+    // The reproducible tests hold what `nix-build --check` compares (see the test after this one).
+    for dir in [paths[1], paths[3]] {
+        for file in ["hello.o", "hello", "hello-one-call"] {
+            assert!(Path::new(dir).join(file).is_file(), "{dir}: no {file}");
+        }
+    }
 }
 
 #[test]
