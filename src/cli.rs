@@ -38,6 +38,15 @@ enum Command {
     },
     /// Check the configuration, the real nvcc and its release, the compilers, the choice and its libstdc++.
     Doctor,
+    /// Build one nvcc call twice through the drop-in, each time with a TMPDIR of its own (so nvcc runs under
+    /// another process id), and compare its output file: the same bytes (exit 0), or where they first differ, by
+    /// ELF section or archive member (exit 3).
+    CheckReproducible {
+        /// nvcc's arguments, after `--`, with the output file (for example: nvcc-wrapper check-reproducible -- -c
+        /// kernel.cu -o kernel.o).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        args: Vec<OsString>,
+    },
     /// The compatibility tables.
     #[command(subcommand)]
     Compat(CompatCommand),
@@ -125,6 +134,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
     match cli.command {
         Command::Explain { format, args } => explain(ctx, format, args),
         Command::Doctor => crate::doctor::main(ctx),
+        Command::CheckReproducible { args } => crate::check::reproducible(ctx, args),
         Command::Compat(CompatCommand::Scan { root }) => compat_scan(ctx, &ctx.absolute(&root)),
         Command::Gencode { cuda_version, forward_compat, format, system, platform, capabilities } => {
             gencode(ctx, cuda_version, forward_compat, format, system, platform, capabilities)

@@ -53,6 +53,17 @@ fn command(nvcc: &Path, args: &[OsString], env: &Env) -> Command {
     command
 }
 
+/// Run `program` as a child named `arg0`, with exactly `env` and the wrapper's stdin, stdout and stderr, and wait for
+/// it: for `check-reproducible`, which runs the drop-in twice.
+pub fn run_and_wait(
+    program: &Path,
+    arg0: &std::ffi::OsStr,
+    args: &[OsString],
+    env: &Env,
+) -> std::io::Result<std::process::ExitStatus> {
+    Command::new(program).arg0(arg0).args(args).env_clear().envs(env.iter()).status()
+}
+
 /// The child `run_to_end` waits for, for the signal handler (0: none).
 static CHILD: AtomicI32 = AtomicI32::new(0);
 

@@ -11,7 +11,9 @@ pub(crate) mod args;
 #[doc(hidden)]
 pub mod bench;
 pub(crate) mod bounded;
+pub(crate) mod check;
 pub(crate) mod cli;
+pub(crate) mod compare;
 pub(crate) mod compat;
 pub(crate) mod config;
 pub(crate) mod context;

@@ -382,3 +382,37 @@ fn every_release_builds_every_output_kind_bit_identically_twice() {
         differences.join("\n")
     );
 }
+
+/// `nvcc-wrapper check-reproducible`, a user's check of one call of their build, with real nvcc 13.5: the same
+/// bytes with the feature on (exit 0); with it off, exit 3 and the section where the process id shows.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn check_reproducible_says_same_or_names_the_first_differing_section() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let Some(gcc) = real_program("g++-12") else { return };
+    let sb = RealSandbox::new(&root);
+    sb.write("hello.cu", SMOKE_CU);
+    let config = sb.write(
+        "wrapper.toml",
+        &format!("[host-compiler]\nstdenv = \"{}\"\n\n[gpu]\ncapabilities = [\"8.6\"]\n", gcc.display()),
+    );
+    let check = |env: &[(&str, &str)], args: &[&str]| {
+        let mut cmd = assert_cmd::Command::new(WRAPPER);
+        sb.prepare(&mut cmd);
+        cmd.env("NVCC_WRAPPER_CONFIG", &config).envs(env.iter().copied());
+        cmd.arg("check-reproducible").arg("--").args(args).output().unwrap()
+    };
+    for args in [&["-c", "hello.cu", "-o", "hello.o"][..], &["hello.cu", "-o", "hello"]] {
+        let out = check(&[], args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}{}", stdout(&out), stderr(&out));
+        assert!(stdout(&out).starts_with("reproducible: "), "{}", stdout(&out));
+    }
+    let out = check(&[("NVCC_WRAPPER_REPRODUCIBLE", "0")], &["-c", "hello.cu", "-o", "hello.o"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("hello.o differs between two builds") && err.contains("first in ELF section .strtab"),
+        "{err}"
+    );
+    assert!(err.lines().nth(1).is_some_and(|l| l.starts_with("help: ")), "{err}");
+}
