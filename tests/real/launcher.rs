@@ -385,6 +385,75 @@ fn sccache_behind_the_wrapper_caches_each_of_nvccs_steps_on_12_4_and_13_0() {
     }
 }
 
+/// Reproducible builds behind a cache (issue 23): with real nvcc 13.0 behind ccache and behind sccache, a miss, a hit
+/// of that cache and a miss of a fresh cache, each with a TMPDIR of its own (so nvcc and the cache run under other
+/// process ids), give the same object; the second really is a hit. The control, with the flags off: two misses
+/// differ, so the comparison can fail.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn behind_ccache_and_sccache_a_hit_is_the_bytes_a_miss_would_have_written() {
+    let Some(root) = real_toolkit("13.0") else { return };
+    let (Some(ccache), Some(gcc)) = (real_program("ccache"), real_program("g++-12")) else { return };
+    let sb = RealSandbox::new(&root);
+    let Some(sccache_program) = Sccache::new(sb.dir.path()).map(|s| s.program.clone()) else { return };
+    sb.write("k.cu", KERNEL);
+    for (launcher, reproducible) in [(&ccache, true), (&sccache_program, true), (&ccache, false)] {
+        sb.write(
+            "config.toml",
+            &format!(
+                "launcher = \"{}\"\nreproducible = {reproducible}\n\n[host-compiler]\nstdenv = \"{}\"\n\n[gpu]\n\
+                 capabilities = [\"8.6\"]\n",
+                launcher.display(),
+                gcc.display()
+            ),
+        );
+        let name = launcher.file_name().unwrap().to_string_lossy().into_owned();
+        // A cache directory per `cache` number (and an sccache server for each), a TMPDIR per build.
+        let servers: Vec<Sccache> = (0..2).filter_map(|n| Sccache::new(&sb.file(&format!("sccache-{n}")))).collect();
+        let build = |n: usize, cache: usize| -> (Vec<u8>, u64) {
+            let tmp = sb.file(&format!("tmp-{name}-{reproducible}-{n}"));
+            std::fs::create_dir_all(&tmp).unwrap();
+            let mut cmd = sb.nvcc();
+            cmd.env("NVCC_WRAPPER_CONFIG", sb.file("config.toml")).env("TMPDIR", &tmp);
+            // The hits counted are this build's: sccache's since `zero`, ccache's of a directory whose first
+            // build can have none.
+            if name == "ccache" {
+                cmd.env("CCACHE_DIR", sb.file(&format!("ccache-{reproducible}-{cache}")));
+            } else {
+                servers[cache].env(&mut cmd);
+                servers[cache].zero(&sb);
+            }
+            let out = cmd.args(["-c", "k.cu", "-o", "k.o"]).output().unwrap();
+            assert!(out.status.success(), "{name} build {n}: {}", stderr(&out));
+            let hits = if name == "ccache" {
+                let stats = Command::new(&ccache)
+                    .env("CCACHE_DIR", sb.file(&format!("ccache-{reproducible}-{cache}")))
+                    .arg("--print-stats")
+                    .output()
+                    .unwrap();
+                stdout(&stats)
+                    .lines()
+                    .filter(|l| l.starts_with("direct_cache_hit\t") || l.starts_with("preprocessed_cache_hit\t"))
+                    .filter_map(|l| l.split('\t').nth(1)?.trim().parse::<u64>().ok())
+                    .sum()
+            } else {
+                servers[cache].stats(&sb).0
+            };
+            (std::fs::read(sb.file("k.o")).unwrap(), hits)
+        };
+        let (miss, _) = build(1, 0);
+        let (hit, hits) = build(2, 0);
+        let (other_miss, _) = build(3, 1);
+        if reproducible {
+            assert!(hits > 0, "{name}: the second build was not served from the cache");
+            assert!(miss == hit, "{name}: a hit is not the bytes of the miss it was stored from");
+            assert!(miss == other_miss, "{name}: two misses (other TMPDIRs and pids) differ");
+        } else {
+            assert!(miss != other_miss, "{name} without the flags: two misses are the same, so this shows nothing");
+        }
+    }
+}
+
 /// sccache 0.16 fails on nvcc 13.3 and later by itself ("fatbinary fatal : Could not open input file"): there the
 /// wrapper runs nvcc without it, says why in the debug log, and the build succeeds with the right code.
 #[test]
