@@ -55,16 +55,26 @@ type Run = fn(&Facts, &Config, &mut Plan) -> Result<()>;
 /// The steps, in the order they decide: the host compiler first (cross and GPU flags go after its `-ccbin`), the
 /// cuda-compat runpath before every runpath added so far, the reproducible-builds flags after the depfile step
 /// (which decides whether nvcc keeps the wrapper's pid), the launcher last (it hashes what the others added).
-const STEPS: &[Run] = &[
-    run::<host_compiler::HostCompiler>,
-    run::<cross::Cross>,
-    run::<gpu::Gpu>,
-    run::<cuda_compat::CudaCompat>,
-    run::<fatbin::Fatbin>,
-    run::<depfile::Depfile>,
-    run::<reproducible::Reproducible>,
-    run::<launcher::Launcher>,
+const STEPS: &[(&str, Run)] = &[
+    step::<host_compiler::HostCompiler>(),
+    step::<cross::Cross>(),
+    step::<gpu::Gpu>(),
+    step::<cuda_compat::CudaCompat>(),
+    step::<fatbin::Fatbin>(),
+    step::<depfile::Depfile>(),
+    step::<reproducible::Reproducible>(),
+    step::<launcher::Launcher>(),
 ];
+
+/// The steps' names, in order (as `explain --format json` gives them).
+#[cfg(test)]
+pub fn step_names() -> impl Iterator<Item = &'static str> {
+    STEPS.iter().map(|(name, _)| *name)
+}
+
+const fn step<S: Step>() -> (&'static str, Run) {
+    (S::NAME, run::<S>)
+}
 
 fn run<S: Step>(facts: &Facts, config: &Config, plan: &mut Plan) -> Result<()> {
     plan.enter(S::NAME);
@@ -121,7 +131,7 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         return Ok(plan);
     }
     let facts = Facts::gather(&inputs, &mut plan)?;
-    for step in STEPS {
+    for (_, step) in STEPS {
         step(&facts, inputs.config, &mut plan)?;
     }
     plan.release = Some(facts.release);

@@ -132,4 +132,14 @@ mod tests {
         assert_eq!(word(OsStr::new("-ccbin=/usr/bin/g++")), json!("-ccbin=/usr/bin/g++"));
         assert_eq!(word(OsStr::from_bytes(b"a\xffb")), json!({"hex": "61ff62"}));
     }
+
+    #[test]
+    fn the_schema_page_names_every_step() {
+        let page = include_str!("../../docs/reference/explain-json.md");
+        let row = page.lines().find(|l| l.starts_with("| `step` |")).expect("the `step` row");
+        let named: Vec<&str> = row.split('`').skip(3).step_by(2).collect();
+        let mut steps: Vec<&str> = vec!["facts", "plan"];
+        steps.extend(crate::plan::step_names());
+        assert_eq!(named, steps, "docs/reference/explain-json.md's `step` row and the planner's steps differ");
+    }
 }
