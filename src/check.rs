@@ -34,7 +34,7 @@ pub fn reproducible(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
     let result = build_twice(me, &args, &mut env, &base, &output);
     let _ = std::fs::remove_dir_all(&base);
     let (first, second) = result?;
-    let shown = output.display();
+    let shown = crate::shell::path(&output);
     match compare::first_difference(&first, &second) {
         None => {
             output::stdout(format!(
@@ -66,12 +66,15 @@ fn build_twice(
     for n in 1..=2 {
         let tmpdir: PathBuf = base.join(format!("tmp{n}"));
         crate::dirs::prepare(&tmpdir).map_err(|e| {
-            Error::new(ErrorKind::Output, format!("cannot make the temporary directory {}: {e}", tmpdir.display()))
-                .with_help("set TMPDIR to a directory this user may write")
+            Error::new(
+                ErrorKind::Output,
+                format!("cannot make the temporary directory {}: {e}", crate::shell::path(&tmpdir)),
+            )
+            .with_help("set TMPDIR to a directory this user may write")
         })?;
         env.set(vars::TMPDIR, tmpdir.as_os_str());
         let status = exec::run_and_wait(me, "nvcc".as_ref(), args, env).map_err(|e| {
-            Error::new(ErrorKind::CannotExec, format!("cannot run the drop-in ({}): {e}", me.display()))
+            Error::new(ErrorKind::CannotExec, format!("cannot run the drop-in ({}): {e}", crate::shell::path(me)))
                 .with_help("run the check with the installed nvcc-wrapper")
         })?;
         if !status.success() {
@@ -82,7 +85,7 @@ fn build_twice(
             .with_help("run the same nvcc call by itself and fix what it says first"));
         }
         let bytes = std::fs::read(output).map_err(|e| {
-            Error::new(ErrorKind::CheckFailed, format!("build {n} of 2 wrote no {}: {e}", output.display()))
+            Error::new(ErrorKind::CheckFailed, format!("build {n} of 2 wrote no {}: {e}", crate::shell::path(output)))
                 .with_help("`-o` must name the file the call writes")
         })?;
         builds.push(bytes);

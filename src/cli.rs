@@ -272,8 +272,11 @@ fn explain(ctx: &Context, format: ExplainFormat, args: Vec<OsString>) -> Result<
 
 fn compat_scan(ctx: &Context, root: &std::path::Path) -> Result<i32> {
     if !root.is_dir() {
-        return Err(Error::new(ErrorKind::Usage, format!("`compat scan {}`: no such directory", root.display()))
-            .with_help("give the root of a CUDA toolkit (the directory holding bin/ and include/)"));
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!("`compat scan {}`: no such directory", crate::shell::path(root)),
+        )
+        .with_help("give the root of a CUDA toolkit (the directory holding bin/ and include/)"));
     }
     let scan = crate::probe::toolkit::scan(root)?;
     output::stdout(scan.row())?;

@@ -63,7 +63,7 @@ pub fn prepare(dir: &Path) -> std::io::Result<()> {
         if !meta.is_dir() || meta.uid() != me || meta.mode() & 0o022 != 0 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
-                format!("{} is not a directory of this user that only it may write", private.display()),
+                format!("{} is not a directory of this user that only it may write", crate::shell::path(private)),
             ));
         }
     }

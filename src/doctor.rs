@@ -34,8 +34,11 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
     };
     let config = &setup.settings.config;
     let header = [
-        field("config file", config.path.as_ref().map_or("none".into(), |p| p.display().to_string())),
-        field("real nvcc", format!("{} (found by {})", setup.located.nvcc.path.display(), setup.located.nvcc.found_by)),
+        field("config file", config.path.as_ref().map_or("none".into(), |p| crate::shell::path(p))),
+        field(
+            "real nvcc",
+            format!("{} (found by {})", crate::shell::path(&setup.located.nvcc.path), setup.located.nvcc.found_by),
+        ),
     ];
     // What a failed plan's report needs to show the release; probed only then, since a plan learns it itself.
     let (cuda_version, probes, nvcc) =
@@ -105,15 +108,15 @@ fn check_libstdcxx(probes: &System, plan: &plan::Plan, out: &mut String, problem
     match (needed_dir, loaded_dir) {
         (Ok(needed_dir), Ok(loaded_dir)) => match (newest(&needed_dir), newest(&loaded_dir)) {
             (Some(n), Some(p)) if p >= n => {
-                let _ = writeln!(out, "{}", field("libstdc++", format!("{} provides up to GLIBCXX_{p}; the stdenv compiler's objects need at most GLIBCXX_{n}", loaded_dir.display())));
+                let _ = writeln!(out, "{}", field("libstdc++", format!("{} provides up to GLIBCXX_{p}; the stdenv compiler's objects need at most GLIBCXX_{n}", crate::shell::path(&loaded_dir))));
             }
             (Some(n), Some(p)) => problems.push(format!(
                 "programs will load libstdc++ from {} (up to GLIBCXX_{p}), but objects of the stdenv compiler {} may need GLIBCXX_{n}",
-                loaded_dir.display(),
-                stdenv.display()
+                crate::shell::path(&loaded_dir),
+                crate::shell::path(stdenv)
             )),
             _ => {
-                let _ = writeln!(out, "{}", field("libstdc++", format!("not checked (no readable libstdc++.so.6 in {} or {})", needed_dir.display(), loaded_dir.display())));
+                let _ = writeln!(out, "{}", field("libstdc++", format!("not checked (no readable libstdc++.so.6 in {} or {})", crate::shell::path(&needed_dir), crate::shell::path(&loaded_dir))));
             }
         },
         (Err(e), _) | (_, Err(e)) => {

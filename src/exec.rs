@@ -166,8 +166,11 @@ pub fn complete_depfiles(depfiles: &[PathBuf], inputs: &[PathBuf]) -> Result<()>
         let Ok(text) = std::fs::read(file) else { continue };
         let Some(completed) = crate::depfile::add_inputs(&text, &inputs) else { continue };
         std::fs::write(file, completed).map_err(|e| {
-            Error::new(ErrorKind::Output, format!("cannot add to the dependency file {}: {e}", file.display()))
-                .with_help("make its directory writable, or set `depfile-inputs = false` in the config")
+            Error::new(
+                ErrorKind::Output,
+                format!("cannot add to the dependency file {}: {e}", crate::shell::path(file)),
+            )
+            .with_help("make its directory writable, or set `depfile-inputs = false` in the config")
         })?;
     }
     Ok(())
@@ -189,20 +192,20 @@ pub fn cannot_run(nvcc: &Path, err: &std::io::Error) -> Error {
             ErrorKind::CannotExec,
             format!(
                 "cannot run the real nvcc {}: its arguments and environment are longer than the kernel takes ({err})",
-                nvcc.display()
+                crate::shell::path(nvcc)
             ),
         )
         .with_help(
             "put arguments in an options file (`-optf FILE`, which nvcc reads itself), or shorten the environment",
         );
     }
-    Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {}: {err}", nvcc.display()))
+    Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {}: {err}", crate::shell::path(nvcc)))
         .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
 }
 
 /// The error for a launcher (`launcher`) that could not be started.
 pub fn cannot_run_launcher(launcher: &Path, err: &std::io::Error) -> Error {
-    Error::new(ErrorKind::CannotExec, format!("cannot run the launcher {}: {err}", launcher.display()))
+    Error::new(ErrorKind::CannotExec, format!("cannot run the launcher {}: {err}", crate::shell::path(launcher)))
         .with_help("check that it is an executable for this machine, or remove `launcher` from the config")
 }
 

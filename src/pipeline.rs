@@ -18,7 +18,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
     if flag(ctx, vars::DISABLE)? {
         // Only the config's `nvcc` counts: nothing is parsed, planned or overridden.
         let located = prepare::pass_through(ctx)?;
-        debug!("{}=1: running {} with the arguments untouched", vars::DISABLE, located.nvcc.path.display());
+        debug!("{}=1: running {} with the arguments untouched", vars::DISABLE, crate::shell::path(&located.nvcc.path));
         let err = exec::exec_as_given(&located.nvcc.path, &ctx.args, &ctx.env, located.depth);
         return Err(exec::cannot_run(&located.nvcc.path, &err));
     }

@@ -68,6 +68,11 @@ fn quote_into(word: &[u8], line: &mut Vec<u8>) {
     line.push(b'\'');
 }
 
+/// One path as a shell reads it back (`display` of one word): what messages show, never U+FFFD.
+pub fn path(path: &std::path::Path) -> String {
+    display([path.as_os_str()])
+}
+
 /// `join`, as text: `join` writes only valid UTF-8, so nothing is lost.
 pub fn display<'a>(words: impl IntoIterator<Item = &'a OsStr>) -> String {
     String::from_utf8_lossy(&join(words)).into_owned()

@@ -38,7 +38,7 @@ impl Channel {
             Channel::Argv => "the command line".to_string(),
             Channel::Append => format!("${}", vars::NVCC_APPEND_FLAGS),
             Channel::OptionsFile(i) => {
-                format!("options file {}", inv.options_files[i].path.display())
+                format!("options file {}", crate::shell::path(&inv.options_files[i].path))
             }
         }
     }

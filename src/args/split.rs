@@ -191,6 +191,44 @@ pub fn options_file_word(word: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// A byte that nvcc would not hand on unchanged inside an `-Xcompiler`, `-Xlinker` or `-Xcudafe` list the wrapper
+/// adds (a path it names): nvcc splits such a list at commas, runs the compile steps that receive the items through
+/// `/bin/sh` (which reads blanks, quotes, `$`, globs and the rest), and splits the link step's at blanks with no shell
+/// (measured on 11.8, 12.4, 13.0 and 13.5, docs/nvcc-facts.md#what-the-host-compiler-receives-from-an--x-list), so a
+/// byte that one of them reads cannot be written to suit both; a colon separates the entries of a runpath.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unpassable(pub u8);
+
+impl std::fmt::Display for Unpassable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            b' ' => f.write_str("a space"),
+            b'\t' => f.write_str("a tab"),
+            b'\n' => f.write_str("a newline"),
+            b if b.is_ascii_graphic() => write!(f, "`{}`", b as char),
+            b => write!(f, "the byte 0x{b:02x}"),
+        }
+    }
+}
+
+/// What to do about a configured path that an `-X` list cannot carry.
+pub const UNPASSABLE_HELP: &str =
+    "name the directory by a path of letters, digits and `/._+-@%^=` (a symbolic link to it will do)";
+
+/// The first byte of `value` that nvcc would not pass on unchanged in an `-X` list ([`Unpassable`]), or `None` when
+/// every byte is a letter, a digit, one of `/._+-@%^=`, or not ASCII.
+pub fn first_unpassable(value: &[u8]) -> Option<Unpassable> {
+    let passes = |b: &u8| !b.is_ascii() || b.is_ascii_alphanumeric() || b"/._+-@%^=".contains(b);
+    value.iter().find(|b| !passes(b)).map(|&b| Unpassable(b))
+}
+
+/// One argument: `prefix` and then `path`, byte for byte (a path that is not UTF-8 loses nothing).
+pub fn joined(prefix: &str, path: &std::path::Path) -> std::ffi::OsString {
+    let mut word = std::ffi::OsString::from(prefix);
+    word.push(path);
+    word
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,5 +332,27 @@ mod tests {
         assert_eq!(env_flags(b"-DX=\xff\xfe -c").words, vec![b"-DX=\xff\xfe".to_vec(), b"-c".to_vec()]);
         assert_eq!(options_file(b"\"a \xff\"").words, vec![b"a \xff".to_vec()]);
         assert_eq!(option_list(b"\xff,\xfe").words, vec![b"\xff".to_vec(), b"\xfe".to_vec()]);
+    }
+
+    #[test]
+    fn paths_that_pass_through_an_x_list_and_the_first_byte_that_does_not() {
+        let nix = b"/nix/store/0c7c8bk4fkz1kbylw9j4kq3ivk6s4mm5-gcc-13.3.0/lib/gcc/x86_64-unknown-linux-gnu/13.3.0";
+        assert_eq!(first_unpassable(nix), None);
+        assert_eq!(first_unpassable("/opt/gcc-ü/lib+x@y%z^w=v".as_bytes()), None);
+        assert_eq!(first_unpassable(b"/opt/\xff\xfe/lib"), None);
+        let cases: [(&[u8], u8, &str); 8] = [
+            (b"/opt/my gcc", b' ', "a space"),
+            (b"/opt/a\tb", b'\t', "a tab"),
+            (b"/opt/a,b", b',', "`,`"),
+            (b"/opt/a:b", b':', "`:`"),
+            (b"/opt/$HOME", b'$', "`$`"),
+            (b"/opt/it's", b'\'', "`'`"),
+            (b"/opt/a*", b'*', "`*`"),
+            (b"/opt/\x07", 0x07, "the byte 0x07"),
+        ];
+        for (path, byte, said) in cases {
+            assert_eq!(first_unpassable(path), Some(Unpassable(byte)), "{path:?}");
+            assert_eq!(Unpassable(byte).to_string(), said);
+        }
     }
 }

@@ -130,7 +130,7 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 
 fn read(path: &Path) -> Result<String, CompatError> {
     crate::bounded::read_to_string(path, crate::bounded::TABLE)
-        .map_err(|error| CompatError::Read { path: path.display().to_string(), error })
+        .map_err(|error| CompatError::Read { path: crate::shell::path(path), error })
 }
 
 fn invalid(origin: &str, message: String) -> CompatError {
@@ -179,7 +179,7 @@ impl Compat {
         if !dir.is_dir() {
             return Err(crate::error::Error::new(
                 crate::error::ErrorKind::Config,
-                format!("`compat-data` is {}, which is not a directory", dir.display()),
+                format!("`compat-data` is {}, which is not a directory", crate::shell::path(dir)),
             )
             .with_help(format!("point it at a directory holding any of {}", FILES.join(", "))));
         }
@@ -202,7 +202,7 @@ impl Compat {
 fn replace<T: Table>(table: &mut Cow<'static, T>, dir: &Path) -> Result<(), CompatError> {
     let path = dir.join(T::FILE);
     if path.is_file() {
-        *table = Cow::Owned(T::parse(&read(&path)?, &path.display().to_string())?);
+        *table = Cow::Owned(T::parse(&read(&path)?, &crate::shell::path(&path))?);
     }
     Ok(())
 }

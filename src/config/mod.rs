@@ -306,7 +306,7 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
         return Ok(Loaded::default());
     };
     let text = crate::bounded::read_to_string(&path, crate::bounded::CONFIG).map_err(|e| {
-        Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", path.display()))
+        Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", crate::shell::path(&path)))
             .with_help(format!("fix the file, or unset ${} / remove the file to run without one", vars::CONFIG))
     })?;
     Loaded::from_text(&text, &path)
@@ -337,7 +337,12 @@ pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
     });
     Error::new(
         ErrorKind::Config,
-        format!("invalid config file {}{}: {}", path.display(), position.unwrap_or_default(), e.message().trim_end()),
+        format!(
+            "invalid config file {}{}: {}",
+            crate::shell::path(path),
+            position.unwrap_or_default(),
+            e.message().trim_end()
+        ),
     )
     .with_help("docs/reference/config.md (and `man nvcc-wrapper`) lists every key and its values")
 }

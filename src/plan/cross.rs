@@ -12,11 +12,13 @@
 
 use std::ffi::OsString;
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::facts::Facts;
 use super::model::{CrossDecision, Plan, TargetFiles};
 use super::Step;
+use crate::args::split::{first_unpassable, joined, UNPASSABLE_HELP};
 use crate::config::{Config, TargetConfig};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -48,9 +50,9 @@ impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reason::InToolkit { platform, dir, unused_cuda_root } => {
-                write!(f, "the target {platform}: its CUDA files are in the toolkit, {}", dir.display())?;
+                write!(f, "the target {platform}: its CUDA files are in the toolkit, {}", crate::shell::path(dir))?;
                 if let Some(c) = unused_cuda_root {
-                    write!(f, " (which nvcc prefers to `[target] cuda-root` {})", c.display())?;
+                    write!(f, " (which nvcc prefers to `[target] cuda-root` {})", crate::shell::path(c))?;
                 }
                 Ok(())
             }
@@ -59,7 +61,7 @@ impl fmt::Display for Reason {
                 "the target {platform}: {toolkit} has no targets/{platform}, so its CUDA files come from `[target] cuda-root`"
             ),
             Reason::Sysroot { sysroot } => {
-                write!(f, "`[target] sysroot`: the target's headers and libraries come from {}", sysroot.display())
+                write!(f, "`[target] sysroot`: the target's headers and libraries come from {}", crate::shell::path(sysroot))
             }
         }
     }
@@ -104,8 +106,8 @@ fn target_files(facts: &Facts, target: &TargetConfig, plan: &mut Plan) -> Result
         return Ok(TargetFiles::Toolkit(in_toolkit));
     }
     let toolkit = match &root {
-        Ok(r) => r.display().to_string(),
-        Err(e) => format!("the toolkit of {} ({e})", facts.nvcc.display()),
+        Ok(r) => crate::shell::path(r),
+        Err(e) => format!("the toolkit of {} ({e})", crate::shell::path(facts.nvcc)),
     };
     let Some(cuda_root) = cuda_root else {
         return Err(Error::new(
@@ -116,15 +118,16 @@ fn target_files(facts: &Facts, target: &TargetConfig, plan: &mut Plan) -> Result
             "install the target's CUDA headers and libraries into {toolkit}/targets/{dir} (NVIDIA's cross packages), or set `[target] cuda-root` to a directory holding them (include/, lib/)"
         )));
     };
-    let mut args: Vec<OsString> = vec![format!("-I{}", cuda_root.join("include").display()).into()];
+    // nvcc's own options, which nvcc quotes for the host compiler: any path passes, byte for byte.
+    let mut args: Vec<OsString> = vec![joined("-I", &cuda_root.join("include"))];
     // CUDA 13 moved CCCL (Thrust, CUB, libcu++) into include/cccl, which nvcc adds by itself only for its own target
     // directories.
     let cccl = cuda_root.join("include/cccl");
     if facts.probes.exists(&cccl) {
-        args.push(format!("-isystem={}", cccl.display()).into());
+        args.push(joined("-isystem=", &cccl));
     }
     if inv.links() {
-        args.push(format!("-L{}", cuda_root.join("lib").display()).into());
+        args.push(joined("-L", &cuda_root.join("lib")));
     }
     plan.add_before(args, Reason::FromCudaRoot { platform: dir.to_string(), toolkit });
     Ok(TargetFiles::CudaRoot(cuda_root))
@@ -138,7 +141,7 @@ fn cuda_root(facts: &Facts, target: &TargetConfig) -> Result<Option<PathBuf>> {
             cuda_root.origin.error_kind(),
             format!(
                 "`[target] cuda-root` ({}, from {}) has no include/cuda_runtime.h",
-                cuda_root.display(),
+                crate::shell::path(cuda_root),
                 cuda_root.origin
             ),
         )
@@ -152,21 +155,31 @@ fn sysroot(facts: &Facts, target: &TargetConfig, plan: &mut Plan) -> Result<Opti
     if !facts.probes.exists(sysroot) {
         return Err(Error::new(
             sysroot.origin.error_kind(),
-            format!("`[target] sysroot` ({}, from {}) does not exist", sysroot.display(), sysroot.origin),
+            format!("`[target] sysroot` ({}, from {}) does not exist", crate::shell::path(sysroot), sysroot.origin),
         )
         .with_help(
             "point it at the target's root file system (with usr/include and usr/lib), or remove it to use the cross compiler's own",
         ));
     }
-    let mut args: Vec<OsString> = vec![format!("-Xcompiler=--sysroot={}", sysroot.display()).into()];
+    // Inside -X lists: checked here, so that the directories below it pass too.
+    if let Some(byte) = first_unpassable(sysroot.as_os_str().as_bytes()) {
+        return Err(Error::new(
+            sysroot.origin.error_kind(),
+            format!(
+                "`[target] sysroot` ({}, from {}) holds {byte}, which nvcc would not pass to the cross compiler unchanged",
+                crate::shell::display([sysroot.as_os_str()]),
+                sysroot.origin
+            ),
+        )
+        .with_help(UNPASSABLE_HELP));
+    }
+    let mut args: Vec<OsString> = vec![joined("-Xcompiler=--sysroot=", sysroot)];
     if facts.invocation.links() {
-        let dirs: Vec<String> = library_dirs(facts, sysroot)
-            .into_iter()
-            .filter(|d| facts.probes.exists(d))
-            .map(|d| d.display().to_string())
-            .collect();
+        let dirs: Vec<PathBuf> = library_dirs(facts, sysroot).into_iter().filter(|d| facts.probes.exists(d)).collect();
         if !dirs.is_empty() {
-            args.push(format!("-Xlinker=-rpath-link,{}", dirs.join(":")).into());
+            let mut arg = OsString::from("-Xlinker=-rpath-link,");
+            arg.push(std::env::join_paths(&dirs).expect("no colon: checked above"));
+            args.push(arg);
         }
     }
     plan.add_before(args, Reason::Sysroot { sysroot: sysroot.value.clone() });

@@ -7,11 +7,13 @@
 //! get nothing; neither does a build for any other GPU.
 
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use super::facts::Facts;
 use super::model::Plan;
 use super::Step;
+use crate::args::split::{first_unpassable, joined, UNPASSABLE_HELP};
 use crate::config::{Config, Sourced};
 use crate::error::{Error, Result};
 
@@ -44,7 +46,7 @@ impl fmt::Display for Reason {
             Reason::FirstInRunpath { dir } => write!(
                 f,
                 "`[target] cuda-compat`: the Jetson forward-compatibility libcuda in {} is found before the driver's",
-                dir.display()
+                crate::shell::path(dir)
             ),
         }
     }
@@ -68,7 +70,7 @@ impl Step for CudaCompat {
                 dir.origin.error_kind(),
                 format!(
                     "`[target] cuda-compat` ({}, from {}) has no libcuda.so or libcuda.so.1",
-                    dir.display(),
+                    crate::shell::path(dir),
                     dir.origin
                 ),
             )
@@ -81,9 +83,20 @@ impl Step for CudaCompat {
         if !facts.invocation.links() {
             return Ok(());
         }
+        if let Some(byte) = first_unpassable(dir.as_os_str().as_bytes()) {
+            return Err(Error::new(
+                dir.origin.error_kind(),
+                format!(
+                    "`[target] cuda-compat` ({}, from {}) holds {byte}, which nvcc would not pass to the linker unchanged",
+                    crate::shell::display([dir.as_os_str()]),
+                    dir.origin
+                ),
+            )
+            .with_help(UNPASSABLE_HELP));
+        }
         // First of the wrapper's additions, so that it also comes before the libstdc++ runpath and the user's own.
-        let arg = format!("-Xlinker=-rpath,{}", dir.display());
-        plan.add_first(vec![arg.into()], Reason::FirstInRunpath { dir: dir.value.clone() });
+        let arg = joined("-Xlinker=-rpath,", dir);
+        plan.add_first(vec![arg], Reason::FirstInRunpath { dir: dir.value.clone() });
         Ok(())
     }
 }

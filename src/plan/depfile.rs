@@ -46,7 +46,7 @@ impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reason::Inputs { depfiles } => {
-                let files: Vec<String> = depfiles.iter().map(|d| d.display().to_string()).collect();
+                let files: Vec<String> = depfiles.iter().map(|d| crate::shell::path(d)).collect();
                 write!(
                     f,
                     "`depfile-inputs` (on unless set to false): added to {} after nvcc ends, so that the build rebuilds when what the wrapper decided from changes",

@@ -51,7 +51,7 @@ pub fn remove(
                     ErrorKind::Request,
                     format!(
                         "cannot remove GPU target options from options file {}: it is named in ${name}, where the wrapper cannot put its contents",
-                        inv.options_files[file].path.display()
+                        crate::shell::path(&inv.options_files[file].path)
                     ),
                 )
                 .with_help(format!(

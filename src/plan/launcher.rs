@@ -43,12 +43,12 @@ impl fmt::Display for Note {
             Note::RunsThrough { launcher, origin } => write!(
                 f,
                 "nvcc runs through the launcher {} (`launcher` in {origin}): its cache key covers the final command",
-                launcher.display()
+                crate::shell::path(launcher)
             ),
             Note::KnownBad { launcher, name, version, releases, why, source } => write!(
                 f,
                 "the launcher {} is left out: {name} {version} fails with nvcc {releases}, without the wrapper too: {why} ({source}); nvcc runs without a cache",
-                launcher.display()
+                crate::shell::path(launcher)
             ),
         }
     }
@@ -86,7 +86,7 @@ impl Step for Launcher {
                 if matches!(origin, Origin::Env(_)) { "" } else { " (or set NVCC_WRAPPER_LAUNCHER to another one)" };
             return Err(Error::new(
                 ErrorKind::Launcher,
-                format!("the launcher {} (`launcher` in {origin}) {how}", setting.display()),
+                format!("the launcher {} (`launcher` in {origin}) {how}", crate::shell::path(setting)),
             )
             .with_help(format!(
                 "install it or give its full path, or remove `launcher` from {origin} to run nvcc without a cache{elsewhere}"

@@ -14,10 +14,12 @@
 
 use std::ffi::OsStr;
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 
 use super::facts::Facts;
 use super::model::Plan;
 use super::Step;
+use crate::args::split::{first_unpassable, Unpassable};
 use crate::args::{HostCompilerGiven, Phase, Role};
 use crate::compat::{placeholders, Call, Cause, CompilerFamily, Fix, Limit, Output};
 use crate::config::{Config, Sourced};
@@ -270,18 +272,16 @@ fn value(facts: &Facts, plan: &Plan, name: &str) -> std::result::Result<String, 
     let Some(value) = value else {
         return Err(Missing::Value(format!("the call has no single {what} to name")));
     };
-    match value.to_str() {
-        // nvcc splits `-X` lists at commas and hands the host compiler words through a shell; `=` would split a
-        // prefix map. A value with any of these is not passed on.
-        Some(text)
-            if !text.is_empty()
-                && !text.contains(|c: char| ",=\"'\\".contains(c) || c.is_whitespace() || c.is_control()) =>
-        {
-            Ok(text.to_string())
-        }
-        _ => Err(Missing::Value(format!(
-            "{what}, {}, holds characters nvcc or the host compiler would split it at",
-            crate::shell::display([value])
+    // The value goes inside an `-X` list, which must carry it unchanged; an `=` would also split a prefix map.
+    let unpassable =
+        first_unpassable(value.as_bytes()).or(value.as_bytes().contains(&b'=').then_some(Unpassable(b'=')));
+    let shown = crate::shell::display([value]);
+    match (value.to_str(), unpassable) {
+        (Some(""), _) => Err(Missing::Value(format!("{what} is empty"))),
+        (Some(text), None) => Ok(text.to_string()),
+        (None, None) => Err(Missing::Value(format!("{what}, {shown}, is not UTF-8"))),
+        (_, Some(byte)) => Err(Missing::Value(format!(
+            "{what}, {shown}, holds {byte}, which nvcc would not pass to the host compiler unchanged"
         ))),
     }
 }

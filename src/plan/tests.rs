@@ -422,6 +422,23 @@ fn recorded_compilers_are_not_probed() {
 }
 
 #[test]
+fn a_libstdcxx_directory_an_x_list_would_change_is_a_warning_and_no_flag() {
+    let probes = FakeProbes::debian("13.0.88");
+    let cfg = "cuda-version = \"11.8\"\n[host-compiler]\nstdenv = { path = \"/usr/bin/g++-12\", family = \"gcc\", version = \"12.2.0\", gcc-install-dir = \"/my gcc/lib/gcc/t/12\", libstdcxx-dir = \"/my gcc/lib\" }\ncandidates = [{ path = \"/usr/bin/g++-11\", family = \"gcc\", version = \"11.4.0\" }]";
+    // A compile needs no directory; a link's rpath would be split at the space, so nothing is added but -ccbin.
+    let p = plan_with(&["-c", "a.cu"], &[], cfg, &probes).unwrap();
+    assert_eq!(added(&p), ["-ccbin=/usr/bin/g++-11"]);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    let p = plan_with(&["a.cu", "-o", "a"], &[], cfg, &probes).unwrap();
+    assert_eq!(added(&p), ["-ccbin=/usr/bin/g++-11"]);
+    let [warning] = &p.warnings[..] else { panic!("{:?}", p.warnings) };
+    let Some(host_compiler::Note::LibstdcxxUnpassable { dir, .. }) = warning.get() else { panic!("{warning}") };
+    assert_eq!(dir, Path::new("/my gcc/lib"));
+    let text = warning.to_string();
+    assert!(text.contains("'/my gcc/lib'") && text.contains("a space") && text.contains("libstdcxx-dir"), "{text}");
+}
+
+#[test]
 fn nvcc_ccbin_is_passed_on_to_releases_that_ignore_it() {
     for (release, want) in
         [("11.8.89", &["-ccbin=g++-11"][..]), ("12.4.131", &["-ccbin=g++-11"]), ("12.5.40", &[]), ("13.0.88", &[])]
@@ -1054,6 +1071,22 @@ mod cross {
             ["-Xcompiler=--sysroot=/sr", "-Xlinker=-rpath-link,/sr/usr/lib/aarch64-linux-gnu:/sr/lib"]
         );
         assert_eq!(p.cross.unwrap().sysroot, Some("/sr".into()));
+    }
+
+    #[test]
+    fn paths_an_x_list_would_change_are_errors_and_others_pass_byte_for_byte() {
+        // A sysroot with a space: the compile's shell and the link would both split it.
+        let cfg = format!("{SBSA}sysroot = \"/my root\"\n");
+        let with_root = probes("13.0.88", &["sbsa-linux"]).with_files(&["/my root"]);
+        let e = plan_with(&["-c", "a.cu"], &[], &cfg, &with_root).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Config);
+        assert!(e.message.contains("'/my root'") && e.message.contains("a space"), "{e}");
+        assert!(e.help.as_deref().is_some_and(|h| h.contains("symbolic link")), "{e:?}");
+        // A CUDA root is given by nvcc's own -I and -L, which nvcc quotes: a space passes.
+        let cfg = format!("{SBSA}cuda-root = \"/store/cuda root\"\n");
+        let with_cuda = probes("13.0.88", &[]).with_files(&["/store/cuda root/include/cuda_runtime.h"]);
+        let p = plan_with(&["a.cu", "-o", "a"], &[], &cfg, &with_cuda).unwrap();
+        assert_eq!(added(&p)[1..], ["-I/store/cuda root/include", "-L/store/cuda root/lib"]);
     }
 
     fn error(

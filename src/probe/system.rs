@@ -33,7 +33,7 @@ pub trait Probes {
     /// The release of a compiler cache the wrapper runs nvcc through (`sccache --version`). Probes that know no
     /// launcher say so, and the planner then keeps the launcher.
     fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {
-        Err(format!("{} was not probed", launcher.display()))
+        Err(format!("{} was not probed", crate::shell::path(launcher)))
     }
 }
 

@@ -16,7 +16,8 @@ pub fn exit_meaning(kind: ErrorKind) -> &'static str {
         }
         ErrorKind::Environment => {
             "an `NVCC_WRAPPER_*` variable has a value the wrapper cannot use (a target, or a sysroot, CUDA root or \
-             cuda-compat directory that does not exist, included)"
+             cuda-compat directory that does not exist or, for a sysroot or cuda-compat, whose path nvcc would not \
+             pass on unchanged, included)"
         }
         ErrorKind::Request => {
             "the request cannot be built by this nvcc: a GPU capability it does not accept, two it refuses together \
@@ -44,7 +45,9 @@ pub fn exit_meaning(kind: ErrorKind) -> &'static str {
         }
         ErrorKind::Config => {
             "the configuration file is missing, unreadable (not a regular file, or larger than 1 MiB, included) or \
-             invalid, or names a `sysroot` or `cuda-root` that does not exist, or a `cuda-compat` without `libcuda.so`"
+             invalid, or names a `sysroot` or `cuda-root` that does not exist, or a `cuda-compat` without `libcuda.so`, \
+             or a `sysroot` or `cuda-compat` whose path nvcc would not pass on unchanged (a blank, comma, colon, quote \
+             or shell character)"
         }
         ErrorKind::Loop => {
             "the wrapper would run itself (a loop through other builds of the wrapper, or through a host compiler that \
@@ -266,7 +269,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         key: "[target] sysroot",
-        kind: "path; default: the cross compiler's own",
+        kind: "path of letters, digits, `/._+-@%^=` and non-ASCII bytes; default: the cross compiler's own",
         meaning: "the target's root file system: `--sysroot` for the cross compiler, its library directories as \
                   `-rpath-link` for the linker",
         example: "\"/sysroot\"",
@@ -280,7 +283,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         key: "[target] cuda-compat",
-        kind: "path",
+        kind: "path of letters, digits, `/._+-@%^=` and non-ASCII bytes",
         meaning: "Jetson: the directory of the CUDA forward-compatibility `libcuda.so`, put first in the runpath of \
                   everything nvcc links for a Jetson",
         example: "\"/compat\"",

@@ -118,12 +118,12 @@ pub fn text_for(prepared: &Prepared, asked: &str) -> String {
 /// its CUDA files and its system headers and libraries come from.
 fn cross_lines(cross: &CrossDecision, compiler: Option<&Path>) -> Vec<(&'static str, String)> {
     let files = match &cross.files {
-        TargetFiles::Toolkit(dir) => format!("{} (the toolkit's, by --target-directory)", dir.display()),
-        TargetFiles::CudaRoot(dir) => format!("{} (`[target] cuda-root`, by -I/-L)", dir.display()),
+        TargetFiles::Toolkit(dir) => format!("{} (the toolkit's, by --target-directory)", crate::shell::path(dir)),
+        TargetFiles::CudaRoot(dir) => format!("{} (`[target] cuda-root`, by -I/-L)", crate::shell::path(dir)),
         TargetFiles::Given(dir) => format!("{dir} (the command line's target directory)"),
     };
-    let compiler = compiler.map_or("given by the command line".into(), |c| c.display().to_string());
-    let sysroot = cross.sysroot.as_ref().map_or("none (the cross compiler's own)".into(), |s| s.display().to_string());
+    let compiler = compiler.map_or("given by the command line".into(), crate::shell::path);
+    let sysroot = cross.sysroot.as_ref().map_or("none (the cross compiler's own)".into(), |s| crate::shell::path(s));
     vec![
         ("target", format!("{} (cross-compiled)", cross.platform)),
         ("compiler", compiler),

@@ -105,6 +105,46 @@ fn nvcc_11_8_with_stdenv_gcc_12_picks_gcc_11_and_links_with_gcc_12s_libstdcxx() 
     run_smoke(&sb.file("prog2"));
 }
 
+/// nvcc splits the `-Xlinker` list of a link at blanks: a libstdc++ directory with a space in its name, given as an
+/// rpath, would break the link (shown with nvcc alone), so the wrapper warns and adds no libstdc++ flag.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn nvcc_11_8_warns_of_a_libstdcxx_directory_with_a_space_and_the_link_succeeds() {
+    let Some(root) = real_toolkit("11.8") else { return };
+    if !needs(&["g++-11", "g++-12"]) {
+        return;
+    }
+    let sb = RealSandbox::new(&root);
+    sb.write("kernel.cu", KERNEL_CU.replace("sum_first(v, 3)", "(int)v.size() * 2").as_str());
+    let (gcc_dir, lib_dir) = (sb.dir.path().join("gcc 12"), sb.dir.path().join("lib dir"));
+    std::os::unix::fs::symlink("/usr/lib/gcc/x86_64-linux-gnu/12", &gcc_dir).unwrap();
+    std::os::unix::fs::symlink("/usr/lib/x86_64-linux-gnu", &lib_dir).unwrap();
+    let cfg = config(
+        &sb,
+        &format!(
+            "[host-compiler]\nstdenv = {{ path = \"/usr/bin/g++-12\", family = \"gcc\", version = \"12.2.0\", gcc-install-dir = \"{}\", libstdcxx-dir = \"{}\" }}\n",
+            gcc_dir.display(),
+            lib_dir.display()
+        ),
+    );
+    // The control: the flags as they were made before, handed to nvcc alone, fail the link.
+    let mut rpath = std::ffi::OsString::from("-Xlinker=-rpath,");
+    rpath.push(&lib_dir);
+    let mut l = std::ffi::OsString::from("-L");
+    l.push(&gcc_dir);
+    let bare =
+        sb.real_nvcc().args(["-ccbin", "g++-11"]).arg(l).arg(rpath).args(["kernel.cu", "-o", "bare"]).output().unwrap();
+    assert!(!bare.status.success(), "expected the split rpath to fail the link");
+    assert!(stderr(&bare).contains("cannot find dir"), "{}", stderr(&bare));
+    // Through the wrapper: g++-11, no libstdc++ flag, one warning naming the directory; the link succeeds.
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &cfg).args(["kernel.cu", "-o", "prog"]).output().unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(&format!("'{}'", lib_dir.display())) && err.contains("holds a space"), "{err}");
+    assert_eq!(err.matches("nvcc-wrapper: warning:").count(), 1, "{err}");
+    assert!(run_smoke(&sb.file("prog")).contains("sum 6"));
+}
+
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn nvcc_12_4_with_stdenv_clang_19_picks_clang_16_with_gcc_12s_libstdcxx() {

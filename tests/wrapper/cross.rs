@@ -158,3 +158,45 @@ fn doctor_and_explain_show_the_target_its_compiler_and_files() {
         }
     }
 }
+
+#[test]
+fn target_paths_reach_nvcc_byte_for_byte_or_are_refused_by_name() {
+    use std::os::unix::ffi::OsStrExt;
+    // A sysroot whose name is not UTF-8 reaches the cross compiler exactly.
+    let (sb, _) = cross_sandbox(&["sbsa-linux"], SBSA);
+    let latin1 = sb.dir.path().join(std::ffi::OsStr::from_bytes(b"root-\xe9"));
+    std::fs::create_dir_all(&latin1).unwrap();
+    sb.nvcc().env("NVCC_WRAPPER_TARGET_SYSROOT", &latin1).args(["-c", "k.cu"]).assert().success();
+    let mut want = b"-Xcompiler=--sysroot=".to_vec();
+    want.extend_from_slice(latin1.as_os_str().as_bytes());
+    assert!(sb.recorded().argv.contains(&want), "{:?}", sb.recorded().args());
+
+    // A sysroot or cuda-compat directory with a space: nvcc would split it, so the call stops, naming it; the file's
+    // setting is exit 78, the variable's 64.
+    let (sb, _) = cross_sandbox(&["aarch64-linux"], "");
+    let spaced = sb.dir.path().join("my root");
+    std::fs::create_dir_all(&spaced).unwrap();
+    sb.write("my root/libcuda.so", "");
+    let jetson = "[target]\nsystem = \"aarch64-linux\"\nplatform = \"jetson\"\n";
+    let config = std::fs::read_to_string(&sb.config).unwrap().replace("reproducible = false\n", "");
+    for (key, variable) in
+        [("sysroot", "NVCC_WRAPPER_TARGET_SYSROOT"), ("cuda-compat", "NVCC_WRAPPER_TARGET_CUDA_COMPAT")]
+    {
+        let in_file = format!(
+            "reproducible = false\ncuda-version = \"12.4\"\n{jetson}{key} = \"{}\"\n{config}",
+            spaced.display()
+        );
+        std::fs::write(&sb.config, in_file).unwrap();
+        let out = sb.nvcc().args(["k.o", "-o", "app"]).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(78), "{err}");
+        assert!(err.contains(&format!("`[target] {key}` ('{}'", spaced.display())) && err.contains("a space"), "{err}");
+        assert!(err.contains("help: ") && err.contains("symbolic link"), "{err}");
+        std::fs::write(&sb.config, format!("reproducible = false\ncuda-version = \"12.4\"\n{jetson}{config}")).unwrap();
+        let out = sb.nvcc().env(variable, &spaced).args(["k.o", "-o", "app"]).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(64), "{err}");
+        assert!(err.contains(&format!("${variable}")) && err.contains("a space"), "{err}");
+        assert!(!sb.ran(), "nvcc ran with {key} {}", spaced.display());
+    }
+}

@@ -85,7 +85,7 @@ impl Compilers<'_, '_> {
     /// machine is needed too, so an entry that does not record it is probed.
     fn known(&self, entry: &CompilerEntry) -> Result<Known, String> {
         let Some(path) = self.facts.probes.resolve(&entry.path) else {
-            return Err(format!("{} is not an executable here", entry.path.display()));
+            return Err(format!("{} is not an executable here", crate::shell::path(&entry.path)));
         };
         let target_needed = self.facts.cross && entry.target.is_none();
         match (entry.family, entry.version) {

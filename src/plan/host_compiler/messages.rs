@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::args::split::Unpassable;
 use crate::compat::Accepts;
 use crate::probe::compiler::Known;
 use crate::version::Version;
@@ -48,6 +49,13 @@ pub enum Note {
         stdenv: Known,
         chosen: Known,
         why: String,
+    },
+    /// A warning: the stdenv's libstdc++ is in a directory nvcc would not pass on unchanged.
+    LibstdcxxUnpassable {
+        stdenv: Known,
+        chosen: Known,
+        dir: PathBuf,
+        byte: Unpassable,
     },
     /// A warning: `$NVCC_CCBIN` that a release before 12.5 ignores, and that would break the build if passed on.
     NvccCcbinIgnored {
@@ -135,6 +143,11 @@ impl fmt::Display for Note {
                 f,
                 "cannot find the libstdc++ of the stdenv compiler {stdenv} ({why}): objects it built may not link with {chosen}'s"
             ),
+            Note::LibstdcxxUnpassable { stdenv, chosen, dir, byte } => write!(
+                f,
+                "the libstdc++ of the stdenv compiler {stdenv} is in {}, which holds {byte}: nvcc would not pass that to {chosen} unchanged in an -Xcompiler or -Xlinker list, so it is not named, and objects the stdenv compiler built may not link with {chosen}'s (the stdenv entry's `gcc-install-dir` and `libstdcxx-dir` can name the directories by paths without it: symbolic links will do)",
+                crate::shell::display([dir.as_os_str()])
+            ),
             Note::NvccCcbinIgnored { value, why, release, first } => {
                 write!(f, "$NVCC_CCBIN={value} ")?;
                 match why {
@@ -190,7 +203,7 @@ impl fmt::Display for Reason {
             Reason::SharedLibstdcxx { chosen, gcc_install_dir } => write!(
                 f,
                 "{chosen} is not the stdenv compiler: use the stdenv's libstdc++ from {} so objects of both link and run",
-                gcc_install_dir.display()
+                crate::shell::path(gcc_install_dir)
             ),
         }
     }

@@ -272,13 +272,19 @@ fn share_libstdcxx(compilers: &Compilers, chosen: &Known, stdenv: &Known, plan: 
             return;
         }
     };
-    let flags = libstdcxx_flags(chosen, &dirs, facts.invocation.links());
+    let flags = match libstdcxx_flags(chosen, &dirs, facts.invocation.links()) {
+        Ok(flags) => flags,
+        Err((dir, byte)) => {
+            plan.warn(Note::LibstdcxxUnpassable { stdenv: stdenv.clone(), chosen: chosen.clone(), dir, byte });
+            return;
+        }
+    };
     if let Some(decision) = plan.host.as_mut() {
         decision.libstdcxx_dir = Some(dirs.runtime_dir.clone());
     }
     if !flags.is_empty() {
         let why = Reason::SharedLibstdcxx { chosen: chosen.clone(), gcc_install_dir: dirs.gcc_install_dir.clone() };
-        plan.add_before(flags.into_iter().map(Into::into).collect(), why);
+        plan.add_before(flags, why);
     }
 }
 

@@ -2,6 +2,11 @@
 //! choose (`choose`), and the flags that point another compiler at the stdenv compiler's libstdc++
 //! (`libstdcxx_flags`). The step (`super`) finds the compilers and says what it chose.
 
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::args::split::{first_unpassable, joined, Unpassable};
 use crate::compat::{Accepts, CompilerFamily};
 use crate::probe::compiler::{Known, StdenvLibstdcxx};
 
@@ -53,28 +58,38 @@ pub fn choose(
 }
 
 /// Flags that make a compile or link by `chosen` use the stdenv compiler's libstdc++ (measured on nvcc 11.8 with
-/// g++-11 against objects of g++-12, docs/nvcc-facts.md#sharing-libstdc-with-the-main-compiler): for GCC, its library directory first on the link and an
-/// rpath to its `libstdc++.so.6`; for Clang, the stdenv's GCC installation for headers and library alike
-/// (`--gcc-install-dir` from Clang 16, `--gcc-toolchain` before), plus the same rpath. `-Xcompiler` options reach
-/// every host-compiler call nvcc makes, the final link included.
-pub fn libstdcxx_flags(chosen: &Known, stdenv: &StdenvLibstdcxx, links: bool) -> Vec<String> {
+/// g++-11 against objects of g++-12, docs/nvcc-facts.md#sharing-libstdc-with-the-main-compiler): for GCC, its library
+/// directory first on the link and an rpath to its `libstdc++.so.6`; for Clang, the stdenv's GCC installation for
+/// headers and library alike (`--gcc-install-dir` from Clang 16, `--gcc-toolchain` before), plus the same rpath.
+/// `-Xcompiler` options reach every host-compiler call nvcc makes, the final link included. Paths are written byte
+/// for byte; a directory that an `-X` list cannot carry unchanged is the error, and no flag is made.
+pub fn libstdcxx_flags(
+    chosen: &Known,
+    stdenv: &StdenvLibstdcxx,
+    links: bool,
+) -> Result<Vec<OsString>, (PathBuf, Unpassable)> {
+    let in_list = |prefix: &str, dir: &Path| match first_unpassable(dir.as_os_str().as_bytes()) {
+        None => Ok(joined(prefix, dir)),
+        Some(byte) => Err((dir.to_path_buf(), byte)),
+    };
     let mut flags = Vec::new();
     match chosen.family {
         CompilerFamily::Clang if chosen.version.major >= 16 => {
-            flags.push(format!("-Xcompiler=--gcc-install-dir={}", stdenv.gcc_install_dir.display()));
+            flags.push(in_list("-Xcompiler=--gcc-install-dir=", &stdenv.gcc_install_dir)?);
         }
         CompilerFamily::Clang => {
             // PREFIX/lib/gcc/TRIPLE/VERSION -> PREFIX, which is what --gcc-toolchain takes.
             let prefix = stdenv.gcc_install_dir.ancestors().nth(4).unwrap_or(&stdenv.gcc_install_dir);
-            flags.push(format!("-Xcompiler=--gcc-toolchain={}", prefix.display()));
+            flags.push(in_list("-Xcompiler=--gcc-toolchain=", prefix)?);
         }
-        CompilerFamily::Gcc if links => flags.push(format!("-L{}", stdenv.gcc_install_dir.display())),
+        // nvcc's own option, which nvcc quotes for the host compiler: any path passes.
+        CompilerFamily::Gcc if links => flags.push(joined("-L", &stdenv.gcc_install_dir)),
         CompilerFamily::Gcc => {}
     }
     if links {
-        flags.push(format!("-Xlinker=-rpath,{}", stdenv.runtime_dir.display()));
+        flags.push(in_list("-Xlinker=-rpath,", &stdenv.runtime_dir)?);
     }
-    flags
+    Ok(flags)
 }
 
 #[cfg(test)]
@@ -128,8 +143,32 @@ mod tests {
             ),
         ];
         for (chosen, links, want) in rows {
-            assert_eq!(libstdcxx_flags(chosen, &dirs(), *links), *want, "{chosen} links={links}");
+            assert_eq!(libstdcxx_flags(chosen, &dirs(), *links).unwrap(), *want, "{chosen} links={links}");
         }
+    }
+
+    #[test]
+    fn libstdcxx_flags_write_paths_exactly_and_refuse_what_an_x_list_would_change() {
+        use std::os::unix::ffi::OsStringExt;
+        let spaced = StdenvLibstdcxx {
+            gcc_install_dir: "/opt/my gcc/lib/gcc/x/12".into(),
+            runtime_dir: "/opt/my gcc/lib64".into(),
+        };
+        let g11 = k("g++-11", Gcc, "11.3.0");
+        // A GCC compile gets nothing; a GCC link's -L is nvcc's own option, which carries a space; its rpath cannot.
+        assert_eq!(libstdcxx_flags(&g11, &spaced, false), Ok(vec![]));
+        assert_eq!(libstdcxx_flags(&g11, &spaced, true), Err(("/opt/my gcc/lib64".into(), Unpassable(b' '))));
+        let clang = k("clang++-16", Clang, "16.0.6");
+        assert_eq!(libstdcxx_flags(&clang, &spaced, false), Err(("/opt/my gcc/lib/gcc/x/12".into(), Unpassable(b' '))));
+        // Bytes that are not UTF-8 pass, exactly.
+        let raw = |bytes: &[u8]| PathBuf::from(OsString::from_vec(bytes.to_vec()));
+        let latin1 =
+            StdenvLibstdcxx { gcc_install_dir: raw(b"/opt/gcc-\xe9/12"), runtime_dir: raw(b"/opt/gcc-\xe9/lib") };
+        let want = vec![
+            OsString::from_vec(b"-L/opt/gcc-\xe9/12".to_vec()),
+            OsString::from_vec(b"-Xlinker=-rpath,/opt/gcc-\xe9/lib".to_vec()),
+        ];
+        assert_eq!(libstdcxx_flags(&g11, &latin1, true), Ok(want));
     }
 
     #[test]

@@ -175,7 +175,7 @@ impl ProbeCache {
         let dir = match &self.dir {
             Ok(dir) => dir,
             Err(why) => {
-                debug!("probe cache off ({why}): probing {} {}", T::KIND, program.display());
+                debug!("probe cache off ({why}): probing {} {}", T::KIND, crate::shell::path(program));
                 return probe().map(|v| (v, false));
             }
         };
@@ -184,7 +184,7 @@ impl ProbeCache {
             Err(e) => {
                 debug!(
                     "probe cache: cannot identify {} ({e}): probing {} without the cache",
-                    program.display(),
+                    crate::shell::path(program),
                     T::KIND
                 );
                 return probe().map(|v| (v, false));
@@ -193,14 +193,19 @@ impl ProbeCache {
         let file = dir.join(entry_name(T::KIND, program));
         match read(&file, &key) {
             Ok(Ok(value)) => {
-                debug!("probe cache: {} {} from {}", T::KIND, program.display(), file.display());
+                debug!("probe cache: {} {} from {}", T::KIND, crate::shell::path(program), crate::shell::path(&file));
                 return Ok((value, true));
             }
             Ok(Err(kept)) => {
-                debug!("probe cache: {} {}: a failure kept in {}", T::KIND, program.display(), file.display());
+                debug!(
+                    "probe cache: {} {}: a failure kept in {}",
+                    T::KIND,
+                    crate::shell::path(program),
+                    crate::shell::path(&file)
+                );
                 return Err(E::remembered(kept.message, kept.stopped, kept.age));
             }
-            Err(miss) => debug!("probe cache: {} {}: {miss}: probing it", T::KIND, program.display()),
+            Err(miss) => debug!("probe cache: {} {}: {miss}: probing it", T::KIND, crate::shell::path(program)),
         }
         let found = probe();
         let fields = match &found {
@@ -209,9 +214,9 @@ impl ProbeCache {
             Err(_) => return found.map(|v| (v, false)),
         };
         if key.too_new() {
-            debug!("probe cache: {} changed in the last {TOO_NEW:?}: not kept", program.display());
+            debug!("probe cache: {} changed in the last {TOO_NEW:?}: not kept", crate::shell::path(program));
         } else if let Err(e) = write(dir, &file, &encode(&key, fields)) {
-            debug!("probe cache: cannot write {} ({e}): the answer is not kept", file.display());
+            debug!("probe cache: cannot write {} ({e}): the answer is not kept", crate::shell::path(&file));
         } else {
             crate::evict::now_and_then(dir, &PROBE_CACHE);
         }
