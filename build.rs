@@ -109,7 +109,7 @@ macro_rules! emit_enum {
     };
 }
 
-emit_enum!(Kind, Same, Form, Cause, Call, CompilerFamily, Output);
+emit_enum!(Kind, Same, Form, Cause, Call, CompilerFamily, Output, LauncherCall);
 
 impl<T: Emit> Emit for Option<T> {
     fn emit(&self) -> String {

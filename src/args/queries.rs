@@ -41,6 +41,17 @@ impl Invocation {
         self.phase() == Phase::Link && !self.inputs.is_empty() && !self.compiles_sources()
     }
 
+    /// Whether the user asks for device link-time optimisation: `-dlto` or `-lto` anywhere, or a GPU target that
+    /// names an `lto_` code (`-gencode=arch=compute_86,code=lto_86`, `-arch=lto_86`).
+    pub fn asks_device_lto(&self) -> bool {
+        self.with_role(Role::DeviceLto).next().is_some() || self.names_lto_codes()
+    }
+
+    /// Whether a GPU target the user gave names an `lto_` code.
+    pub fn names_lto_codes(&self) -> bool {
+        self.gpu_targets().any(|f| f.value.as_deref().is_some_and(|v| v.to_string_lossy().contains("lto_")))
+    }
+
     /// The host LTO option this call gives the host compiler (`-flto`, `-flto=auto`, `-flto=thin` ...), as the user
     /// wrote its `-Xcompiler`, unless a later `-fno-lto` turns it off. The value is a list, split as nvcc splits it.
     pub fn host_lto(&self) -> Option<String> {

@@ -38,7 +38,7 @@ pub use host_compilers::{Accepts, CompilerFamily, HostCompilerTable, FIRST_HONOU
 pub use launchers::LauncherTable;
 pub use platforms::PlatformTable;
 pub use reproducible::{placeholders, ReproducibleTable};
-pub use schema::{Call, CapabilityInfo, Cause, Fix, Form, Limit, Output, Platform};
+pub use schema::{Call, CapabilityInfo, Cause, Fix, Form, LauncherCall, Limit, Output, Platform};
 
 use crate::version::Version;
 use std::borrow::Cow;

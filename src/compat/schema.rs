@@ -123,6 +123,8 @@ schema! {
         /// The NVCC releases it fails with.
         pub first_cuda: Version,
         pub last_cuda: Option<Version>,
+        /// Only for these kinds of call; absent: every call.
+        pub calls: Option<Cow<'static, [LauncherCall]>>,
         pub why: Text,
         /// Where it was seen.
         pub source: Text,
@@ -250,6 +252,17 @@ pub enum Cause {
     LauncherTemporaryDirectory,
     /// A source read from standard input is named after a temporary file.
     StdinInput,
+}
+
+/// A kind of nvcc call a launcher fails on (launchers.toml's `calls`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LauncherCall {
+    /// A compile (`-c`, `-dc`, `-dw`) or `-fatbin` that writes device-LTO intermediates (`-dlto`, `-lto`,
+    /// `code=lto_XY`).
+    DeviceLto,
+    /// `-fatbin`.
+    Fatbin,
 }
 
 /// The kind of nvcc call a fix applies to (reproducible.toml's `calls`).

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use super::facts::Facts;
 use super::model::Plan;
 use super::{edit, Step};
-use crate::args::{Channel, HostCompilerGiven};
-use crate::compat::FIRST_HONOURING_NVCC_CCBIN;
+use crate::args::{Channel, HostCompilerGiven, Invocation, Phase};
+use crate::compat::{LauncherCall, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, Origin, Sourced};
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
@@ -137,15 +137,20 @@ fn fold_env_channels(facts: &Facts, plan: &mut Plan) {
     }
 }
 
-/// The note saying why this launcher is left out for this release, when a row of the table says so.
+/// The note saying why this launcher is left out for this release and call, when a row of the table says so.
 fn known_bad(facts: &Facts, path: &Path, name: &str) -> Option<Note> {
     let release = facts.release.version()?;
     let version = facts.probes.launcher_version(path).ok()?;
-    let row = facts.compat.launchers.known_bad(name, version, release)?;
-    let releases = match row.last_cuda {
+    let kinds = call_kinds(facts.invocation);
+    let row = facts.compat.launchers.known_bad(name, version, release, &kinds)?;
+    let mut releases = match row.last_cuda {
         Some(last) => format!("{} to {last}", row.first_cuda),
         None => format!("{} and later", row.first_cuda),
     };
+    if let Some(calls) = &row.calls {
+        let named: Vec<&str> = calls.iter().filter(|c| kinds.contains(c)).map(|c| describe(*c)).collect();
+        releases.push_str(&format!(" in {}", named.join(" and ")));
+    }
     Some(Note::KnownBad {
         launcher: path.to_path_buf(),
         name: name.to_string(),
@@ -154,4 +159,24 @@ fn known_bad(facts: &Facts, path: &Path, name: &str) -> Option<Note> {
         why: row.why.to_string(),
         source: row.source.to_string(),
     })
+}
+
+/// The kinds of call the table's rows may name that this call is.
+fn call_kinds(inv: &Invocation) -> Vec<LauncherCall> {
+    let fatbin = inv.phase_option().is_some_and(|p| p.spec.long == "fatbin");
+    let mut kinds = Vec::new();
+    if (inv.phase() == Phase::Compile || fatbin) && inv.asks_device_lto() {
+        kinds.push(LauncherCall::DeviceLto);
+    }
+    if fatbin {
+        kinds.push(LauncherCall::Fatbin);
+    }
+    kinds
+}
+
+fn describe(call: LauncherCall) -> &'static str {
+    match call {
+        LauncherCall::DeviceLto => "a compile that writes device-LTO intermediates",
+        LauncherCall::Fatbin => "a `-fatbin` call",
+    }
 }

@@ -494,6 +494,58 @@ fn sccache_0_16_is_left_out_for_nvcc_13_5_and_the_build_succeeds() {
     assert_eq!(sccache.stats(&sb).2, 0, "sccache took no compile");
 }
 
+/// sccache 0.16 with nvcc 11.8 to 13.2 fails by itself on every device-LTO compile and now and then on a `-fatbin`
+/// with two machine-code targets: through the wrapper those calls run without it (and succeed, five times over for
+/// the `-fatbin`), while the plain compile of the same build still goes through sccache.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn sccache_0_16_is_left_out_of_the_calls_it_fails_on_with_nvcc_12_4() {
+    let (Some(root), Some(cuobjdump)) = (real_toolkit("12.4"), real_tool("cuobjdump")) else { return };
+    let sb = RealSandbox::new(&root);
+    let Some(sccache) = Sccache::new(sb.dir.path()) else { return };
+    sb.write("k.cu", KERNEL);
+    sb.write(
+        "config.toml",
+        &format!("launcher = \"{}\"\n[gpu]\ncapabilities = [\"8.0\", \"8.6\"]\n", sccache.program.display()),
+    );
+    let version = stdout(&sccache.command(&sb).arg("--version").output().unwrap());
+    if !version.starts_with("sccache 0.16.") {
+        return;
+    }
+    // Without the wrapper, the device-LTO compile fails every time: the reason for the row.
+    let out = sccache
+        .command(&sb)
+        .arg(root.join("bin/nvcc"))
+        .args(["-dc", "-gencode=arch=compute_86,code=lto_86", "k.cu", "-o", "direct.o"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "sccache 0.16 made a device-LTO object on 12.4: the known-bad row is out of date");
+    assert!(stderr(&out).contains("Could not open input file"), "{}", stderr(&out));
+
+    let wrapped = |args: &[&str]| {
+        let mut cmd = sb.nvcc();
+        sccache.env(&mut cmd).env("NVCC_WRAPPER_CONFIG", sb.file("config.toml")).env("NVCC_WRAPPER_LOG", "debug");
+        sccache.zero(&sb);
+        let out = cmd.args(args).output().unwrap();
+        let log = stderr(&out);
+        assert!(out.status.success(), "{args:?}: {log}");
+        (log, sccache.stats(&sb).2)
+    };
+    let (log, requests) = wrapped(&["-dc", "-dlto", "k.cu", "-o", "k.lto.o"]);
+    assert!(log.contains("fails with nvcc 11.8 to 13.2 in a compile that writes device-LTO intermediates"), "{log}");
+    assert_eq!(requests, 0, "sccache took the device-LTO compile");
+    assert_eq!(embedded(&cuobjdump, &sb.file("k.lto.o")), set(&["lto sm_80", "lto sm_86"]));
+    for n in 0..5 {
+        let (log, requests) = wrapped(&["-fatbin", "k.cu", "-o", "k.fatbin"]);
+        assert!(log.contains("in a `-fatbin` call"), "{n}: {log}");
+        assert_eq!(requests, 0, "{n}: sccache took the -fatbin");
+        assert_eq!(embedded(&cuobjdump, &sb.file("k.fatbin")), set(&["sm_80", "sm_86"]), "{n}");
+    }
+    let (log, requests) = wrapped(&["-c", "k.cu", "-o", "k.o"]);
+    assert!(!log.contains("is left out"), "{log}");
+    assert_eq!(requests, 1, "the plain compile went through sccache");
+}
+
 /// A program the test started, stopped by its pid when dropped.
 struct Started(std::process::Child);
 

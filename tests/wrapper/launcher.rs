@@ -150,6 +150,44 @@ fn a_launcher_known_to_fail_with_this_release_is_left_out_with_a_note() {
     assert!(launcher_args(&sb, "sccache").is_some());
 }
 
+/// sccache 0.16 with nvcc 11.8 to 13.2 fails by itself on device-LTO compiles and, now and then, on `-fatbin`: those
+/// calls run without it; the others of the same build keep it.
+#[test]
+fn a_launcher_known_to_fail_on_some_calls_is_left_out_of_those_only() {
+    let sb = Sandbox::new();
+    let sccache = fake_launcher(&sb, "sccache", "0.16.0");
+    let cases: &[(&[&str], Option<&str>)] = &[
+        (&["-c", "k.cu"], None),
+        (&["-dc", "k.cu"], None),
+        (&["-dlto", "k.o", "-o", "app"], None),
+        (&["-dc", "-dlto", "k.cu"], Some("in a compile that writes device-LTO intermediates")),
+        (&["-c", "-rdc=true", "-gencode=arch=compute_86,code=lto_86", "k.cu"], Some("device-LTO")),
+        (&["-fatbin", "k.cu"], Some("in a `-fatbin` call")),
+        (&["-fatbin", "-dlto", "k.cu"], Some("in a compile that writes device-LTO intermediates")),
+    ];
+    for (args, left_out) in cases {
+        let _ = std::fs::remove_file(sb.dir.path().join("sccache.args"));
+        let out = sb
+            .nvcc()
+            .env("NVCC_WRAPPER_LAUNCHER", &sccache)
+            .env("NVCC_WRAPPER_LOG", "debug")
+            .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.dir.path().join("probes"))
+            .args(*args)
+            .output()
+            .unwrap();
+        let log = stderr(&out);
+        assert!(out.status.success(), "{args:?}: {log}");
+        match left_out {
+            None => assert!(launcher_args(&sb, "sccache").is_some(), "{args:?}: sccache left out: {log}"),
+            Some(words) => {
+                assert!(launcher_args(&sb, "sccache").is_none(), "{args:?}: sccache ran");
+                let said = "is left out: sccache 0.16.0 fails with nvcc 11.8 to 13.2 ";
+                assert!(log.contains(said) && log.contains(words), "{args:?}: {log}");
+            }
+        }
+    }
+}
+
 /// ccache does not read `NVCC_PREPEND_FLAGS` / `NVCC_APPEND_FLAGS`: in launcher mode their tokens go onto the command
 /// line where nvcc would put them (first and last), and the variables reach nvcc empty.
 #[test]

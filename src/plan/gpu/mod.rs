@@ -186,7 +186,7 @@ impl Step for Gpu {
             plan.note(Note::Respected { given: inv.describe(&given) });
             return Ok(());
         }
-        if let Some(lto) = DeviceLto::of(inv, &given) {
+        if let Some(lto) = DeviceLto::of(inv) {
             return decide_lto(facts, gpu.arch_flags, plan, &expansion, &given, lto, release);
         }
         if let Some(phase) = single_output_conflict(inv, &expansion) {
@@ -367,7 +367,7 @@ enum DeviceLto {
 
 impl DeviceLto {
     /// `Some` when the call asks for device LTO: `-dlto`/`-lto` anywhere, or (when compiling) given `lto_` codes.
-    fn of(inv: &Invocation, given: &[&Found]) -> Option<DeviceLto> {
+    fn of(inv: &Invocation) -> Option<DeviceLto> {
         let shape = match inv.phase() {
             Phase::Compile | Phase::Lib => DeviceLto::Compile,
             Phase::DeviceLink => DeviceLto::Link,
@@ -376,8 +376,7 @@ impl DeviceLto {
             Phase::Preprocess | Phase::DeviceOnly => DeviceLto::Other,
         };
         let flag = inv.with_role(Role::DeviceLto).next().is_some();
-        let lto_codes = given.iter().any(|f| f.value.as_deref().is_some_and(|v| v.to_string_lossy().contains("lto_")));
-        (flag || (lto_codes && shape == DeviceLto::Compile)).then_some(shape)
+        (flag || (inv.names_lto_codes() && shape == DeviceLto::Compile)).then_some(shape)
     }
 }
 
