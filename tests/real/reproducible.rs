@@ -1,6 +1,6 @@
 //! Reproducible builds: the same sources, built twice through the wrapper, give the same bytes (issue 23). Against
-//! every real NVCC release 11.8 to 13.5, with GCC and with Clang host compilers, for aarch64 Arm servers and a
-//! Jetson-shaped target, and device LTO. The two builds differ the way two builds of one package differ: every nvcc has another process id
+//! every real NVCC release 11.8 to 13.5, with GCC and with Clang host compilers, for aarch64 Arm servers, a
+//! Jetson-shaped target and ppc64le (11.8 and 12.4), and device LTO. The two builds differ the way two builds of one package differ: every nvcc has another process id
 //! (they differ anyway), each build has a TMPDIR of its own, and they run in two build directories with the same
 //! relative paths. What nvcc itself ties to its working directory (device debug info and line tables, which name it
 //! in DW_AT_comp_dir, and device-LTO intermediates) is compared between two builds in one directory, as Nix builds
@@ -9,7 +9,8 @@
 //!
 //! Every output of every release is compared before the test fails, so that one failure lists them all, with the
 //! first ELF section (or archive member header) that differs. Needs real NVCC 11.8, 12.4 and 13.0 to 13.5, g++-11,
-//! g++-12, clang++-14, clang++-16, clang++-19, the aarch64 cross compilers and target files, sha256sum and ar.
+//! g++-12, clang++-14, clang++-16, clang++-19, the aarch64 and ppc64le cross compilers and target files, sha256sum
+//! and ar.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -107,7 +108,7 @@ fn clang_steps() -> Vec<Step> {
     ]
 }
 
-/// A cross build: objects, a device link and a linked aarch64 program.
+/// A cross build: objects, a device link and a linked aarch64 or ppc64le program.
 fn cross_steps() -> Vec<Step> {
     use Place::*;
     vec![
@@ -292,13 +293,18 @@ fn native_config(root: &Path, compiler: &Path, family: &str, release: &str) -> S
     )
 }
 
-/// The config of an aarch64 cross build.
-fn cross_config(root: &Path, platform: &str, compiler: &str, capability: &str) -> String {
+/// The config of a cross build: `target` is the `[target]` table's keys.
+fn cross_config(root: &Path, target: &str, compiler: &str, capability: &str) -> String {
     format!(
-        "nvcc = \"{}\"\n\n[target]\nsystem = \"aarch64-linux\"\nplatform = \"{platform}\"\n\n\
-         [target.host-compiler]\nstdenv = \"/usr/bin/{compiler}\"\n\n[gpu]\ncapabilities = [\"{capability}\"]\n",
+        "nvcc = \"{}\"\n\n[target]\n{target}\n\n[target.host-compiler]\nstdenv = \"/usr/bin/{compiler}\"\n\n\
+         [gpu]\ncapabilities = [\"{capability}\"]\n",
         root.join("bin/nvcc").display()
     )
+}
+
+/// The `[target]` keys of an aarch64 build for `platform`.
+fn aarch64(platform: &str) -> String {
+    format!("system = \"aarch64-linux\"\nplatform = \"{platform}\"")
 }
 
 /// The host compilers each release accepts here.
@@ -340,16 +346,28 @@ fn every_release_builds_every_output_kind_bit_identically_twice() {
             if let Some(root) = real_cross_target(&format!("sbsa-{release}")) {
                 setups.push(Setup {
                     label: format!("{release} sbsa {cross}"),
-                    config: cross_config(&root, "sbsa", cross, server),
+                    config: cross_config(&root, &aarch64("sbsa"), cross, server),
                     root,
                     steps: cross_steps(),
                 });
+            }
+            // ppc64le: the last releases that ship it, with their own cross GCC.
+            let ppc = if release == "11.8" { "powerpc64le-linux-gnu-g++-11" } else { "powerpc64le-linux-gnu-g++" };
+            if release != "13.5" && real_program(ppc).is_some() {
+                if let Some(root) = real_cross_target(&format!("ppc64le-{release}")) {
+                    setups.push(Setup {
+                        label: format!("{release} ppc64le {ppc}"),
+                        config: cross_config(&root, "system = \"powerpc64le-linux\"", ppc, "8.6"),
+                        root,
+                        steps: cross_steps(),
+                    });
+                }
             }
             if release == "12.4" {
                 if let Some(root) = real_cross_target("jetson-12.4") {
                     setups.push(Setup {
                         label: format!("{release} jetson {cross}"),
-                        config: cross_config(&root, "jetson", cross, "8.7"),
+                        config: cross_config(&root, &aarch64("jetson"), cross, "8.7"),
                         root,
                         steps: cross_steps(),
                     });
