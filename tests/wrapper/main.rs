@@ -14,6 +14,7 @@ mod docs;
 mod fatbin;
 mod fuzz_corpus;
 mod gpu;
+mod host_compiler;
 mod hostile;
 mod launcher;
 mod passthrough;
