@@ -592,6 +592,16 @@ fn paths_that_are_not_utf8_are_shown_exactly() {
     let out = sb.nvcc().arg("-optf").arg(missing).args(["-c", "k.cu"]).output().unwrap();
     assert_eq!(out.status.code(), Some(66));
     assert!(!stderr(&out).contains('\u{fffd}') && stderr(&out).contains("o\\xff.opt"), "{}", stderr(&out));
+    // Errors that name a configured path: an invalid config file, a launcher that is not there.
+    let bad = sb.dir.path().join(std::ffi::OsStr::from_bytes(b"bad\xfd.toml"));
+    std::fs::write(&bad, "cuda-version = 12\n").unwrap();
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &bad).args(["-c", "k.cu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(78));
+    assert!(!stderr(&out).contains('\u{fffd}') && stderr(&out).contains("bad\\xfd.toml"), "{}", stderr(&out));
+    let gone = sb.dir.path().join(std::ffi::OsStr::from_bytes(b"cache\xfc"));
+    let out = sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", &gone).args(["-c", "k.cu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(72));
+    assert!(!stderr(&out).contains('\u{fffd}') && stderr(&out).contains("cache\\xfc"), "{}", stderr(&out));
 }
 
 /// Item 10: a `-ccbin` script that calls nvcc again was stopped after 8 levels with a help that blamed PATH or the
