@@ -12,13 +12,12 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::facts::Facts;
 use super::model::{CrossDecision, Plan, TargetFiles};
 use super::Step;
-use crate::args::split::{first_unpassable, joined, UNPASSABLE_HELP};
+use crate::args::split::joined;
 use crate::config::{Config, TargetConfig};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -162,17 +161,7 @@ fn sysroot(facts: &Facts, target: &TargetConfig, plan: &mut Plan) -> Result<Opti
         ));
     }
     // Inside -X lists: checked here, so that the directories below it pass too.
-    if let Some(byte) = first_unpassable(sysroot.as_os_str().as_bytes()) {
-        return Err(Error::new(
-            sysroot.origin.error_kind(),
-            format!(
-                "`[target] sysroot` ({}, from {}) holds {byte}, which nvcc would not pass to the cross compiler unchanged",
-                crate::shell::display([sysroot.as_os_str()]),
-                sysroot.origin
-            ),
-        )
-        .with_help(UNPASSABLE_HELP));
-    }
+    super::passable("[target] sysroot", sysroot, "the cross compiler")?;
     let mut args: Vec<OsString> = vec![joined("-Xcompiler=--sysroot=", sysroot)];
     if facts.invocation.links() {
         let dirs: Vec<PathBuf> = library_dirs(facts, sysroot).into_iter().filter(|d| facts.probes.exists(d)).collect();

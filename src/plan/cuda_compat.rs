@@ -7,13 +7,12 @@
 //! get nothing; neither does a build for any other GPU.
 
 use std::fmt;
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use super::facts::Facts;
 use super::model::Plan;
 use super::Step;
-use crate::args::split::{first_unpassable, joined, UNPASSABLE_HELP};
+use crate::args::split::joined;
 use crate::config::{Config, Sourced};
 use crate::error::{Error, Result};
 
@@ -83,17 +82,7 @@ impl Step for CudaCompat {
         if !facts.invocation.links() {
             return Ok(());
         }
-        if let Some(byte) = first_unpassable(dir.as_os_str().as_bytes()) {
-            return Err(Error::new(
-                dir.origin.error_kind(),
-                format!(
-                    "`[target] cuda-compat` ({}, from {}) holds {byte}, which nvcc would not pass to the linker unchanged",
-                    crate::shell::display([dir.as_os_str()]),
-                    dir.origin
-                ),
-            )
-            .with_help(UNPASSABLE_HELP));
-        }
+        super::passable("[target] cuda-compat", dir, "the linker")?;
         // First of the wrapper's additions, so that it also comes before the libstdc++ runpath and the user's own.
         let arg = joined("-Xlinker=-rpath,", dir);
         plan.add_first(vec![arg], Reason::FirstInRunpath { dir: dir.value.clone() });

@@ -26,15 +26,17 @@ pub mod reproducible;
 pub mod target;
 
 use std::fmt;
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 pub use facts::{Facts, NvccProcess, Release};
 pub use model::{Plan, WrittenFile};
 
+use crate::args::split::{first_unpassable, UNPASSABLE_HELP};
 use crate::args::Invocation;
 use crate::compat::Compat;
-use crate::config::Config;
-use crate::error::Result;
+use crate::config::{Config, Sourced};
+use crate::error::{Error, Result};
 use crate::locate::RealNvcc;
 use crate::probe::system::Probes;
 
@@ -48,6 +50,21 @@ pub trait Step {
     fn section<'c>(config: &'c Config, facts: &Facts) -> &'c Self::Section;
     /// Add to the plan what this step decides, with its reasons; an error stops the call before nvcc runs.
     fn decide(facts: &Facts, section: &Self::Section, plan: &mut Plan) -> Result<()>;
+}
+
+/// A configured path (`key`, as the reference names it) that a step puts inside an `-X` list reaching `to`: an error
+/// naming the setting and the byte when nvcc would not pass it on unchanged (`args::split::first_unpassable`).
+fn passable(key: &str, setting: &Sourced<PathBuf>, to: &str) -> Result<()> {
+    let Some(byte) = first_unpassable(setting.as_os_str().as_bytes()) else { return Ok(()) };
+    Err(Error::new(
+        setting.origin.error_kind(),
+        format!(
+            "`{key}` ({}, from {}) holds {byte}, which nvcc would not pass to {to} unchanged",
+            crate::shell::path(setting),
+            setting.origin
+        ),
+    )
+    .with_help(UNPASSABLE_HELP))
 }
 
 type Run = fn(&Facts, &Config, &mut Plan) -> Result<()>;
