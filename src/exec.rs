@@ -224,10 +224,7 @@ pub fn write_files(files: &[WrittenFile]) -> Result<()> {
         let fail = |e: std::io::Error| {
             Error::new(
                 ErrorKind::Output,
-                format!(
-                    "cannot write the rewritten options file {}: {e}",
-                    crate::shell::display([file.path.as_os_str()])
-                ),
+                format!("cannot write the rewritten options file {}: {e}", crate::shell::path(&file.path)),
             )
             .with_help(
                 "make $XDG_CACHE_HOME (or ~/.cache) writable, or set `[gpu] arch-flags` to \"respect\" or \"append\"",
@@ -328,7 +325,7 @@ pub fn dropped(plan: &crate::plan::Plan) -> String {
         parts.push(format!("with ${name} as you set it"));
     }
     if let Some(launcher) = &plan.launcher {
-        parts.push(format!("without the launcher {}", crate::shell::display([launcher.as_os_str()])));
+        parts.push(format!("without the launcher {}", crate::shell::path(launcher)));
     }
     if parts.is_empty() {
         "without the wrapper's loop counter".to_string()

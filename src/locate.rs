@@ -36,7 +36,7 @@ pub enum FoundBy {
 impl std::fmt::Display for FoundBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FoundBy::Config(file) => write!(f, "`nvcc` in {}", shown(file)),
+            FoundBy::Config(file) => write!(f, "`nvcc` in {}", crate::shell::path(file)),
             FoundBy::Path => f.write_str("the first nvcc on PATH that is not this wrapper"),
         }
     }
@@ -74,7 +74,7 @@ fn launcher_is_me(config: &Loaded) -> Error {
     let launcher = config.config.launcher.as_ref();
     let origin = launcher.map_or("the config".to_string(), |l| l.origin.to_string());
     let named = match launcher {
-        Some(launcher) => format!("the launcher {} (`launcher` in {origin})", shown(&launcher.value)),
+        Some(launcher) => format!("the launcher {} (`launcher` in {origin})", crate::shell::path(&launcher.value)),
         None => "the launcher".to_string(),
     };
     Error::new(
@@ -110,7 +110,7 @@ fn too_deep(ctx: &Context, depth: u32) -> Error {
     let chain = format!("nvcc-wrapper was started {depth} times in a chain ({}={depth})", vars::DEPTH);
     match ctx.env.non_empty(vars::NVCC_HERE) {
         Some(here) => {
-            let real = shown(&Path::new(here).join("nvcc"));
+            let real = crate::shell::path(&Path::new(here).join("nvcc"));
             Error::new(
                 ErrorKind::Loop,
                 format!("{chain}: a program that the real nvcc {real} runs calls `nvcc` again, which is the wrapper"),
@@ -123,11 +123,6 @@ fn too_deep(ctx: &Context, depth: u32) -> Error {
             "point `nvcc` in the config file at the real nvcc, or put the real nvcc's directory on PATH before any copy of the wrapper",
         ),
     }
-}
-
-/// A path as a shell reads it back: bytes that are not UTF-8 are written out, never shown as U+FFFD.
-fn shown(path: &Path) -> String {
-    crate::shell::display([path.as_os_str()])
 }
 
 /// The real nvcc: the config's `nvcc`, else the first `nvcc` on PATH that is not this wrapper.
@@ -148,14 +143,18 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
             let what = if path.is_dir() { "is a directory, not the nvcc program" } else { "does not exist" };
             return Err(Error::new(
                 ErrorKind::NvccNotFound,
-                format!("`nvcc = {}` in {} {what}", quoted(configured), shown(&file)),
+                format!("`nvcc = {}` in {} {what}", quoted(configured), crate::shell::path(&file)),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH"));
         };
         if is_me(&path, &meta) {
             return Err(Error::new(
                 ErrorKind::Loop,
-                format!("`nvcc = {}` in {} is this wrapper itself (or a copy of it)", quoted(configured), shown(&file)),
+                format!(
+                    "`nvcc = {}` in {} is this wrapper itself (or a copy of it)",
+                    quoted(configured),
+                    crate::shell::path(&file)
+                ),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit, not to the wrapper"));
         }
@@ -179,12 +178,12 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
         .filter(|p| {
             p.exists() && !skipped.iter().any(|s| s == p) && which::which_in(p, Some(search), &ctx.cwd).is_err()
         })
-        .map(|p| shown(&p))
+        .map(|p| crate::shell::path(&p))
         .collect();
     let mut message = if skipped.is_empty() {
         "no real nvcc found: there is no runnable `nvcc` on PATH".to_string()
     } else {
-        let listed: Vec<String> = skipped.iter().map(|p| shown(p)).collect();
+        let listed: Vec<String> = skipped.iter().map(|p| crate::shell::path(p)).collect();
         format!(
             "no real nvcc found: the only runnable `nvcc` on PATH is this wrapper or copies of it ({})",
             listed.join(", ")
@@ -201,7 +200,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
 fn quoted(path: &Path) -> String {
     match path.to_str() {
         Some(text) if !text.chars().any(char::is_control) => format!("\"{text}\""),
-        _ => shown(path),
+        _ => crate::shell::path(path),
     }
 }
 

@@ -327,7 +327,7 @@ impl Scanner<'_> {
             // FIFO would even wait for a writer. Such a file is left to nvcc and the command line to nvcc's judgement,
             // and the user hears that the wrapper therefore applies nothing.
             if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
-                let shown = crate::shell::display([path.as_os_str()]);
+                let shown = crate::shell::path(&path);
                 inv.not_understood.push(format!(
                     "options file {shown} is not a regular file (a pipe, a device or a directory): nvcc reads it itself"
                 ));
@@ -337,7 +337,7 @@ impl Scanner<'_> {
             if self.open.len() >= MAX_OPTIONS_FILE_DEPTH {
                 inv.not_understood.push(format!(
                     "options files are nested deeper than the {MAX_OPTIONS_FILE_DEPTH} nvcc reads ({} is one more)",
-                    crate::shell::display([path.as_os_str()])
+                    crate::shell::path(&path)
                 ));
                 return Ok(());
             }
@@ -345,7 +345,7 @@ impl Scanner<'_> {
                 Ok(read) => read,
                 // Too large to read here, or no longer a regular file: nvcc reads it, as it reads a pipe.
                 Err(refused @ (bounded::Refused::TooLarge { .. } | bounded::Refused::NotRegular(_))) => {
-                    let shown = crate::shell::display([path.as_os_str()]);
+                    let shown = crate::shell::path(&path);
                     let why = match refused {
                         bounded::Refused::TooLarge { .. } if self.budget < bounded::OPTIONS_FILE => format!(
                             "the options files of this call hold more than {}, the most the wrapper reads",
@@ -360,7 +360,7 @@ impl Scanner<'_> {
                 Err(e) => {
                     return Err(Error::new(
                         ErrorKind::OptionsFile,
-                        format!("cannot read options file {}: {e}", crate::shell::display([path.as_os_str()])),
+                        format!("cannot read options file {}: {e}", crate::shell::path(&path)),
                     )
                     .with_help(format!("it is named by {where_named}; create it or fix the name")))
                 }
@@ -371,29 +371,18 @@ impl Scanner<'_> {
                 (meta.dev(), meta.ino())
             };
             if self.open.iter().any(|(id, _)| *id == identity) {
-                let chain: Vec<String> = self
-                    .open
-                    .iter()
-                    .map(|(_, p)| p)
-                    .chain([&path])
-                    .map(|p| crate::shell::display([p.as_os_str()]))
-                    .collect();
+                let chain: Vec<String> =
+                    self.open.iter().map(|(_, p)| p).chain([&path]).map(|p| crate::shell::path(p)).collect();
                 return Err(Error::new(
                     ErrorKind::OptionsFile,
-                    format!(
-                        "options file {} includes itself: {}",
-                        crate::shell::display([path.as_os_str()]),
-                        chain.join(" -> ")
-                    ),
+                    format!("options file {} includes itself: {}", crate::shell::path(&path), chain.join(" -> ")),
                 )
                 .with_help("remove the -optf/--options-file line that closes the loop"));
             }
             let words = split::options_file(&text);
             if let Some(error) = words.error {
-                inv.not_understood.push(format!(
-                    "options file {}: {error}, which nvcc refuses",
-                    crate::shell::display([path.as_os_str()])
-                ));
+                inv.not_understood
+                    .push(format!("options file {}: {error}, which nvcc refuses", crate::shell::path(&path)));
             }
             let tokens: Vec<OsString> = words.words.into_iter().map(OsString::from_vec).collect();
             let file_index = inv.options_files.len();

@@ -48,7 +48,7 @@ impl fmt::Display for Origin {
         match self {
             Origin::Default => f.write_str("the defaults"),
             // Quoted as a shell reads it, so a path that is not UTF-8 shows its bytes.
-            Origin::File(Some(path)) => f.write_str(&crate::shell::display([path.as_os_str()])),
+            Origin::File(Some(path)) => f.write_str(&crate::shell::path(path)),
             Origin::File(None) => f.write_str("the config"),
             Origin::Env(var) => write!(f, "${var}"),
             Origin::Flag(flag) => write!(f, "`{flag}`"),

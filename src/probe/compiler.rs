@@ -30,7 +30,7 @@ pub struct Known {
 impl std::fmt::Display for Known {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Quoted as a shell reads it, so a path that is not UTF-8 shows its bytes instead of U+FFFD (issue 26).
-        write!(f, "{} ({} {})", crate::shell::display([self.path.as_os_str()]), self.family, self.version)
+        write!(f, "{} ({} {})", crate::shell::path(&self.path), self.family, self.version)
     }
 }
 

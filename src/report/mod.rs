@@ -34,13 +34,10 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
     let plan = &prepared.plan;
     let mut out = Vec::new();
     // Paths as a shell reads them back: bytes that are not UTF-8 written out, never U+FFFD (issue 26).
-    let file = config.path.as_ref().map_or("none (defaults and probing)".into(), |p| shell::display([p.as_os_str()]));
+    let file = config.path.as_ref().map_or("none (defaults and probing)".into(), |p| shell::path(p));
     out.push(field("config file", file));
     out.extend(config.overrides.iter().map(|o| format!("  override: {o}")));
-    out.push(field(
-        "real nvcc",
-        format!("{} (found by {})", shell::display([plan.nvcc.path.as_os_str()]), plan.nvcc.found_by),
-    ));
+    out.push(field("real nvcc", format!("{} (found by {})", shell::path(&plan.nvcc.path), plan.nvcc.found_by)));
     if let Some(release) = &plan.release {
         out.push(field("release", release));
         match &plan.cross {
@@ -75,7 +72,7 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
                 .collect::<Vec<_>>();
             out.push(format!(
                 "  ~ -optf {} (in place of {}): what remains of those options files, {} bytes",
-                shell::display([w.path.as_os_str()]),
+                shell::path(&w.path),
                 shell::display(replaced.iter().map(OsString::as_os_str)),
                 w.contents.len()
             ));

@@ -146,7 +146,7 @@ impl fmt::Display for Note {
             Note::LibstdcxxUnpassable { stdenv, chosen, dir, byte } => write!(
                 f,
                 "the libstdc++ of the stdenv compiler {stdenv} is in {}, which holds {byte}: nvcc would not pass that to {chosen} unchanged in an -Xcompiler or -Xlinker list, so it is not named, and objects the stdenv compiler built may not link with {chosen}'s (the stdenv entry's `gcc-install-dir` and `libstdcxx-dir` can name the directories by paths without it: symbolic links will do)",
-                crate::shell::display([dir.as_os_str()])
+                crate::shell::path(dir)
             ),
             Note::NvccCcbinIgnored { value, why, release, first } => {
                 write!(f, "$NVCC_CCBIN={value} ")?;
