@@ -47,7 +47,7 @@ impl Setup {
     pub fn new(ctx: &Context) -> Result<Setup> {
         let settings = Settings::load(ctx)?;
         let located = locate::locate(ctx, &settings.config)?;
-        let probes = System { path: Some(ctx.search_path().into()), cwd: ctx.cwd.clone(), cache: probe_cache(ctx)? };
+        let probes = System::new(Some(ctx.search_path().into()), ctx.cwd.clone(), probe_cache(ctx)?);
         Ok(Setup { settings, located, probes, scratch: scratch_dir(&ctx.env) })
     }
 

@@ -5,9 +5,10 @@
 //! `System` learns by running a compiler or nvcc goes through the probe cache (`cache`), so the next call runs
 //! nothing; `plan` never sees the cache.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use super::cache::{self, Entry, Failure, ProbeCache};
 use super::compiler::{CompilerFamily, CompilerInfo, Known, StdenvLibstdcxx};
@@ -44,6 +45,15 @@ pub struct System {
     pub path: Option<OsString>,
     pub cwd: PathBuf,
     pub cache: ProbeCache,
+    /// The compilers this call has asked about, with the answers: two steps asking for one compiler (the host step
+    /// and the reproducible step, for a compiler the user named) read its cache entry once.
+    known: Arc<Mutex<HashMap<PathBuf, Result<Known, String>>>>,
+}
+
+impl System {
+    pub fn new(path: Option<OsString>, cwd: PathBuf, cache: ProbeCache) -> System {
+        System { path, cwd, cache, known: Arc::default() }
+    }
 }
 
 impl Probes for System {
@@ -68,11 +78,20 @@ impl Probes for System {
     }
 
     fn compiler(&self, path: &Path) -> Result<Known, String> {
-        let (info, _) = self
-            .cache
-            .get_or_probe(path, || super::compiler::probe_compiler(path).map_err(failure))
-            .map_err(|f| described(f, true))?;
-        Ok(Known { path: path.to_path_buf(), family: info.family, version: info.version, target: Some(info.target) })
+        let mut known = self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let answer = known.entry(path.to_path_buf()).or_insert_with(|| {
+            let (info, _) = self
+                .cache
+                .get_or_probe(path, || super::compiler::probe_compiler(path).map_err(failure))
+                .map_err(|f| described(f, true))?;
+            Ok(Known {
+                path: path.to_path_buf(),
+                family: info.family,
+                version: info.version,
+                target: Some(info.target),
+            })
+        });
+        answer.clone()
     }
 
     fn libstdcxx(&self, path: &Path) -> Result<StdenvLibstdcxx, String> {
