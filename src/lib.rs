@@ -13,7 +13,9 @@ pub mod bench;
 pub(crate) mod bounded;
 pub(crate) mod check;
 pub(crate) mod cli;
-pub(crate) mod compare;
+/// Pure (bytes in, a place out): also what tests/real/reproducible.rs names a difference with.
+#[doc(hidden)]
+pub mod compare;
 pub(crate) mod compat;
 pub(crate) mod config;
 pub(crate) mod context;

@@ -192,57 +192,11 @@ fn sha256(path: &Path) -> String {
     stdout(&out).split_whitespace().next().unwrap().to_string()
 }
 
-/// The sections of a 64-bit little-endian ELF file (host objects of both CPUs and cubins): name and bytes.
-fn elf_sections(data: &[u8]) -> Option<Vec<(String, &[u8])>> {
-    let u16_at = |at: usize| Some(u16::from_le_bytes(data.get(at..at + 2)?.try_into().ok()?) as usize);
-    let u32_at = |at: usize| Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?) as usize);
-    let u64_at = |at: usize| Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?) as usize);
-    if !data.starts_with(b"\x7fELF\x02\x01") {
-        return None;
-    }
-    let (shoff, shentsize, shnum, shstrndx) = (u64_at(0x28)?, u16_at(0x3a)?, u16_at(0x3c)?, u16_at(0x3e)?);
-    let header = |i: usize| -> Option<(usize, u32, usize, usize)> {
-        let at = shoff + i * shentsize;
-        Some((u32_at(at)?, u32_at(at + 4)? as u32, u64_at(at + 24)?, u64_at(at + 32)?))
-    };
-    let (_, _, names_at, names_len) = header(shstrndx)?;
-    let names = data.get(names_at..names_at + names_len)?;
-    (0..shnum)
-        .map(|i| {
-            let (name, kind, at, len) = header(i)?;
-            let end = names.get(name..)?.iter().position(|&b| b == 0)? + name;
-            let bytes = if kind == 8 { &[][..] } else { data.get(at..at + len)? };
-            Some((String::from_utf8_lossy(&names[name..end]).into_owned(), bytes))
-        })
-        .collect()
-}
-
-/// Where two files first differ: the first ELF section, or an archive member's header or bytes, or the byte offset.
+/// Where two files first differ (the ELF section, the archive member's header or bytes, or the byte offset), as
+/// `check-reproducible` names it.
 fn first_difference(a: &Path, b: &Path) -> String {
     let (x, y) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
-    if let (Some(sx), Some(sy)) = (elf_sections(&x), elf_sections(&y)) {
-        for ((name, bx), (_, by)) in sx.iter().zip(&sy) {
-            if bx != by {
-                return format!("section {name}");
-            }
-        }
-    }
-    if x.starts_with(b"!<arch>\n") && y.starts_with(b"!<arch>\n") {
-        let mut at = 8;
-        while at + 60 <= x.len().min(y.len()) {
-            let name = String::from_utf8_lossy(&x[at..at + 16]).trim().to_string();
-            if x[at..at + 48] != y[at..at + 48] {
-                return format!("archive member {name} header (date, uid, gid or mode)");
-            }
-            let size: usize = String::from_utf8_lossy(&x[at + 48..at + 58]).trim().parse().unwrap_or(0);
-            if x.get(at + 60..at + 60 + size) != y.get(at + 60..at + 60 + size) {
-                return format!("archive member {name}");
-            }
-            at += 60 + size + (size & 1);
-        }
-    }
-    let at = x.iter().zip(&y).position(|(p, q)| p != q).unwrap_or(x.len().min(y.len()));
-    format!("byte {at}")
+    nvcc_wrapper::compare::first_difference(&x, &y).map_or_else(|| "nowhere: the same bytes".into(), |d| d.to_string())
 }
 
 /// Compare the outputs of `steps` of `place` between two builds; a line per difference.
