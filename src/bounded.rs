@@ -30,6 +30,9 @@ pub const CACHE_ENTRY: u64 = 64 << 10;
 pub const VERSION_FILE: u64 = 1 << 20;
 /// The largest header `compat scan` reads (`crt/host_config.h` is about 12 KiB).
 pub const HEADER: u64 = 16 << 20;
+/// The largest dependency file the wrapper completes: nvcc's list a translation unit's headers, tens of KiB for a
+/// large one. A larger one is left as nvcc wrote it.
+pub const DEPFILE: u64 = 64 << 20;
 /// The largest ELF file `doctor` scans for `GLIBCXX_` versions (a libstdc++ is a few MiB, a program may be more).
 pub const ELF: u64 = 1 << 30;
 

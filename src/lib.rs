@@ -44,7 +44,7 @@ mod layering;
 mod reference;
 
 pub use context::Context;
-pub use exec::record_caller_sigpipe;
+pub use exec::record_caller_state;
 
 /// Run the wrapper in the personality its name asks for; the process exit code.
 pub fn main_with(ctx: &Context) -> i32 {

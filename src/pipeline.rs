@@ -52,10 +52,12 @@ pub fn run(ctx: &Context) -> Result<i32> {
     let env = prepared.nvcc_env(ctx);
     let err = match &prepared.plan.depfile {
         // Work left after nvcc: wait for it, complete its dependency files if it succeeded, end as it ended.
-        Some(depfile) => match exec::run_to_end(program, &command[1..], &env) {
+        Some(depfile) => match exec::child::run(program, &command[1..], &env) {
             Ok(status) => {
                 if status.success() {
-                    exec::complete_depfiles(&depfile.depfiles, &depfile.inputs)?;
+                    for warning in exec::complete_depfiles(depfile) {
+                        eprintln!("nvcc-wrapper: warning: {warning}");
+                    }
                 }
                 exec::end_as(status);
             }

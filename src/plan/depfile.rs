@@ -13,14 +13,22 @@ use super::model::{DepfileInputs, Plan};
 use super::Step;
 use crate::args::Depfiles;
 use crate::config::{Config, Sourced};
+use crate::depfile::{escape, Unwritable};
 use crate::error::Result;
 
 pub struct Depfile;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    TurnedOff { origin: String },
+    TurnedOff {
+        origin: String,
+    },
     ToStdout,
+    /// An input whose path a dependency file cannot hold so that both Make and Ninja read it back.
+    Unwritable {
+        path: PathBuf,
+        why: Unwritable,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +45,11 @@ impl fmt::Display for Note {
             ),
             Note::ToStdout => f.write_str(
                 "the dependencies go to standard output (`-M`/`-MM` without `-MF`): the wrapper's inputs are not added",
+            ),
+            Note::Unwritable { path, why } => write!(
+                f,
+                "{} is not added to the dependency file: its path holds {why}, so a change of it will not rebuild this object",
+                crate::shell::path(path)
             ),
         }
     }
@@ -88,11 +101,19 @@ impl Step for Depfile {
         let chosen = plan.host.as_ref().filter(|_| facts.invocation.host_compiler().is_none());
         inputs.extend(chosen.map(|h| h.compiler.clone()));
         inputs.dedup();
+        inputs.retain(|path| match escape(path) {
+            Ok(_) => true,
+            Err(why) => {
+                plan.note(Note::Unwritable { path: path.clone(), why });
+                false
+            }
+        });
         if inputs.is_empty() {
             return Ok(());
         }
-        plan.depfile =
-            Some(DepfileInputs { depfiles: depfiles.clone(), inputs, why: plan.said(Reason::Inputs { depfiles }) });
+        let phony = facts.invocation.has_option("generate-dependency-targets");
+        let why = plan.said(Reason::Inputs { depfiles: depfiles.clone() });
+        plan.depfile = Some(DepfileInputs { depfiles, inputs, phony, why });
         Ok(())
     }
 }

@@ -115,8 +115,10 @@ pub struct Addition {
 pub struct DepfileInputs {
     /// The dependency files nvcc writes.
     pub depfiles: Vec<PathBuf>,
-    /// What is added to each.
+    /// What is added to each (only paths a dependency file can hold: `depfile::escape`).
     pub inputs: Vec<PathBuf>,
+    /// nvcc writes a phony rule for every prerequisite (`-MP`): the inputs get theirs.
+    pub phony: bool,
     pub why: Said,
 }
 

@@ -1,14 +1,18 @@
 //! The one place that starts nvcc: Unix exec, so that its exit code, signals, stdin, stdout and stderr are nvcc's
 //! own; or, where the wrapper has work left after nvcc (a dependency file to complete), a child it waits for and whose
-//! end it mirrors, signals passed on. With a launcher (a compiler cache) the program is the launcher and the real nvcc its first argument.
-//! argv[0] is the real nvcc's path, because nvcc finds `nvcc.profile` next to argv[0] (with a bare name it runs
-//! without its profile or crashes).
+//! end it mirrors (`child`: as safe as exec, signals passed on, nothing left running when the wrapper is killed).
+//! With a launcher (a compiler cache) the program is the launcher and the real nvcc its first argument. argv[0] is
+//! the real nvcc's path, because nvcc finds `nvcc.profile` next to argv[0] (with a bare name it runs without its
+//! profile or crashes). Files the wrapper writes for a call (rewritten options files, completed dependency files)
+//! replace the old ones whole: a temporary file beside them, renamed over them.
+
+pub mod child;
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use crate::context::Env;
 use crate::error::{Error, ErrorKind, Result};
@@ -20,14 +24,26 @@ use crate::plan::WrittenFile;
 /// before the runtime.
 static CALLER_IGNORES_SIGPIPE: AtomicBool = AtomicBool::new(false);
 
-/// Record the SIGPIPE disposition the process started with. Only for the binary's constructor (see `main.rs`).
-pub extern "C" fn record_caller_sigpipe() {
-    // SAFETY: with a null new action, sigaction only reads the current one into `old`, which it may fully write.
-    let ignored = unsafe {
+/// Which of the standard streams (bit 0: stdin, 1: stdout, 2: stderr) the caller left closed. Rust's runtime opens
+/// `/dev/null` in their place before `main`, so that the wrapper's own writes go nowhere harmful; nvcc gets them
+/// closed again, as exec from the caller would give them (`nvcc -x cu - <&-` then fails as it does alone, instead of
+/// compiling an empty source).
+static CALLER_CLOSED_STREAMS: AtomicU8 = AtomicU8::new(0);
+
+/// Record what the process started with that Rust's runtime changes before `main`: the SIGPIPE disposition and the
+/// closed standard streams. Only for the binary's constructor (see `main.rs`).
+pub extern "C" fn record_caller_state() {
+    // SAFETY: with a null new action, sigaction only reads the current one into `old`, which it may fully write;
+    // fcntl(F_GETFD) only asks whether a descriptor is open.
+    let (ignored, closed) = unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+        let ignored =
+            libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN;
+        let closed = (0..3).filter(|&fd| libc::fcntl(fd, libc::F_GETFD) == -1).fold(0u8, |bits, fd| bits | 1 << fd);
+        (ignored, closed)
     };
     CALLER_IGNORES_SIGPIPE.store(ignored, Ordering::Relaxed);
+    CALLER_CLOSED_STREAMS.store(closed, Ordering::Relaxed);
 }
 
 /// Replace this process with nvcc, with the caller's SIGPIPE disposition. Returns only if that fails, with why.
@@ -35,17 +51,24 @@ pub fn exec(nvcc: &Path, args: &[OsString], env: &Env) -> std::io::Error {
     command(nvcc, args, env).exec()
 }
 
-/// nvcc's command, as exec and `run_to_end` start it: argv[0] the program's path, the environment exactly `env`, the
-/// caller's SIGPIPE disposition.
+/// nvcc's command, as exec and `child::run` start it: argv[0] the program's path, the environment exactly `env`,
+/// the caller's SIGPIPE disposition and closed standard streams.
 fn command(nvcc: &Path, args: &[OsString], env: &Env) -> Command {
     let mut command = Command::new(nvcc);
     command.arg0(nvcc).args(args).env_clear().envs(env.iter());
-    if CALLER_IGNORES_SIGPIPE.load(Ordering::Relaxed) {
+    let sigpipe_ignored = CALLER_IGNORES_SIGPIPE.load(Ordering::Relaxed);
+    let closed = CALLER_CLOSED_STREAMS.load(Ordering::Relaxed);
+    if sigpipe_ignored || closed != 0 {
         // SAFETY: runs in this process right before execve, after std's reset of SIGPIPE to the default; signal()
-        // is async-signal-safe and touches no memory of ours.
+        // and close() are async-signal-safe and touch no memory of ours.
         unsafe {
-            command.pre_exec(|| {
-                libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+            command.pre_exec(move || {
+                if sigpipe_ignored {
+                    libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+                }
+                for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
+                    libc::close(fd);
+                }
                 Ok(())
             });
         }
@@ -64,116 +87,101 @@ pub fn run_and_wait(
     Command::new(program).arg0(arg0).args(args).env_clear().envs(env.iter()).status()
 }
 
-/// The child `run_to_end` waits for, for the signal handler (0: none).
-static CHILD: AtomicI32 = AtomicI32::new(0);
-
-/// Signals a caller sends to stop or poke a compiler (make and ninja on an interrupt, a CI's timeout, `kill`): sent to
-/// the wrapper, they are passed on to nvcc. One the terminal sends reaches nvcc by itself, since nvcc stays in the
-/// wrapper's process group.
-const FORWARDED: [libc::c_int; 6] =
-    [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGUSR1, libc::SIGUSR2];
-
-extern "C" fn forward(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-    let child = CHILD.load(Ordering::SeqCst);
-    // SAFETY: the kernel hands a valid siginfo to an SA_SIGINFO handler; kill is async-signal-safe.
-    unsafe {
-        // The terminal's own (SI_KERNEL) has reached the whole process group, nvcc included: sending it again
-        // would interrupt nvcc's cleanup.
-        if child > 0 && (*info).si_code != libc::SI_KERNEL {
-            libc::kill(child, signal);
-        }
-    }
-}
-
-/// Run nvcc as a child and wait for it, where the wrapper has work left after nvcc (completing a dependency file):
-/// nvcc gets what exec would give it (argv[0], arguments, environment, SIGPIPE disposition, and the wrapper's stdin,
-/// stdout, stderr, open file descriptors, a make jobserver's included, and process group), and the signals in
-/// `FORWARDED` sent to the wrapper are passed on to it. How it ended, or why it could not start.
-pub fn run_to_end(nvcc: &Path, args: &[OsString], env: &Env) -> std::io::Result<std::process::ExitStatus> {
-    // SAFETY: sigaction with a handler that only reads an atomic and calls kill; `old` is fully written.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = forward as *const () as usize;
-        action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        for signal in FORWARDED {
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
-    // Held back until the child's pid is known, so that none is lost. The child gets back the mask the wrapper had
-    // (what nvcc would have had by exec), and exec resets the handlers.
-    let held = forwarded_signals(libc::SIG_BLOCK);
-    let mut command = command(nvcc, args, env);
-    // SAFETY: runs in the child right before execve; sigprocmask is async-signal-safe and reads only a copy of the
-    // mask on the child's own stack.
-    unsafe {
-        command.pre_exec(move || {
-            libc::sigprocmask(libc::SIG_SETMASK, &held, std::ptr::null_mut());
-            Ok(())
-        });
-    }
-    let spawned = command.spawn();
-    if let Ok(child) = &spawned {
-        CHILD.store(child.id() as i32, Ordering::SeqCst);
-    }
-    // SAFETY: restores the mask saved above.
-    unsafe { libc::sigprocmask(libc::SIG_SETMASK, &held, std::ptr::null_mut()) };
-    let status = spawned?.wait();
-    CHILD.store(0, Ordering::SeqCst);
-    status
-}
-
-/// Block or unblock (`how`) the signals in `FORWARDED`; the mask before.
-fn forwarded_signals(how: libc::c_int) -> libc::sigset_t {
-    // SAFETY: sigset_t is plain data, set up by sigemptyset before use; sigprocmask fully writes `old`.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for signal in FORWARDED {
-            libc::sigaddset(&mut set, signal);
-        }
-        libc::sigprocmask(how, &set, &mut old);
-        old
-    }
-}
-
 /// End the wrapper as nvcc ended: with its exit code, or by the same signal (so that make and ninja see nvcc's own
-/// interrupt), its default action restored first.
+/// interrupt). A signal held back meanwhile (see `child`) then ends the wrapper by its default action.
 pub fn end_as(status: std::process::ExitStatus) -> ! {
     use std::os::unix::process::ExitStatusExt;
     if let Some(signal) = status.signal() {
-        // SAFETY: restoring a signal's default action and raising it in this process.
-        unsafe {
-            libc::signal(signal, libc::SIG_DFL);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, signal);
-            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            libc::raise(signal);
-        }
-        // A signal whose default is to go on (SIGCHLD, SIGWINCH): end as a shell reports one.
-        std::process::exit(128 + signal);
+        die_by(signal);
     }
-    std::process::exit(status.code().unwrap_or(1))
+    let code = status.code().unwrap_or(1);
+    let held = child::FORWARDED;
+    // SAFETY: unblocking signals; one pending is delivered now, with the caller's disposition.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in held {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
+    std::process::exit(code)
 }
 
-/// Add `inputs` to each dependency file nvcc wrote (see `depfile`). A file nvcc did not write, or one with no rule,
-/// is left as it is: the build then has what nvcc gave it.
-pub fn complete_depfiles(depfiles: &[PathBuf], inputs: &[PathBuf]) -> Result<()> {
-    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-    for file in depfiles {
-        let Ok(text) = std::fs::read(file) else { continue };
-        let Some(completed) = crate::depfile::add_inputs(&text, &inputs) else { continue };
-        std::fs::write(file, completed).map_err(|e| {
-            Error::new(
-                ErrorKind::Output,
-                format!("cannot add to the dependency file {}: {e}", crate::shell::path(file)),
-            )
-            .with_help("make its directory writable, or set `depfile-inputs = false` in the config")
-        })?;
+/// End this process by `signal`, as nvcc ended: its default action restored and unblocked, and no core file of the
+/// wrapper's own written (nvcc's, if it wrote one, is the one that counts).
+pub(crate) fn die_by(signal: libc::c_int) -> ! {
+    // SAFETY: setrlimit reads a local struct; signal, sigprocmask and raise act on this process only.
+    unsafe {
+        let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(signal);
     }
-    Ok(())
+    // A signal whose default is to go on (SIGCHLD, SIGWINCH): end as a shell reports one.
+    std::process::exit(128 + signal)
+}
+
+/// Add the plan's inputs to each dependency file nvcc wrote (see `depfile`); the warnings to print for those that
+/// could not be completed. Only a regular file is read, to a limit: one nvcc did not write, a special file (`-MF
+/// /dev/stdout`, a FIFO, a terminal) or one with no rule is left as it is, and the build has what nvcc gave it. The
+/// completed file replaces nvcc's whole (a symlink's target, with its permissions), so a failure, a full disk say,
+/// leaves nvcc's file as it was. Never an error: nvcc has succeeded, and its own file still serves the build.
+pub fn complete_depfiles(edit: &crate::plan::model::DepfileInputs) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for file in &edit.depfiles {
+        let text = match crate::bounded::read(file, crate::bounded::DEPFILE) {
+            Ok(text) => text,
+            Err(refused) => {
+                if !refused.not_found() {
+                    tracing::debug!("{} is left as nvcc wrote it: {refused}", crate::shell::path(file));
+                }
+                continue;
+            }
+        };
+        let Some(completed) = crate::depfile::add_inputs(&text, &edit.inputs, edit.phony) else { continue };
+        let target = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+        let mode = std::fs::metadata(&target).map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions())).ok();
+        if let Err(e) = replace_whole(&target, &completed, mode) {
+            warnings.push(format!(
+                "cannot add the wrapper's inputs to the dependency file {} ({e}): it lists what nvcc wrote, so a change of the config or the host compiler will not rebuild this object",
+                crate::shell::path(file)
+            ));
+        }
+    }
+    warnings
+}
+
+/// Write `contents` to `path` whole: into a temporary file beside it (with `mode`, when given), then renamed over
+/// it; the temporary file is removed when that fails.
+fn replace_whole(path: &Path, contents: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&temporary);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    if let Some(mode) = mode {
+        options.mode(mode & 0o777);
+    }
+    let written = options.open(&temporary).and_then(|mut f| {
+        std::io::Write::write_all(&mut f, contents)?;
+        // The umask applied at creation: the mode nvcc's file had.
+        match mode {
+            Some(mode) => f.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777)),
+            None => Ok(()),
+        }
+    });
+    let renamed = written.and_then(|()| std::fs::rename(&temporary, path));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    renamed
 }
 
 /// `E2BIG`: the arguments and environment are more than the kernel takes (`std::io::ErrorKind::ArgumentListTooLong`
@@ -232,19 +240,7 @@ pub fn write_files(files: &[WrittenFile]) -> Result<()> {
         };
         let dir = file.path.parent().unwrap_or(Path::new("."));
         crate::dirs::prepare(dir).map_err(fail)?;
-        let name = file.path.file_name().unwrap_or_default().to_string_lossy();
-        let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let _ = std::fs::remove_file(&temporary);
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, &file.contents))
-            .and_then(|()| std::fs::rename(&temporary, &file.path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&temporary);
-            return Err(fail(e));
-        }
+        replace_whole(&file.path, &file.contents, None).map_err(fail)?;
         crate::evict::now_and_then(dir, &OPTIONS_FILES);
     }
     Ok(())

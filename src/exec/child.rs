@@ -1,0 +1,408 @@
+//! nvcc as a child the wrapper waits for, as safe as exec: for a call that leaves the wrapper work after nvcc ends
+//! (a dependency file to complete). Exec needs none of this, since nvcc then *is* the wrapper's process.
+//!
+//! The wrapper (W) forks a keeper (K), a copy of itself that runs no code of the plan: K starts nvcc as its own child
+//! and waits for it, and W waits for K. K exists because a process killed by SIGKILL can do nothing: the kernel tells
+//! K when W dies (`PR_SET_PDEATHSIG`), and K stops what W started. K is a child subreaper, so the processes nvcc starts
+//! (`sh`, `cicc`, `ptxas`, `gcc`) stay its descendants when nvcc dies before them and can be stopped too.
+//!
+//! - A signal W catches (those in `FORWARDED` that the caller did not ignore) is passed to K and by K to nvcc, which
+//!   answers it as it would alone (nvcc 11.8 to 13.5 end on SIGTERM, 255, and ignore SIGINT and SIGQUIT while a
+//!   program of theirs runs, as `system(3)` does). One the terminal sent already reached them all (they share W's
+//!   process group, so a terminal's job control works as with nvcc alone): it is not sent again.
+//! - When W dies, K gets SIGTERM and sends it to nvcc and every process nvcc started, at once.
+//! - After any of these, once nvcc has ended, what is left of its processes is killed before K ends (nvcc alone
+//!   leaves its `cicc` or `gcc` running when SIGTERM ends it): no program of nvcc's writes an object after the
+//!   wrapper has gone. On an ordinary end nothing is killed (a compiler cache's server that a launcher started lives
+//!   on).
+//! - K ends as nvcc ended (its exit code, or the same signal), and W then does: the caller sees nvcc's status.
+//! - nvcc starts with what exec would give it: argv, environment, the caller's signal mask and ignored signals, the
+//!   caller's SIGPIPE disposition, its descriptors (a make jobserver's included), and the standard streams the caller
+//!   closed, closed (`super::command`).
+//!
+//! When `run` returns, the forwarded signals are blocked and W's handlers are gone: whatever W does next (replacing
+//! a dependency file) cannot be cut in half by one, and `super::end_as` lets a pending one end the wrapper after it.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use crate::context::Env;
+
+/// Signals a caller sends to stop or poke a compiler (make and ninja on an interrupt, a CI's timeout, `kill`): sent to
+/// the wrapper, they reach nvcc. Each ends a process by default.
+pub const FORWARDED: [libc::c_int; 6] =
+    [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGUSR1, libc::SIGUSR2];
+
+/// What K gets when W dies.
+const PARENT_DIED: libc::c_int = libc::SIGTERM;
+
+/// K's exit code when nvcc could not be started (its errno has then been sent to W through the pipe).
+const NOT_STARTED: i32 = 127;
+
+/// K's pid, for W's handler (0: none).
+static KEEPER: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    let keeper = KEEPER.load(Ordering::SeqCst);
+    // SAFETY: the kernel hands a valid siginfo to an SA_SIGINFO handler; kill is async-signal-safe.
+    unsafe {
+        if keeper > 0 && (*info).si_code != libc::SI_KERNEL {
+            libc::kill(keeper, signal);
+        }
+    }
+}
+
+/// A set of signals.
+fn set_of(signals: &[libc::c_int]) -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data, initialised by sigemptyset before use.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for &signal in signals {
+            libc::sigaddset(&mut set, signal);
+        }
+        set
+    }
+}
+
+/// Change the signal mask (`how` with `set`); the mask before.
+fn mask(how: libc::c_int, set: &libc::sigset_t) -> libc::sigset_t {
+    // SAFETY: sigprocmask reads `set` and fully writes `old`.
+    unsafe {
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigprocmask(how, set, &mut old);
+        old
+    }
+}
+
+/// The current action for `signal`.
+fn action_of(signal: libc::c_int) -> libc::sigaction {
+    // SAFETY: with a null new action, sigaction only writes the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old);
+        old
+    }
+}
+
+/// Whether the caller ignores `signal` (exec would keep it ignored for nvcc).
+fn ignored(signal: libc::c_int) -> bool {
+    action_of(signal).sa_sigaction == libc::SIG_IGN
+}
+
+/// Run `program` (nvcc, or the launcher in front of it) with `args` and exactly `env` as described above, and wait for
+/// it: how it ended, or why it could not start. Returns with the forwarded signals blocked (see the module's header).
+pub fn run(program: &Path, args: &[OsString], env: &Env) -> io::Result<ExitStatus> {
+    let caught: Vec<libc::c_int> = FORWARDED.into_iter().filter(|&s| !ignored(s)).collect();
+    let saved: Vec<(libc::c_int, libc::sigaction)> = caught.iter().map(|&s| (s, action_of(s))).collect();
+    let forwarded = set_of(&FORWARDED);
+    // Held back until K's pid is known, so that none is lost; K and nvcc get the caller's mask back.
+    let caller_mask = mask(libc::SIG_BLOCK, &forwarded);
+    // A caller that ignores SIGCHLD would have its children reaped by the kernel, and no wait could tell how nvcc
+    // ended: the default for W and K, the caller's again for nvcc.
+    let sigchld_ignored = ignored(libc::SIGCHLD);
+    // SAFETY: a handler that only reads an atomic and calls kill; SIG_DFL for SIGCHLD is always valid.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = forward as *const () as usize;
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        for &signal in &caught {
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+        if sigchld_ignored {
+            libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        }
+    }
+    let restore = || {
+        mask(libc::SIG_BLOCK, &forwarded);
+        KEEPER.store(0, Ordering::SeqCst);
+        for (signal, old) in &saved {
+            // SAFETY: puts back the action read above.
+            unsafe { libc::sigaction(*signal, old, std::ptr::null_mut()) };
+        }
+        if sigchld_ignored {
+            // SAFETY: the caller's own disposition, read above.
+            unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
+        }
+    };
+    let result = start_keeper(program, args, env, &caught, caller_mask, sigchld_ignored);
+    restore();
+    result
+}
+
+/// Fork K, let it start nvcc, and wait for it (W's side).
+fn start_keeper(
+    program: &Path,
+    args: &[OsString],
+    env: &Env,
+    caught: &[libc::c_int],
+    caller_mask: libc::sigset_t,
+    sigchld_ignored: bool,
+) -> io::Result<ExitStatus> {
+    // Built before the fork, so that K only starts it.
+    let mut command = super::command(program, args, env);
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills `fds` with two new descriptors, closed on exec.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let [read_end, write_end] = fds;
+    // SAFETY: getpid has no preconditions.
+    let wrapper = unsafe { libc::getpid() };
+    // SAFETY: the wrapper runs no other thread, so the child may go on running Rust code (allocating included)
+    // until it ends by `_exit` or a signal, which never returns into the wrapper's code.
+    let keeper = unsafe { libc::fork() };
+    if keeper < 0 {
+        let err = io::Error::last_os_error();
+        close(read_end);
+        close(write_end);
+        return Err(err);
+    }
+    if keeper == 0 {
+        close(read_end);
+        keep(&mut command, wrapper, caught, caller_mask, sigchld_ignored, write_end);
+    }
+    KEEPER.store(keeper, Ordering::SeqCst);
+    close(write_end);
+    mask(libc::SIG_SETMASK, &caller_mask);
+    // K's report: nothing when nvcc started (K closes its end), else the errno of the failed start.
+    let mut errno = [0u8; 4];
+    let mut got = 0;
+    while got < errno.len() {
+        // SAFETY: reads into the part of `errno` not yet filled.
+        let n = unsafe { libc::read(read_end, errno[got..].as_mut_ptr().cast(), errno.len() - got) };
+        if n > 0 {
+            got += n as usize;
+        } else if n == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    close(read_end);
+    let status = wait(keeper)?;
+    if got == errno.len() && status.code() == Some(NOT_STARTED) {
+        return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
+    }
+    Ok(status)
+}
+
+fn close(fd: libc::c_int) {
+    // SAFETY: closes a descriptor this module opened and owns.
+    unsafe { libc::close(fd) };
+}
+
+/// Wait for `pid`, through interruptions.
+fn wait(pid: libc::pid_t) -> io::Result<ExitStatus> {
+    let mut status = 0;
+    loop {
+        // SAFETY: waitpid writes the status of our own child into `status`.
+        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
+            return Ok(ExitStatus::from_raw(status));
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// K: start nvcc, pass signals on, stop what is left when told to, and end as nvcc ended. Never returns.
+fn keep(
+    command: &mut std::process::Command,
+    wrapper: libc::pid_t,
+    caught: &[libc::c_int],
+    caller_mask: libc::sigset_t,
+    sigchld_ignored: bool,
+    report: libc::c_int,
+) -> ! {
+    // The forwarded signals are blocked (inherited); SIGCHLD joins them, and all are taken by `sigwaitinfo`.
+    let mut waited: Vec<libc::c_int> = caught.to_vec();
+    waited.extend([libc::SIGCHLD, PARENT_DIED]);
+    let waited = set_of(&waited);
+    mask(libc::SIG_BLOCK, &waited);
+    // SAFETY: prctl with these options takes plain integers. A W that died before this line sent nothing: then
+    // the parent is no longer W, and nothing is started.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, PARENT_DIED as libc::c_ulong, 0, 0, 0);
+        if libc::getppid() != wrapper {
+            libc::_exit(NOT_STARTED);
+        }
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
+    }
+    // SAFETY: runs in nvcc's process right before execve (after std's reset of the mask and SIGPIPE): only
+    // async-signal-safe calls on values copied into the closure.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(command, move || {
+            if sigchld_ignored {
+                libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+            }
+            libc::sigprocmask(libc::SIG_SETMASK, &caller_mask, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+    let nvcc = match command.spawn() {
+        Ok(child) => child.id() as libc::pid_t,
+        Err(err) => {
+            let errno = err.raw_os_error().unwrap_or(libc::EIO).to_ne_bytes();
+            // SAFETY: writes four bytes from a local array to the pipe W reads; then ends this process.
+            unsafe {
+                libc::write(report, errno.as_ptr().cast(), errno.len());
+                libc::_exit(NOT_STARTED);
+            }
+        }
+    };
+    close(report);
+    let mut stopping = false;
+    let status = loop {
+        // SAFETY: siginfo_t is plain data that sigwaitinfo fills.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `waited` is blocked in this thread, as sigwaitinfo requires.
+        let signal = unsafe { libc::sigwaitinfo(&waited, &mut info) };
+        if signal == libc::SIGCHLD || signal < 0 {
+            if let Some(status) = reap(nvcc) {
+                break status;
+            }
+            continue;
+        }
+        // SAFETY: getppid has no preconditions.
+        let wrapper_gone = unsafe { libc::getppid() } != wrapper;
+        if !wrapper_gone && !caught.contains(&signal) {
+            // SIGTERM that the caller ignores, sent to the process group: ignored, as by nvcc alone.
+            continue;
+        }
+        stopping = true;
+        if wrapper_gone {
+            // Nobody is left to hear nvcc's answer: everything stops at once.
+            signal_tree(nvcc, signal);
+        } else if info.si_code != libc::SI_KERNEL {
+            // SAFETY: kill takes plain integers.
+            unsafe { libc::kill(nvcc, signal) };
+        }
+    };
+    if stopping {
+        kill_orphans();
+    }
+    end_as_status(status)
+}
+
+/// Reap K's ended children; nvcc's status once it has ended.
+fn reap(nvcc: libc::pid_t) -> Option<i32> {
+    let mut found = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid writes the status of one of K's own children into `status`.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return found;
+        }
+        if pid == nvcc {
+            found = Some(status);
+        }
+    }
+}
+
+/// Send `signal` to nvcc, then to every process it started that is still running.
+fn signal_tree(nvcc: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: kill takes plain integers.
+    unsafe { libc::kill(nvcc, signal) };
+    for pid in descendants(nvcc) {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, signal) };
+    }
+}
+
+/// Kill what is left of nvcc's processes: once nvcc has ended, they are K's children (K is their subreaper).
+fn kill_orphans() {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    // Bounded: each round kills every child there is and reaps them; a child that forks while dying adds a round.
+    for _ in 0..64 {
+        let children = descendants(me);
+        if children.is_empty() {
+            return;
+        }
+        for pid in &children {
+            // SAFETY: kill takes plain integers.
+            unsafe { libc::kill(*pid, libc::SIGKILL) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for K's own children.
+        while unsafe { libc::waitpid(-1, &mut status, 0) } > 0 {}
+    }
+}
+
+/// Every process below `root`, from `/proc` (parents before children).
+fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut parent_of = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()) else { continue };
+        let Ok(stat) = std::fs::read(entry.path().join("stat")) else { continue };
+        if let Some(parent) = parent_in_stat(&stat) {
+            parent_of.push((pid, parent));
+        }
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(parent_of.iter().filter(|(_, p)| *p == parent).map(|(pid, _)| *pid));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// The parent pid in a `/proc/PID/stat` line: the field after the state, which follows the last `)` (the command
+/// name before it may hold anything).
+fn parent_in_stat(stat: &[u8]) -> Option<libc::pid_t> {
+    let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
+    let text = std::str::from_utf8(after).ok()?;
+    text.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
+/// End K as nvcc ended (`status` as `waitpid` gave it).
+fn end_as_status(status: i32) -> ! {
+    let status = ExitStatus::from_raw(status);
+    if let Some(signal) = status.signal() {
+        super::die_by(signal);
+    }
+    // SAFETY: ends this process at once, without running the wrapper's exit handlers or flushing its buffers (they
+    // are W's, and W flushes them).
+    unsafe { libc::_exit(status.code().unwrap_or(1)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parent_is_read_after_the_command_name() {
+        assert_eq!(parent_in_stat(b"42 (cc1plus) S 41 42 7 0"), Some(41));
+        // A name holding `) ` and digits, as a program may call itself.
+        assert_eq!(parent_in_stat(b"42 (a) S 9 (b)) R 17 1 1"), Some(17));
+        assert_eq!(parent_in_stat(b"garbage"), None);
+    }
+
+    #[test]
+    fn descendants_of_this_process_include_a_child_and_its_child() {
+        let mut sh = std::process::Command::new("sh").args(["-c", "sleep 5 & wait"]).spawn().unwrap();
+        let started = std::time::Instant::now();
+        let me = std::process::id() as libc::pid_t;
+        let found = loop {
+            let found = descendants(me);
+            if found.len() >= 2 || started.elapsed().as_secs() > 5 {
+                break found;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let _ = sh.kill();
+        let _ = sh.wait();
+        assert!(found.contains(&(sh.id() as libc::pid_t)), "{found:?}");
+        assert!(found.len() >= 2, "the shell's sleep is missing: {found:?}");
+    }
+}
