@@ -248,6 +248,8 @@ pub enum Cause {
     ClangFileSymbol,
     /// GCC's host-LTO objects name the build directory.
     GccLtoWorkingDirectory,
+    /// Host debug info names the working directory (DW_AT_comp_dir).
+    HostWorkingDirectory,
     /// A launcher's own temporary names.
     LauncherTemporaryDirectory,
     /// A source read from standard input is named after a temporary file.

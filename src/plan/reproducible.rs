@@ -77,6 +77,7 @@ fn describe(cause: Cause) -> &'static str {
         Cause::SourceMtime => "device line tables hold each source's modification time",
         Cause::ClangFileSymbol => "Clang names nvcc's temporary input, with its process id, in the file symbol",
         Cause::GccLtoWorkingDirectory => "GCC's host-LTO objects name the build directory",
+        Cause::HostWorkingDirectory => "the host compiler writes the working directory into the debug info",
         Cause::LauncherTemporaryDirectory => "the launcher names its own random temporary directory in them",
         Cause::StdinInput => "a source read from standard input is named after a temporary file",
     }

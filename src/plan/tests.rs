@@ -1585,5 +1585,7 @@ mod repro {
             [Cause::GccLtoWorkingDirectory]
         );
         assert_eq!(limits("13.5.37", &["-rdc=true", "-x", "cu", "-c", "-", "-o", "a.o"]), [Cause::StdinInput]);
+        // Issue 30, item 8: host debug info names the working directory.
+        assert_eq!(limits("12.4.131", &["-g", "-c", "a.cu", "-o", "a.o"]), [Cause::HostWorkingDirectory]);
     }
 }

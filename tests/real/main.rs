@@ -24,4 +24,5 @@ mod nix;
 mod passthrough;
 mod probe_cache;
 mod reproducible;
+mod signals;
 mod splitters;

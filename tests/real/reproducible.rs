@@ -388,3 +388,43 @@ fn check_reproducible_says_same_or_names_the_first_differing_section() {
     );
     assert!(err.lines().nth(1).is_some_and(|l| l.starts_with("help: ")), "{err}");
 }
+
+/// Issue 30, item 8: host debug info (`-g`) names the working directory, so two build directories with the same
+/// relative paths give different objects with every release here, and `explain` says so for such a call, with the
+/// map that makes them the same; with that map they are. Needs real NVCC 11.8, 12.4 and 13.5, g++-11 and g++-12.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn g_objects_differ_between_build_directories_and_explain_says_so() {
+    for release in ["11.8", "12.4", "13.5"] {
+        let Some(root) = real_toolkit(release) else { return };
+        let compiler = if release == "11.8" { "/usr/bin/g++-11" } else { "/usr/bin/g++-12" };
+        let sb = RealSandbox::new(&root);
+        let config = sb.write("config.toml", &format!("[host-compiler]\nstdenv = \"{compiler}\"\n"));
+        let build = |dir: &str, extra: &[&str]| {
+            let dir = sb.file(dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("k.cu"), "__global__ void k(int *p) { p[0] = 1; }\n").unwrap();
+            let mut nvcc = sb.nvcc();
+            nvcc.env("NVCC_WRAPPER_CONFIG", &config).current_dir(&dir).args(["-g", "-c", "k.cu", "-o", "k.o"]);
+            nvcc.args(extra).assert().success();
+            std::fs::read(dir.join("k.o")).unwrap()
+        };
+        assert_ne!(build("a/src", &[]), build("b/src", &[]), "{release}: -g objects of two build directories");
+        let out = std::process::Command::new(WRAPPER)
+            .args(["explain", "--", "-g", "-c", "k.cu", "-o", "k.o"])
+            .env("PATH", sb.path())
+            .env("NVCC_WRAPPER_CONFIG", &config)
+            .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
+            .current_dir(sb.file("a/src"))
+            .output()
+            .unwrap();
+        let text = stdout(&out);
+        assert!(
+            text.contains("host debug info (`-g`) of this call may differ from build to build (the host compiler writes the working directory into the debug info): the same only when every build runs nvcc in the same directory"),
+            "{release}: {text}"
+        );
+        let map_a = format!("-Xcompiler=-fdebug-prefix-map={}=.", sb.file("c/src").display());
+        let map_b = format!("-Xcompiler=-fdebug-prefix-map={}=.", sb.file("d/src").display());
+        assert_eq!(build("c/src", &[&map_a]), build("d/src", &[&map_b]), "{release}: with the map");
+    }
+}
