@@ -70,6 +70,9 @@ pub struct Context {
     pub current_exe: Option<PathBuf>,
     /// The wrapper's process id: nvcc's too when the wrapper execs it.
     pub pid: u32,
+    /// The kernel's limit on a program's arguments and environment together (`sysconf(_SC_ARG_MAX)`, which follows
+    /// the stack's limit); 0 when it cannot tell.
+    pub arg_max: u64,
 }
 
 impl Context {
@@ -85,7 +88,18 @@ impl Context {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             current_exe: std::env::current_exe().ok(),
             pid: std::process::id(),
+            // SAFETY: sysconf only reads a limit.
+            arg_max: u64::try_from(unsafe { libc::sysconf(libc::_SC_ARG_MAX) }).unwrap_or(0),
         }
+    }
+
+    /// The bytes of this call's arguments (argv[0] included) and environment as the kernel counts them: each string
+    /// with its NUL, and a pointer to it.
+    pub fn given_bytes(&self) -> u64 {
+        let pointer = std::mem::size_of::<usize>() as u64;
+        let args = std::iter::once(&self.argv0).chain(&self.args).map(|a| a.len() as u64 + 1 + pointer);
+        let env = self.env.iter().map(|(k, v)| k.len() as u64 + v.len() as u64 + 2 + pointer);
+        args.chain(env).sum::<u64>() + 2 * pointer
     }
 
     /// The name the wrapper was called by (`nvcc`, `nvcc-wrapper`), without its directory.

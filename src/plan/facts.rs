@@ -130,12 +130,69 @@ pub struct Facts<'a> {
     pub launcher: Option<&'a Path>,
 }
 
-/// What nvcc's process will be when the wrapper execs it: the wrapper's own process id (exec keeps it), and the
-/// directory nvcc names its temporary files in (`$TMPDIR`, `/tmp` when unset or empty).
+/// What nvcc's process will be when the wrapper execs it: the wrapper's own process id (exec keeps it), the
+/// directory nvcc names its temporary files in (`$TMPDIR`, `/tmp` when unset or empty), and the size of what it is
+/// given against the kernel's limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NvccProcess {
     pub pid: u32,
     pub tmpdir: PathBuf,
+    /// The call as the caller gave it: its arguments and environment as the kernel counts them (each string, its
+    /// NUL and a pointer), and the kernel's limit on them (`sysconf(_SC_ARG_MAX)`).
+    pub given_bytes: u64,
+    pub arg_max: u64,
+}
+
+/// The kernel's limit on one string of a program's arguments or environment (`MAX_ARG_STRLEN`, 32 pages).
+pub const MAX_ARG_STRLEN: u64 = 128 << 10;
+
+/// What nvcc itself adds to its children's command lines and environments beyond the user's options, with room
+/// to spare: measured at about 2.9 KiB with nvcc 13.5 (1.5 KiB of profile variables, gcc's own), more with the long
+/// paths of a Nix store (docs/nvcc-facts.md#the-argument-length-edge).
+const NVCC_OWN: u64 = 8 << 10;
+
+/// A call so close to the kernel's limits on arguments that what the wrapper adds by default, growing the command
+/// lines nvcc's children get, could push one past them (a build plain nvcc completes would then fail).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgEdge {
+    /// The user's options (argv, `NVCC_*_FLAGS`, options files): nvcc's `sh -c` lines and gcc's
+    /// `COLLECT_GCC_OPTIONS` each hold all of them in one string, which the kernel limits to 128 KiB.
+    OneString { options: u64 },
+    /// Arguments and environment together, against `ARG_MAX` (gcc's children hold the options twice).
+    Total { bytes: u64, limit: u64 },
+}
+
+impl ArgEdge {
+    /// Whether adding `growth` bytes (to one string, and to the whole) could cross a limit, for `inv` run as
+    /// `process` describes.
+    pub fn of(inv: &Invocation, process: &NvccProcess, growth: u64) -> Option<ArgEdge> {
+        let words = inv.argv.iter().chain(&inv.prepend).chain(&inv.append);
+        let files = inv.options_files.iter().flat_map(|f| f.tokens.iter());
+        let options: u64 = words.chain(files).map(|w| w.len() as u64 + 1).sum();
+        if options + NVCC_OWN + growth > MAX_ARG_STRLEN {
+            return Some(ArgEdge::OneString { options });
+        }
+        let bytes = process.given_bytes + options;
+        if process.arg_max > 0 && bytes + NVCC_OWN + 2 * growth > process.arg_max {
+            return Some(ArgEdge::Total { bytes, limit: process.arg_max });
+        }
+        None
+    }
+}
+
+impl fmt::Display for ArgEdge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgEdge::OneString { options } => write!(
+                f,
+                "the options come to {options} bytes, and nvcc hands them all to its children in one string, which the kernel limits to {MAX_ARG_STRLEN} bytes"
+            ),
+            ArgEdge::Total { bytes, limit } => write!(
+                f,
+                "the arguments and environment come to {bytes} bytes as nvcc's children get them, and the kernel takes {limit}"
+            ),
+        }
+    }
 }
 
 impl<'a> Facts<'a> {

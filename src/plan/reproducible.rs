@@ -15,8 +15,9 @@
 use std::ffi::OsStr;
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
-use super::facts::Facts;
+use super::facts::{ArgEdge, Facts};
 use super::model::Plan;
 use super::Step;
 use crate::args::split::{first_unpassable, Unpassable};
@@ -24,6 +25,7 @@ use crate::args::{HostCompilerGiven, Phase, Role};
 use crate::compat::{placeholders, Call, Cause, CompilerFamily, Fix, Limit, Output};
 use crate::config::{Config, Sourced};
 use crate::error::Result;
+use crate::probe::system::OutputPlace;
 use crate::version::Version;
 
 pub struct Reproducible;
@@ -44,6 +46,14 @@ pub enum Note {
     /// A placeholder has no value this call can give safely.
     NoValue {
         flag: String,
+        why: String,
+    },
+    /// The call is at the kernel's limit on arguments: its flags, which nvcc passes on, could push it over.
+    ArgEdge {
+        edge: ArgEdge,
+    },
+    /// `-objtemp` would break or change a call nvcc alone completes (or refuses) as it is.
+    ObjtempUnsafe {
         why: String,
     },
     /// A flag that names nvcc's pid, when nvcc will not have the wrapper's.
@@ -96,6 +106,14 @@ impl fmt::Display for Note {
             ),
             Note::UsersOwn { flag, option } => write!(f, "{option} is the user's own choice: `{flag}` is not added"),
             Note::NoValue { flag, why } => write!(f, "`{flag}` is not added: {why}"),
+            Note::ArgEdge { edge } => write!(
+                f,
+                "nothing is added to make the outputs the same from build to build: {edge}, and the flags, which nvcc passes on to its children (`-objtemp` puts the output's name in their command lines), could make one of them longer than the kernel takes"
+            ),
+            Note::ObjtempUnsafe { why } => write!(
+                f,
+                "`-objtemp` is not added: {why}, where nvcc's temporary files named after the output would make the call end otherwise than with nvcc alone"
+            ),
             Note::PidUnknown { flag, why } => write!(
                 f,
                 "`{flag}` is not added: it names nvcc's process id, which is not the wrapper's when {why}"
@@ -143,6 +161,13 @@ impl Step for Reproducible {
         let table = &facts.compat.reproducible;
         if !table.measured(release) {
             plan.note(Note::NotMeasured { release: release.release() });
+            return Ok(());
+        }
+        // What the flags can add to the longest command line of nvcc's children: `-objtemp` names the output in
+        // each temporary file's name (about 6 times in cicc's, measured with 13.5), the seeds once or twice.
+        let output = facts.invocation.output_file().map_or(64, |o| o.len() as u64);
+        if let Some(edge) = ArgEdge::of(facts.invocation, facts.nvcc_process, 8 * output + 1024) {
+            plan.note(Note::ArgEdge { edge });
             return Ok(());
         }
         let family = family(facts, plan);
@@ -227,6 +252,11 @@ fn fix_flags(facts: &Facts, plan: &Plan, fix: &Fix) -> std::result::Result<Vec<S
         if let Some(note) = own {
             return Err(note);
         }
+        if flag.as_ref() == "-objtemp" {
+            if let Some(why) = objtemp_blocker(facts) {
+                return Err(Note::ObjtempUnsafe { why });
+            }
+        }
         let mut filled = flag.to_string();
         for name in placeholders(flag) {
             let value = value(facts, plan, name).map_err(|why| match why {
@@ -238,6 +268,67 @@ fn fix_flags(facts: &Facts, plan: &Plan, fix: &Fix) -> std::result::Result<Vec<S
         flags.push(filled);
     }
     Ok(flags)
+}
+
+/// Why `-objtemp` cannot go into this call, if it cannot. With it, nvcc names its temporary files
+/// `<output>.<suffix>` beside the output instead of `$TMPDIR/tmpxft_<pid>_..._<source stem>.<suffix>`, and pastes
+/// those names into `sh -c` command lines in double quotes (only `"` escaped), into fatbinary's comma-separated
+/// `--image3=...,file=PATH` and into `#include` lines (measured with nvcc 11.8.89, 12.4.131 and 13.5.37,
+/// docs/nvcc-facts.md#-objtemp-and-the-names-it-makes). So it is left out where:
+/// - an output or input name holds `"`, `,`, `$`, a backtick, `\`, `[` (11.8's fatbinary) or a control byte: with
+///   an output, the call fails or leaves its temporary files behind where nvcc alone succeeds; with an input, nvcc
+///   alone fails where `-objtemp` would make it succeed, and a drop-in refuses what nvcc refuses;
+/// - an output starts with `-` (nvcc reads `-a.o.cpp4.ii` as an option) or its file name is longer than 227 bytes
+///   (255 less the longest suffix, `.compute_100f.cudafe1.stub.c`); an input's file name is 217 bytes or longer
+///   (nvcc alone fails on its temporary name there, `-objtemp` would not);
+/// - an output is not a regular file (`-o /dev/null`, where root would get nvcc's files in `/dev`) or its directory
+///   does not take new files (any user but root, `/dev`).
+fn objtemp_blocker(facts: &Facts) -> Option<String> {
+    let inv = facts.invocation;
+    let unsafe_byte = |b: &u8| b"\"$,`\\[".contains(b) || b.is_ascii_control();
+    let file_name_len = |p: &Path| p.file_name().map_or(0, |n| n.len());
+    for input in &inv.inputs {
+        let bytes = input.as_bytes();
+        if let Some(b) = bytes.iter().find(|b| unsafe_byte(b)) {
+            return Some(format!("the input {} holds {}", crate::shell::display([input.as_os_str()]), Unpassable(*b)));
+        }
+        if file_name_len(Path::new(input)) >= 217 {
+            return Some(format!(
+                "the input {}'s file name is 217 bytes or longer",
+                crate::shell::display([input.as_os_str()])
+            ));
+        }
+    }
+    let outputs: Vec<PathBuf> = match inv.output_file() {
+        Some(output) => vec![PathBuf::from(output)],
+        None => inv
+            .inputs
+            .iter()
+            .filter_map(|i| Path::new(i).file_stem())
+            .map(|stem| Path::new(stem).with_extension("o"))
+            .collect(),
+    };
+    for output in &outputs {
+        let shown = crate::shell::path(output);
+        let bytes = output.as_os_str().as_bytes();
+        if let Some(b) = bytes.iter().find(|b| unsafe_byte(b)) {
+            return Some(format!("the output {shown} holds {}", Unpassable(*b)));
+        }
+        if bytes.starts_with(b"-") {
+            return Some(format!("the output {shown} starts with `-`"));
+        }
+        if file_name_len(output) > 227 {
+            return Some(format!("the output {shown}'s file name is longer than 227 bytes"));
+        }
+        match facts.probes.output_place(output) {
+            OutputPlace::Usable => {}
+            OutputPlace::NotRegular(kind) => return Some(format!("the output {shown} is {kind}")),
+            OutputPlace::DirNotWritable => {
+                return Some(format!("the output {shown} is in a directory this user cannot add files to"))
+            }
+        }
+    }
+    None
 }
 
 /// Why a placeholder has no value.

@@ -22,6 +22,8 @@ struct FakeProbes {
     probed: std::cell::RefCell<Vec<PathBuf>>,
     /// Files and directories that exist (the toolkit is /cuda).
     files: std::collections::BTreeSet<PathBuf>,
+    /// Outputs nvcc cannot put files beside (every other one it can).
+    unusable: BTreeMap<PathBuf, crate::probe::system::OutputPlace>,
 }
 
 impl FakeProbes {
@@ -54,6 +56,7 @@ impl FakeProbes {
             .collect(),
             probed: Default::default(),
             files: Default::default(),
+            unusable: Default::default(),
         }
     }
 
@@ -113,6 +116,9 @@ impl Probes for FakeProbes {
     fn exists(&self, path: &Path) -> bool {
         self.files.contains(path)
     }
+    fn output_place(&self, path: &Path) -> crate::probe::system::OutputPlace {
+        self.unusable.get(path).copied().unwrap_or(crate::probe::system::OutputPlace::Usable)
+    }
 }
 
 fn nvcc() -> RealNvcc {
@@ -151,7 +157,7 @@ fn plan_for(i: &Invocation, config: &Loaded, probes: &FakeProbes, depth: u32) ->
 
 /// The process nvcc will be in these tests: pid 0x2a (`0000002a`), `$TMPDIR` unset.
 static NVCC_PROCESS: std::sync::LazyLock<NvccProcess> =
-    std::sync::LazyLock::new(|| NvccProcess { pid: 42, tmpdir: "/tmp".into() });
+    std::sync::LazyLock::new(|| NvccProcess { pid: 42, tmpdir: "/tmp".into(), given_bytes: 4096, arg_max: 2 << 20 });
 
 /// Every message of type `T` the plan holds (notes, warnings, reasons).
 fn said<T: Message + Clone>(p: &Plan) -> Vec<T> {
@@ -1530,7 +1536,12 @@ mod repro {
             config_file: None,
             depth: 0,
             scratch: Path::new("/scratch"),
-            nvcc_process: &NvccProcess { pid: 0xbeef, tmpdir: "/build/tmp".into() },
+            nvcc_process: &NvccProcess {
+                pid: 0xbeef,
+                tmpdir: "/build/tmp".into(),
+                given_bytes: 4096,
+                arg_max: 2 << 20,
+            },
         })
         .unwrap();
         assert_eq!(ours(&p)[0], "-Xcompiler=-ffile-prefix-map=/build/tmp/tmpxft_0000beef_=tmpxft_");
@@ -1539,7 +1550,7 @@ mod repro {
     #[test]
     fn a_value_nvcc_would_split_leaves_its_flag_out() {
         for (args, flag) in [
-            (&["-c", "a,b.cu", "-o", "a.o"][..], "-Xcudafe=--orig_src_path_name={input}"),
+            (&["-c", "a b.cu", "-o", "a.o"][..], "-Xcudafe=--orig_src_path_name={input}"),
             (&["-c", "a.cu", "-o", "my obj.o"], "--frandom-seed={output}"),
         ] {
             let p = run("13.0.88", args, "");
@@ -1562,6 +1573,68 @@ mod repro {
         assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: "$NVCC_WRAPPER_REPRODUCIBLE".into() }]);
         // Without a config, it is on.
         let p = plan_for(&i, &Loaded::default(), &probes, 0).unwrap();
+        assert!(ours(&p).contains(&"-objtemp".to_string()));
+    }
+
+    #[test]
+    fn objtemp_is_left_out_where_it_would_change_how_the_call_ends() {
+        use crate::probe::system::OutputPlace;
+        // Issue 30, item 6, as measured with nvcc 11.8, 12.4 and 13.5: (args, the note's reason).
+        let rows: &[(&[&str], &str)] = &[
+            (&["-c", "k.cu", "-o", "q\"uote.o"], "the output 'q\"uote.o' holds `\"`"),
+            (&["-c", "k.cu", "-o", "a,b.o"], "the output a,b.o holds `,`"),
+            (&["-c", "k.cu", "-o", "a$$b.o"], "the output 'a$$b.o' holds `$`"),
+            (&["-c", "k.cu", "-o", "a\nb.o"], "holds a newline"),
+            (&["-c", "k.cu", "-o", "-a.o"], "the output -a.o starts with `-`"),
+            (&["-c", "k\"x.cu", "-o", "k.o"], "the input 'k\"x.cu' holds `\"`"),
+            (&["-c", "k.cu", "-o", "/dev/null"], "the output /dev/null is a character device"),
+            (&["-c", "k.cu", "-o", "ro/k.o"], "the output ro/k.o is in a directory this user cannot add files to"),
+        ];
+        let mut probes = FakeProbes::debian("13.5.37");
+        probes.unusable.insert("/dev/null".into(), OutputPlace::NotRegular("a character device"));
+        probes.unusable.insert("ro/k.o".into(), OutputPlace::DirNotWritable);
+        for (args, why) in rows {
+            let p = plan_with(args, &[], ON, &probes).unwrap();
+            assert!(!ours(&p).contains(&"-objtemp".to_string()), "{args:?}");
+            let notes: Vec<String> = said::<Note>(&p)
+                .into_iter()
+                .filter(|n| matches!(n, Note::ObjtempUnsafe { .. }))
+                .map(|n| n.to_string())
+                .collect();
+            assert!(notes.len() == 1 && notes[0].contains(why), "{args:?}: {notes:?}");
+        }
+        // A long output name: 227 bytes is the most the longest suffix leaves room for.
+        let ok = format!("{}.o", "o".repeat(225));
+        let long = format!("{}.o", "o".repeat(226));
+        assert!(ours(&plan_with(&["-c", "k.cu", "-o", &ok], &[], ON, &probes).unwrap()).contains(&"-objtemp".into()));
+        assert!(!ours(&plan_with(&["-c", "k.cu", "-o", &long], &[], ON, &probes).unwrap()).contains(&"-objtemp".into()));
+        // Bytes nvcc's shell commands take within their quotes keep it: a space, a quote, `#`, `:`.
+        for output in ["my obj.o", "o'brien.o", "a#b.o", "a:b.o", "\u{e9}.o"] {
+            let p = plan_with(&["-c", "k.cu", "-o", output], &[], ON, &probes).unwrap();
+            assert!(ours(&p).contains(&"-objtemp".to_string()), "{output}");
+        }
+    }
+
+    #[test]
+    fn at_the_kernels_argument_limit_nothing_is_added() {
+        // Issue 30, item 9: 620 `-D` flags of 200 bytes leave nvcc about 4 KiB of the 128 KiB that one string of its
+        // children's may hold; the flags would take more (`-objtemp` names the 200-byte output six times).
+        let defines: Vec<String> = (0..620).map(|i| format!("-DX{i:04}={}", "v".repeat(193))).collect();
+        let output = format!("{}.o", "o".repeat(198));
+        let mut args: Vec<&str> = vec!["-c", "k.cu", "-o", &output];
+        args.extend(defines.iter().map(String::as_str));
+        let p = run("13.5.37", &args, "");
+        assert!(ours(&p).is_empty(), "{:?}", ours(&p));
+        let notes: Vec<String> =
+            said::<Note>(&p).into_iter().filter(|n| matches!(n, Note::ArgEdge { .. })).map(|n| n.to_string()).collect();
+        assert!(
+            notes.len() == 1
+                && notes[0].contains("the options come to 125")
+                && notes[0].contains("limits to 131072 bytes"),
+            "{notes:?}"
+        );
+        // With half as many, there is room: the flags go in.
+        let p = run("13.5.37", &args[..4 + 310], "");
         assert!(ours(&p).contains(&"-objtemp".to_string()));
     }
 

@@ -31,11 +31,29 @@ pub trait Probes {
     fn toolkit_root(&self, nvcc: &Path) -> Result<PathBuf, String>;
     /// Whether a file or directory exists.
     fn exists(&self, path: &Path) -> bool;
+    /// Whether nvcc may put files beside an output it writes at `path` (relative to the working directory): the
+    /// output is absent or a regular file, and its directory takes new files. Probes that know no file system say
+    /// it may.
+    fn output_place(&self, path: &Path) -> OutputPlace {
+        let _ = path;
+        OutputPlace::Usable
+    }
     /// The release of a compiler cache the wrapper runs nvcc through (`sccache --version`). Probes that know no
     /// launcher say so, and the planner then keeps the launcher.
     fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {
         Err(format!("{} was not probed", crate::shell::path(launcher)))
     }
+}
+
+/// Where an output goes, as far as nvcc's files beside it are concerned (`Probes::output_place`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputPlace {
+    /// Absent or a regular file, in a directory that takes new files.
+    Usable,
+    /// Something else (`/dev/null` is a character device).
+    NotRegular(&'static str),
+    /// Its directory does not take new files (for this user), or does not exist.
+    DirNotWritable,
 }
 
 /// Probes that run the real programs, searching `path` (the wrapper's PATH) from `cwd`, and keep what they find in
@@ -138,6 +156,39 @@ impl Probes for System {
 
     fn exists(&self, path: &Path) -> bool {
         path.exists()
+    }
+
+    fn output_place(&self, path: &Path) -> OutputPlace {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::FileTypeExt;
+        let path = self.cwd.join(path);
+        match std::fs::metadata(&path) {
+            Ok(meta) if !meta.is_file() => {
+                let kind = meta.file_type();
+                return OutputPlace::NotRegular(if kind.is_char_device() {
+                    "a character device"
+                } else if kind.is_block_device() {
+                    "a block device"
+                } else if kind.is_fifo() {
+                    "a FIFO"
+                } else if kind.is_socket() {
+                    "a socket"
+                } else if kind.is_dir() {
+                    "a directory"
+                } else {
+                    "not a regular file"
+                });
+            }
+            _ => {}
+        }
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let Ok(dir) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return OutputPlace::DirNotWritable };
+        // SAFETY: `dir` is a valid NUL-terminated string; access only reads it.
+        if unsafe { libc::access(dir.as_ptr(), libc::W_OK) } == 0 {
+            OutputPlace::Usable
+        } else {
+            OutputPlace::DirNotWritable
+        }
     }
 
     fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {

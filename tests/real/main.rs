@@ -14,6 +14,7 @@ mod combinations;
 mod compat;
 mod cross;
 mod depfile;
+mod differential;
 mod fatbin;
 mod gpu;
 mod host_compiler;

@@ -13,6 +13,7 @@ fn on(cmd: &mut assert_cmd::Command) -> &mut assert_cmd::Command {
 #[test]
 fn a_compile_gets_its_flags_before_the_users_arguments() {
     let sb = Sandbox::new();
+    std::fs::create_dir(sb.dir.path().join("out")).unwrap();
     on(&mut sb.nvcc()).args(["-c", "k.cu", "-o", "out/k.o"]).assert().success();
     let want = [
         sb.ccbin(),
