@@ -368,3 +368,103 @@ fn make_and_ninja_read_back_every_path_the_wrapper_writes() {
         assert!(left_out.contains(&byte), "0x{byte:02x} was written");
     }
 }
+
+/// Issue 30, item 5, with real nvcc 13.5 and make: a Makefile that includes `-MD -MP` dependency files keeps
+/// working when the config the wrapper found beside itself is removed (nvcc's own phony rules cover its headers; the wrapper's
+/// inputs get theirs). Before, make stopped with "No rule to make target '.../config.toml'".
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn with_mp_a_removed_config_does_not_stop_make() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    if real_program("make").is_none() {
+        return;
+    }
+    let sb = RealSandbox::new(&root);
+    sb.write("k.cu", KERNEL);
+    sb.write("Makefile", "k.o: k.cu\n\t$(NVCC) -MD -MP -MF k.d -c $< -o $@\n-include k.d\n");
+    // Where the wrapper finds its config by itself (beside the link), so that removing it leaves no config.
+    let config = sb.write("wrapper/share/nvcc-wrapper/config.toml", "[host-compiler]\nstdenv = \"/usr/bin/g++\"\n");
+    let make = || {
+        let mut cmd = Command::new("make");
+        sb.prepare(&mut cmd);
+        cmd.arg(format!("NVCC={}", sb.wrapper_bin.join("nvcc").display()));
+        let out = cmd.output().unwrap();
+        (out.status.success(), stdout(&out) + &stderr(&out))
+    };
+    let (built, log) = make();
+    assert!(built, "{log}");
+    let text = std::fs::read_to_string(sb.file("k.d")).unwrap();
+    assert!(text.contains("/share/nvcc-wrapper/config.toml:\n"), "no phony rule for the config:\n{text}");
+    std::fs::remove_file(&config).unwrap();
+    let (built, log) = make();
+    assert!(built, "make stopped after the config was removed:\n{log}");
+}
+
+/// Issue 30, item 2, with real nvcc 13.5 and a really full file system (a 64 KiB tmpfs, as root, in a mount
+/// namespace of its own): nvcc writes its dependency file into the last free pages, the wrapper cannot write the
+/// completed one beside it, and nvcc's file stays whole, the call succeeds as nvcc did, and make reads the file.
+/// Before, the file was rewritten in place and cut mid-path ("No rule to make target '/root/.cache/...13.'").
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn on_a_full_disk_the_dependency_file_stays_nvccs_whole() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    if real_program("unshare").is_none() || real_program("make").is_none() {
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(!require_real(), "mounting a small file system needs root");
+        eprintln!("note: skipped, mounting a small file system needs root");
+        return;
+    }
+    let sb = RealSandbox::new(&root);
+    sb.write("k.cu", KERNEL);
+    // nvcc's own file, to learn its size; then the file system is filled to leave just that many pages.
+    sb.real_nvcc().args(["-MD", "-MF", "probe.d", "-c", "k.cu", "-o", "k.o"]).assert().success();
+    let size = std::fs::metadata(sb.file("probe.d")).unwrap().len();
+    let pages = size.div_ceil(4096);
+    std::fs::create_dir(sb.file("small")).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=64k tmpfs small && head -c $((65536 - {pages} * 4096)) /dev/zero > small/fill && \
+         nvcc -MD -MF small/k.d -c k.cu -o k.o; echo \"rc=$?\"; cat small/k.d > whole.d; ls -a small"
+    );
+    let mut cmd = Command::new("unshare");
+    sb.prepare(&mut cmd);
+    let out = cmd
+        .env_remove("NVCC_WRAPPER_CONFIG")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("rc=0"), "{text}{}", stderr(&out));
+    let whole = std::fs::read_to_string(sb.file("whole.d")).unwrap();
+    let nvccs = std::fs::read_to_string(sb.file("probe.d")).unwrap();
+    assert_eq!(whole, nvccs, "the dependency file is not nvcc's whole");
+    assert!(!text.contains(".tmp"), "a temporary file is left: {text}");
+    assert!(
+        stderr(&out).contains("cannot add the wrapper's inputs to the dependency file small/k.d"),
+        "{}",
+        stderr(&out)
+    );
+    // make reads it back.
+    sb.write("Makefile", "k.o: k.cu\n\ttouch k.o\n-include whole.d\n");
+    let mut make = Command::new("make");
+    sb.prepare(&mut make);
+    let out = make.output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+}
+
+/// Issue 30, item 1, with real nvcc 13.5: `-MF /dev/stdout` into a pipe ends as nvcc alone ends (it hung).
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_dependency_file_on_stdout_ends_as_with_nvcc_alone() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let sb = RealSandbox::new(&root);
+    sb.write("k.cu", KERNEL);
+    let mut cmd = Command::new("timeout");
+    sb.prepare(&mut cmd);
+    let out =
+        cmd.args(["-s", "KILL", "60", "sh", "-c", "nvcc -MD -MF /dev/stdout -c k.cu -o k.o | cat"]).output().unwrap();
+    assert!(out.status.success(), "{:?} {}", out.status, stderr(&out));
+    assert!(stdout(&out).starts_with("k.o : k.cu"), "{}", stdout(&out));
+}
