@@ -7,7 +7,8 @@
 #   scripts/bench.sh payoff     real NVCC 13.x: examples/kernels.cu for NVIDIA's nine sample targets, directly,
 #                               versus one target through the wrapper (`arch-flags = "replace"`)
 #   scripts/bench.sh depfile    a call that writes a dependency file (the wrapper waits for nvcc and adds its
-#                               inputs) against the same call without one, in one run
+#                               inputs) against the same call without one, in one run; with BASELINE=BINARY (an
+#                               older static build of the wrapper) both calls through it too, in the same run
 #
 # The "real nvcc" of the per-call rows is a static no-op C program built here and installed as nvcc in a
 # toolkit-shaped directory (with a version.json, as NVIDIA's installers write), so that each row measures only what
@@ -100,12 +101,19 @@ capabilities = [\"8.6\"]
   cd "$work"
   export NVCC_WRAPPER_PROBE_CACHE_DIR=$work/probe-cache
   recorded-static/bin/nvcc -c kernel.cu -o kernel.o   # the release, probed once into the cache
+  local baseline=()
+  if [[ -n ${BASELINE:-} ]]; then
+    install_wrapper baseline "$BASELINE" "$(cat recorded-static/share/nvcc-wrapper/config.toml)"
+    baseline/bin/nvcc -c kernel.cu -o kernel.o
+    baseline=(-n 'baseline build, no dependency file (exec)' "baseline/bin/nvcc -c kernel.cu -o kernel.o"
+      -n 'baseline build, -MD -MF kernel.d' "baseline/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o")
+  fi
   echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -r)"
   hyperfine -N --warmup 20 --runs "${RUNS:-600}" --export-markdown depfile.md --export-json depfile.json \
     -n 'writer as nvcc, directly, -MD -MF' "cuda/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o" \
     -n 'wrapper (static glibc), no dependency file (exec)' "recorded-static/bin/nvcc -c kernel.cu -o kernel.o" \
     -n 'wrapper (static glibc), -MD -MF kernel.d (waits, adds its inputs)' \
-    "recorded-static/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o"
+    "recorded-static/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o" "${baseline[@]}"
   cat depfile.md
   echo
   echo "| row | median [ms] |"

@@ -18,13 +18,15 @@
 //! - K ends as nvcc ended (its exit code, or the same signal), and W then does: the caller sees nvcc's status.
 //! - nvcc starts with what exec would give it: argv, environment, the caller's signal mask and ignored signals, the
 //!   caller's SIGPIPE disposition, its descriptors (a make jobserver's included), and the standard streams the caller
-//!   closed, closed (`super::command`).
+//!   closed, closed (as `super::command` gives exec). Only SIGCHLD is at its default even where the caller ignored
+//!   it: nvcc waits for its own programs. K starts it with `posix_spawn`, which copies no memory.
 //!
 //! When `run` returns, the forwarded signals are blocked and W's handlers are gone: whatever W does next (replacing
 //! a dependency file) cannot be cut in half by one, and `super::end_as` lets a pending one end the wrapper after it.
 
-use std::ffi::OsString;
+use std::ffi::{CString, OsString};
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
@@ -89,22 +91,18 @@ fn action_of(signal: libc::c_int) -> libc::sigaction {
     }
 }
 
-/// Whether the caller ignores `signal` (exec would keep it ignored for nvcc).
-fn ignored(signal: libc::c_int) -> bool {
-    action_of(signal).sa_sigaction == libc::SIG_IGN
-}
-
 /// Run `program` (nvcc, or the launcher in front of it) with `args` and exactly `env` as described above, and wait for
 /// it: how it ended, or why it could not start. Returns with the forwarded signals blocked (see the module's header).
 pub fn run(program: &Path, args: &[OsString], env: &Env) -> io::Result<ExitStatus> {
-    let caught: Vec<libc::c_int> = FORWARDED.into_iter().filter(|&s| !ignored(s)).collect();
-    let saved: Vec<(libc::c_int, libc::sigaction)> = caught.iter().map(|&s| (s, action_of(s))).collect();
+    let saved: Vec<(libc::c_int, libc::sigaction)> =
+        FORWARDED.into_iter().map(|s| (s, action_of(s))).filter(|(_, a)| a.sa_sigaction != libc::SIG_IGN).collect();
+    let caught: Vec<libc::c_int> = saved.iter().map(|(s, _)| *s).collect();
     let forwarded = set_of(&FORWARDED);
     // Held back until K's pid is known, so that none is lost; K and nvcc get the caller's mask back.
     let caller_mask = mask(libc::SIG_BLOCK, &forwarded);
     // A caller that ignores SIGCHLD would have its children reaped by the kernel, and no wait could tell how nvcc
-    // ended: the default for W and K, the caller's again for nvcc.
-    let sigchld_ignored = ignored(libc::SIGCHLD);
+    // ended: the default for W, K and nvcc (which waits for its own programs).
+    let sigchld_ignored = action_of(libc::SIGCHLD).sa_sigaction == libc::SIG_IGN;
     // SAFETY: a handler that only reads an atomic and calls kill; SIG_DFL for SIGCHLD is always valid.
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
@@ -130,7 +128,7 @@ pub fn run(program: &Path, args: &[OsString], env: &Env) -> io::Result<ExitStatu
             unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
         }
     };
-    let result = start_keeper(program, args, env, &caught, caller_mask, sigchld_ignored);
+    let result = start_keeper(program, args, env, &caught, caller_mask);
     restore();
     result
 }
@@ -142,10 +140,9 @@ fn start_keeper(
     env: &Env,
     caught: &[libc::c_int],
     caller_mask: libc::sigset_t,
-    sigchld_ignored: bool,
 ) -> io::Result<ExitStatus> {
     // Built before the fork, so that K only starts it.
-    let mut command = super::command(program, args, env);
+    let command = Spawn::new(program, args, env)?;
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills `fds` with two new descriptors, closed on exec.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -165,7 +162,7 @@ fn start_keeper(
     }
     if keeper == 0 {
         close(read_end);
-        keep(&mut command, wrapper, caught, caller_mask, sigchld_ignored, write_end);
+        keep(&command, wrapper, caught, caller_mask, write_end);
     }
     KEEPER.store(keeper, Ordering::SeqCst);
     close(write_end);
@@ -212,11 +209,10 @@ fn wait(pid: libc::pid_t) -> io::Result<ExitStatus> {
 
 /// K: start nvcc, pass signals on, stop what is left when told to, and end as nvcc ended. Never returns.
 fn keep(
-    command: &mut std::process::Command,
+    command: &Spawn,
     wrapper: libc::pid_t,
     caught: &[libc::c_int],
     caller_mask: libc::sigset_t,
-    sigchld_ignored: bool,
     report: libc::c_int,
 ) -> ! {
     // The forwarded signals are blocked (inherited); SIGCHLD joins them, and all are taken by `sigwaitinfo`.
@@ -233,21 +229,10 @@ fn keep(
         }
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
     }
-    // SAFETY: runs in nvcc's process right before execve (after std's reset of the mask and SIGPIPE): only
-    // async-signal-safe calls on values copied into the closure.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(command, move || {
-            if sigchld_ignored {
-                libc::signal(libc::SIGCHLD, libc::SIG_IGN);
-            }
-            libc::sigprocmask(libc::SIG_SETMASK, &caller_mask, std::ptr::null_mut());
-            Ok(())
-        });
-    }
-    let nvcc = match command.spawn() {
-        Ok(child) => child.id() as libc::pid_t,
-        Err(err) => {
-            let errno = err.raw_os_error().unwrap_or(libc::EIO).to_ne_bytes();
+    let nvcc = match command.spawn(&caller_mask) {
+        Ok(pid) => pid,
+        Err(errno) => {
+            let errno = errno.to_ne_bytes();
             // SAFETY: writes four bytes from a local array to the pipe W reads; then ends this process.
             unsafe {
                 libc::write(report, errno.as_ptr().cast(), errno.len());
@@ -287,6 +272,71 @@ fn keep(
         kill_orphans();
     }
     end_as_status(status)
+}
+
+/// nvcc's command, ready for `posix_spawn` (a vfork, which copies no memory): argv[0] the program's path, exactly
+/// `env`, the caller's SIGPIPE disposition and its closed standard streams, as `super::command` gives exec.
+struct Spawn {
+    program: CString,
+    /// Owners of the strings `argv` and `envp` point into.
+    _strings: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+}
+
+impl Spawn {
+    fn new(program: &Path, args: &[OsString], env: &Env) -> io::Result<Spawn> {
+        let cstring = |bytes: &[u8]| CString::new(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e));
+        let program = cstring(program.as_os_str().as_bytes())?;
+        let mut strings = vec![program.clone()];
+        for arg in args {
+            strings.push(cstring(arg.as_bytes())?);
+        }
+        let argc = strings.len();
+        for (name, value) in env.iter() {
+            strings.push(cstring(&[name.as_bytes(), b"=", value.as_bytes()].concat())?);
+        }
+        let pointers = |s: &[CString]| s.iter().map(|c| c.as_ptr()).chain([std::ptr::null()]).collect::<Vec<_>>();
+        let argv = pointers(&strings[..argc]);
+        let envp = pointers(&strings[argc..]);
+        Ok(Spawn { program, _strings: strings, argv, envp })
+    }
+
+    /// Start it with `mask`; its pid, or the errno of the failure.
+    fn spawn(&self, mask: &libc::sigset_t) -> Result<libc::pid_t, i32> {
+        let (sigpipe_ignored, closed) = super::caller_state();
+        // SAFETY: the attribute and file-action objects are initialised before use and destroyed after; every
+        // pointer handed to posix_spawn points into `self`, which outlives the call; signal() changes only this
+        // process's SIGPIPE disposition, which the child inherits (an ignored signal stays ignored across exec).
+        unsafe {
+            libc::signal(libc::SIGPIPE, if sigpipe_ignored { libc::SIG_IGN } else { libc::SIG_DFL });
+            let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
+            let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+            libc::posix_spawnattr_init(&mut attr);
+            libc::posix_spawn_file_actions_init(&mut actions);
+            libc::posix_spawnattr_setsigmask(&mut attr, mask);
+            libc::posix_spawnattr_setflags(&mut attr, libc::POSIX_SPAWN_SETSIGMASK as libc::c_short);
+            for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
+                libc::posix_spawn_file_actions_addclose(&mut actions, fd);
+            }
+            let mut pid = 0;
+            let errno = libc::posix_spawn(
+                &mut pid,
+                self.program.as_ptr(),
+                &actions,
+                &attr,
+                self.argv.as_ptr() as *const *mut libc::c_char,
+                self.envp.as_ptr() as *const *mut libc::c_char,
+            );
+            libc::posix_spawn_file_actions_destroy(&mut actions);
+            libc::posix_spawnattr_destroy(&mut attr);
+            if errno == 0 {
+                Ok(pid)
+            } else {
+                Err(errno)
+            }
+        }
+    }
 }
 
 /// Reap K's ended children; nvcc's status once it has ended.

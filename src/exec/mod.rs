@@ -51,13 +51,18 @@ pub fn exec(nvcc: &Path, args: &[OsString], env: &Env) -> std::io::Error {
     command(nvcc, args, env).exec()
 }
 
-/// nvcc's command, as exec and `child::run` start it: argv[0] the program's path, the environment exactly `env`,
+/// What exec gives nvcc that Rust's runtime changed in the wrapper: whether the caller ignored SIGPIPE, and which
+/// standard streams it left closed (bit N: descriptor N).
+fn caller_state() -> (bool, u8) {
+    (CALLER_IGNORES_SIGPIPE.load(Ordering::Relaxed), CALLER_CLOSED_STREAMS.load(Ordering::Relaxed))
+}
+
+/// nvcc's command, as exec starts it: argv[0] the program's path, the environment exactly `env`,
 /// the caller's SIGPIPE disposition and closed standard streams.
 fn command(nvcc: &Path, args: &[OsString], env: &Env) -> Command {
     let mut command = Command::new(nvcc);
     command.arg0(nvcc).args(args).env_clear().envs(env.iter());
-    let sigpipe_ignored = CALLER_IGNORES_SIGPIPE.load(Ordering::Relaxed);
-    let closed = CALLER_CLOSED_STREAMS.load(Ordering::Relaxed);
+    let (sigpipe_ignored, closed) = caller_state();
     if sigpipe_ignored || closed != 0 {
         // SAFETY: runs in this process right before execve, after std's reset of SIGPIPE to the default; signal()
         // and close() are async-signal-safe and touch no memory of ours.
