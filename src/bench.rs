@@ -71,6 +71,7 @@ impl Planner {
             depth: 0,
             scratch: Path::new("/nonexistent/scratch"),
             nvcc_process: &plan::NvccProcess { pid: 4242, tmpdir: "/tmp".into(), given_bytes: 4096, arg_max: 2 << 20 },
+            jobserver: &plan::JobSlots::None,
         })
         .expect("a plan");
         plan.before.iter().chain(&plan.after).map(|a| a.args.len()).sum()

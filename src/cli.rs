@@ -47,6 +47,18 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         args: Vec<OsString>,
     },
+    /// Run a build under a jobserver of N job slots (GNU make 4.4's FIFO protocol), so that the build tool and the
+    /// threads nvcc takes from free slots share them: for Ninja (1.13 or later, run without -j), and so CMake's and
+    /// Meson's Ninja builds. GNU make is its own jobserver: run it as `make -jN`.
+    Jobserver {
+        /// How many job slots (the build's jobs and nvcc's extra threads together); default: the processors this
+        /// process may use.
+        #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        jobs: Option<u32>,
+        /// The build command, after `--` (for example: nvcc-wrapper jobserver -j 16 -- ninja -C build).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<OsString>,
+    },
     /// The compatibility tables.
     #[command(subcommand)]
     Compat(CompatCommand),
@@ -125,7 +137,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             return Err(Error::new(
                 ErrorKind::Usage,
-                "nvcc-wrapper requires a subcommand: explain, doctor, compat or gencode",
+                "nvcc-wrapper requires a subcommand: explain, doctor, check-reproducible, gencode, jobserver or compat",
             )
             .with_help("`nvcc-wrapper --help` says what each does; installed as `nvcc`, the wrapper is the drop-in"));
         }
@@ -136,6 +148,10 @@ pub fn run(ctx: &Context) -> Result<i32> {
         Command::Doctor => crate::doctor::main(ctx),
         Command::CheckReproducible { args } => crate::check::reproducible(ctx, args),
         Command::Compat(CompatCommand::Scan { root }) => compat_scan(ctx, &ctx.absolute(&root)),
+        Command::Jobserver { jobs, command } => {
+            let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+            crate::exec::jobserver::serve(ctx, jobs, &command)
+        }
         Command::Gencode { cuda_version, forward_compat, format, system, platform, capabilities } => {
             gencode(ctx, cuda_version, forward_compat, format, system, platform, capabilities)
         }

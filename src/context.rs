@@ -29,6 +29,11 @@ pub mod vars {
     pub const DEPFILE_INPUTS: &str = "NVCC_WRAPPER_DEPFILE_INPUTS";
     /// Override `reproducible` (a switch).
     pub const REPRODUCIBLE: &str = "NVCC_WRAPPER_REPRODUCIBLE";
+    /// Override `threads` (the most threads nvcc may run one call's GPU targets with).
+    pub const THREADS: &str = "NVCC_WRAPPER_THREADS";
+    /// GNU make's flags for its children, where a jobserver is named (`--jobserver-auth=R,W` or `fifo:PATH`); also
+    /// read under the names `MFLAGS` and `CARGO_MAKEFLAGS`, as make and cargo pass them.
+    pub const MAKEFLAGS: &str = "MAKEFLAGS";
     /// Override `[target] system`, `platform`, `sysroot`, `cuda-root` and `cuda-compat` (paths must be absolute).
     pub const TARGET_SYSTEM: &str = "NVCC_WRAPPER_TARGET_SYSTEM";
     pub const TARGET_PLATFORM: &str = "NVCC_WRAPPER_TARGET_PLATFORM";
@@ -73,6 +78,45 @@ pub struct Context {
     /// The kernel's limit on a program's arguments and environment together (`sysconf(_SC_ARG_MAX)`, which follows
     /// the stack's limit); 0 when it cannot tell.
     pub arg_max: u64,
+    /// The job slots a build shares (GNU make's jobserver, or `nvcc-wrapper jobserver`'s), as the environment names
+    /// them.
+    pub jobserver: Jobserver,
+}
+
+/// A jobserver named in the environment (`MAKEFLAGS`), opened at the start, before the wrapper opens any file of its
+/// own: the descriptors `--jobserver-auth=R,W` names are checked to be the pipe make passed, not files of the
+/// wrapper's that took their numbers.
+#[derive(Debug, Clone, Default)]
+pub enum Jobserver {
+    /// None named.
+    #[default]
+    None,
+    Usable(jobserver::Client),
+    /// Named but not usable here (GNU make 4.3 passes its pipe only to rules marked `+`; a FIFO that is gone), with
+    /// why.
+    Unusable(String),
+}
+
+impl Jobserver {
+    /// The jobserver the environment names, if any. Only for `Context::from_process`, first thing.
+    fn from_process(env: &Env) -> Jobserver {
+        let named = [vars::MAKEFLAGS, "MFLAGS", "CARGO_MAKEFLAGS"].iter().any(|name| {
+            env.get(name).is_some_and(|v| {
+                let v = v.as_encoded_bytes();
+                v.windows(16).any(|w| w == b"--jobserver-auth") || v.windows(15).any(|w| w == b"--jobserver-fds")
+            })
+        });
+        if !named {
+            return Jobserver::None;
+        }
+        // SAFETY: called before the wrapper opens any descriptor of its own, so the descriptors MAKEFLAGS names are
+        // the caller's; `true` checks that they are pipes (or the named FIFO).
+        let found = unsafe { jobserver::Client::from_env_ext(true) };
+        match found.client {
+            Ok(client) => Jobserver::Usable(client),
+            Err(e) => Jobserver::Unusable(e.to_string()),
+        }
+    }
 }
 
 impl Context {
@@ -80,16 +124,20 @@ impl Context {
     pub fn from_process() -> Context {
         let mut argv = std::env::args_os();
         let argv0 = argv.next().unwrap_or_default();
+        let env = Env(std::env::vars_os().collect());
+        // First: before anything opens a descriptor that could take the number of one MAKEFLAGS names.
+        let jobserver = Jobserver::from_process(&env);
         Context {
             argv0,
             args: argv.collect(),
-            env: Env(std::env::vars_os().collect()),
+            env,
             // A deleted working directory leaves relative paths unresolvable; "." keeps them relative.
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             current_exe: std::env::current_exe().ok(),
             pid: std::process::id(),
             // SAFETY: sysconf only reads a limit.
             arg_max: u64::try_from(unsafe { libc::sysconf(libc::_SC_ARG_MAX) }).unwrap_or(0),
+            jobserver,
         }
     }
 

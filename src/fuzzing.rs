@@ -49,6 +49,7 @@ pub fn command_line(data: &[u8]) {
             depth: 0,
             scratch: Path::new("/nonexistent/scratch"),
             nvcc_process: &plan::NvccProcess { pid: 4242, tmpdir: "/tmp".into(), given_bytes: 4096, arg_max: 2 << 20 },
+            jobserver: &plan::JobSlots::None,
         };
         if let Ok(p) = plan::plan(inputs) {
             let _ = p.command(&invocation);

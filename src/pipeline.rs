@@ -50,11 +50,24 @@ pub fn run(ctx: &Context) -> Result<i32> {
     // The launcher when there is one: it runs the real nvcc, named by its full path, with the rest.
     let program = prepared.plan.launcher.as_ref().unwrap_or(nvcc);
     let env = prepared.nvcc_env(ctx);
-    let err = match &prepared.plan.depfile {
-        // Work left after nvcc: wait for it, complete its dependency files if it succeeded, end as it ended.
-        Some(depfile) => match exec::child::run(program, &command[1..], &env) {
+    // Threads from job slots free now: `--threads N` right after nvcc, and the wrapper waits to give them back.
+    let slots = match (&prepared.plan.threads, &ctx.jobserver) {
+        (Some(threads), crate::context::Jobserver::Usable(client)) => exec::take_slots(client, threads.most - 1),
+        _ => Vec::new(),
+    };
+    let mut command = command;
+    if !slots.is_empty() {
+        let at = usize::from(prepared.plan.launcher.is_some()) + 1;
+        let threads = format!("{}", slots.len() + 1);
+        debug!("{} free job slots: nvcc runs with --threads {threads}", slots.len());
+        command.splice(at..at, ["--threads".into(), threads.into()]);
+    }
+    let err = if prepared.plan.depfile.is_some() || !slots.is_empty() {
+        // Work left after nvcc: wait for it, give back its slots, complete its dependency files if it succeeded,
+        // end as it ended.
+        match exec::child::run(program, &command[1..], &env, slots) {
             Ok(status) => {
-                if status.success() {
+                if let Some(depfile) = prepared.plan.depfile.as_ref().filter(|_| status.success()) {
                     for warning in exec::complete_depfiles(depfile) {
                         eprintln!("nvcc-wrapper: warning: {warning}");
                     }
@@ -62,8 +75,9 @@ pub fn run(ctx: &Context) -> Result<i32> {
                 exec::end_as(status);
             }
             Err(err) => err,
-        },
-        None => exec(program, &command[1..], &env),
+        }
+    } else {
+        exec(program, &command[1..], &env)
     };
     if exec::too_long(&err) {
         // The call was within the kernel's limit as given, and the wrapper's additions (its loop counter included)

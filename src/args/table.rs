@@ -86,6 +86,9 @@ pub enum Role {
     RandomSeed,
     /// `-Xcudafe`: options for cudafe++.
     CudafeOptions,
+    /// `--threads`, `--split-compile`, `--split-compile-extended`, `--jobserver`: the user's own choice of how nvcc
+    /// runs a call's work at once.
+    Parallelism,
     /// Known, so its value is skipped correctly, but nothing the wrapper acts on.
     Other,
 }
@@ -192,7 +195,7 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("host-linker-script", Some("hls"), Value, Other),
     opt("include-path", Some("I"), Joined, Other),
     opt("input-drive-prefix", Some("idp"), Value, Other),
-    opt("jobserver", Some("jobserver"), Flag, Other),
+    opt("jobserver", Some("jobserver"), Flag, Parallelism),
     opt("jump-table-density", Some("jtd"), Value, Other),
     opt("keep", Some("keep"), Flag, KeepIntermediates),
     opt("keep-device-functions", Some("keep-device-functions"), Flag, Other),
@@ -244,13 +247,13 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("save-temps", Some("save-temps"), Flag, Other),
     opt("shared", Some("shared"), Flag, Other),
     opt("source-in-ptx", Some("src-in-ptx"), Flag, Other),
-    opt("split-compile", Some("split-compile"), Value, Other),
-    opt("split-compile-extended", Some("split-compile-extended"), Value, Other),
+    opt("split-compile", Some("split-compile"), Value, Parallelism),
+    opt("split-compile-extended", Some("split-compile-extended"), Value, Parallelism),
     opt("static-global-template-stub", Some("static-global-template-stub"), Value, Other),
     opt("std", Some("std"), Value, Other),
     opt("system-include", Some("isystem"), Value, Other),
     opt("target-directory", Some("target-dir"), Value, TargetDirectory),
-    opt("threads", Some("t"), Joined, Other),
+    opt("threads", Some("t"), Joined, Parallelism),
     opt("time", None, Value, Other),
     opt("undefine-macro", Some("U"), Joined, Other),
     opt("use-local-env", Some("use-local-env"), Flag, Other),

@@ -29,6 +29,7 @@ mod launchers;
 mod platforms;
 mod reproducible;
 mod schema;
+mod threads;
 
 pub use capabilities::CapabilityTable;
 pub use capability::{Capability, Suffix};
@@ -39,6 +40,7 @@ pub use launchers::LauncherTable;
 pub use platforms::PlatformTable;
 pub use reproducible::{placeholders, ReproducibleTable};
 pub use schema::{Call, CapabilityInfo, Cause, Fix, Form, LauncherCall, Limit, Output, Platform};
+pub use threads::ThreadsTable;
 
 use crate::version::Version;
 use std::borrow::Cow;
@@ -101,7 +103,7 @@ pub(crate) trait Table: Sized + Clone + 'static {
 }
 
 /// The files of compat-data/, each of which a config's `compat-data` directory may hold to replace its table.
-pub const FILES: [&str; 7] = [
+pub const FILES: [&str; 8] = [
     HostCompilerTable::FILE,
     CapabilityTable::FILE,
     PlatformTable::FILE,
@@ -109,6 +111,7 @@ pub const FILES: [&str; 7] = [
     LauncherTable::FILE,
     CombinationTable::FILE,
     ReproducibleTable::FILE,
+    ThreadsTable::FILE,
 ];
 
 /// Deserializes one table file. `origin` names it in errors: the override's path, or the built-in file's name.
@@ -148,6 +151,7 @@ pub struct Compat {
     pub launchers: Cow<'static, LauncherTable>,
     pub combinations: Cow<'static, CombinationTable>,
     pub reproducible: Cow<'static, ReproducibleTable>,
+    pub threads: Cow<'static, ThreadsTable>,
 }
 
 impl Compat {
@@ -160,6 +164,7 @@ impl Compat {
             launchers: Cow::Borrowed(LauncherTable::built_in()),
             combinations: Cow::Borrowed(CombinationTable::built_in()),
             reproducible: Cow::Borrowed(ReproducibleTable::built_in()),
+            threads: Cow::Borrowed(ThreadsTable::built_in()),
         }
     }
 
@@ -194,6 +199,7 @@ impl Compat {
         replace(&mut compat.launchers, dir).map_err(bad)?;
         replace(&mut compat.combinations, dir).map_err(bad)?;
         replace(&mut compat.reproducible, dir).map_err(bad)?;
+        replace(&mut compat.threads, dir).map_err(bad)?;
         Ok(compat)
     }
 }
@@ -254,6 +260,7 @@ mod tests {
         let launchers = LauncherTable::parse(&data_file("launchers.toml"), "launchers.toml").unwrap();
         let combinations = CombinationTable::parse(&data_file("combinations.toml"), "combinations.toml").unwrap();
         let reproducible = ReproducibleTable::parse(&data_file("reproducible.toml"), "reproducible.toml").unwrap();
+        let threads = ThreadsTable::parse(&data_file("threads.toml"), "threads.toml").unwrap();
         let built = Compat::built_in();
         for (name, diff) in [
             ("host-compilers.toml", difference(&host, &*built.host_compilers)),
@@ -263,6 +270,7 @@ mod tests {
             ("launchers.toml", difference(&launchers, &*built.launchers)),
             ("combinations.toml", difference(&combinations, &*built.combinations)),
             ("reproducible.toml", difference(&reproducible, &*built.reproducible)),
+            ("threads.toml", difference(&threads, &*built.threads)),
         ] {
             assert!(diff.is_none(), "compat-data/{name} and the table build.rs compiled in differ: {}", diff.unwrap());
         }
@@ -275,6 +283,7 @@ mod tests {
         assert!(
             matches!(built.reproducible.all().0[0].source, Cow::Borrowed(_)) && built.reproducible.all().1.len() >= 6
         );
+        assert!(matches!(built.threads.all()[0].source, Cow::Borrowed(_)) && built.threads.all().len() >= 3);
     }
 
     #[test]

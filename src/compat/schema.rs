@@ -107,6 +107,23 @@ schema! {
         pub note: Option<Text>,
     }
 
+    /// threads.toml.
+    pub struct ThreadsFile {
+        pub threads: Cow<'static, [ThreadsRow]>,
+    }
+
+    /// What running a call's GPU targets at once (`--threads N`) costs one range of releases. Bounds are inclusive
+    /// `major.minor`; no `last_cuda` means still current.
+    pub struct ThreadsRow {
+        pub first_cuda: Version,
+        pub last_cuda: Option<Version>,
+        /// The memory one more thread took at its peak, in MiB, on the heaviest source measured (the sum over nvcc's
+        /// processes running at once).
+        pub peak_per_thread_mib: u32,
+        pub source: Text,
+        pub note: Option<Text>,
+    }
+
     /// launchers.toml.
     pub struct LaunchersFile {
         pub known_bad: Cow<'static, [KnownBad]>,

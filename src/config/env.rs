@@ -85,6 +85,19 @@ pub const OVERRIDES: &[Override] = &[
         },
     },
     Override {
+        var: vars::THREADS,
+        key: "threads",
+        expects: "a whole number from 1 (1: never more than nvcc's one thread)",
+        apply: |c, v, origin| {
+            let most: u32 = utf8(v)?.parse().map_err(|_| "not a whole number".to_string())?;
+            if most == 0 {
+                return Err("is 0; the least is 1".into());
+            }
+            c.threads = Some(Sourced::new(most, origin));
+            Ok(())
+        },
+    },
+    Override {
         var: vars::TARGET_SYSTEM,
         key: "[target] system",
         expects: "a Nix system (aarch64-linux) or a GNU triple",

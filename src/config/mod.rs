@@ -43,6 +43,9 @@ pub struct Config {
     /// Add the flags that make this release's outputs the same bytes for the same inputs (compat-data/
     /// reproducible.toml). Unset: on.
     pub reproducible: Option<Sourced<bool>>,
+    /// The most threads nvcc may run one call's GPU targets with (`--threads N`), taken from free job slots when
+    /// memory holds them. `1`: never more than nvcc's one. Unset: as many as the call has GPU targets.
+    pub threads: Option<Sourced<u32>>,
     #[serde(default)]
     pub host_compiler: HostCompilerConfig,
     #[serde(default)]

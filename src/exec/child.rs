@@ -92,8 +92,10 @@ fn action_of(signal: libc::c_int) -> libc::sigaction {
 }
 
 /// Run `program` (nvcc, or the launcher in front of it) with `args` and exactly `env` as described above, and wait for
-/// it: how it ended, or why it could not start. Returns with the forwarded signals blocked (see the module's header).
-pub fn run(program: &Path, args: &[OsString], env: &Env) -> io::Result<ExitStatus> {
+/// it: how it ended, or why it could not start. `slots` are job slots lent to nvcc (`super::take_slots`): K holds them
+/// and gives them back once nvcc and what it started have ended, whatever ends them, W's death included. Returns
+/// with the forwarded signals blocked (see the module's header).
+pub fn run(program: &Path, args: &[OsString], env: &Env, slots: Vec<jobserver::Acquired>) -> io::Result<ExitStatus> {
     let saved: Vec<(libc::c_int, libc::sigaction)> =
         FORWARDED.into_iter().map(|s| (s, action_of(s))).filter(|(_, a)| a.sa_sigaction != libc::SIG_IGN).collect();
     let caught: Vec<libc::c_int> = saved.iter().map(|(s, _)| *s).collect();
@@ -128,7 +130,7 @@ pub fn run(program: &Path, args: &[OsString], env: &Env) -> io::Result<ExitStatu
             unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
         }
     };
-    let result = start_keeper(program, args, env, &caught, caller_mask);
+    let result = start_keeper(program, args, env, &caught, caller_mask, slots);
     restore();
     result
 }
@@ -140,6 +142,7 @@ fn start_keeper(
     env: &Env,
     caught: &[libc::c_int],
     caller_mask: libc::sigset_t,
+    slots: Vec<jobserver::Acquired>,
 ) -> io::Result<ExitStatus> {
     // Built before the fork, so that K only starts it.
     let command = Spawn::new(program, args, env)?;
@@ -162,7 +165,11 @@ fn start_keeper(
     }
     if keeper == 0 {
         close(read_end);
-        keep(&command, wrapper, caught, caller_mask, write_end);
+        keep(&command, wrapper, caught, caller_mask, write_end, slots);
+    }
+    // K holds the slots now and gives them back: W's copies must not give them back twice.
+    for slot in slots {
+        std::mem::forget(slot);
     }
     KEEPER.store(keeper, Ordering::SeqCst);
     close(write_end);
@@ -214,6 +221,7 @@ fn keep(
     caught: &[libc::c_int],
     caller_mask: libc::sigset_t,
     report: libc::c_int,
+    slots: Vec<jobserver::Acquired>,
 ) -> ! {
     // The forwarded signals are blocked (inherited); SIGCHLD joins them, and all are taken by `sigwaitinfo`.
     let mut waited: Vec<libc::c_int> = caught.to_vec();
@@ -232,6 +240,7 @@ fn keep(
     let nvcc = match command.spawn(&caller_mask) {
         Ok(pid) => pid,
         Err(errno) => {
+            drop(slots);
             let errno = errno.to_ne_bytes();
             // SAFETY: writes four bytes from a local array to the pipe W reads; then ends this process.
             unsafe {
@@ -271,6 +280,8 @@ fn keep(
     if stopping {
         kill_orphans();
     }
+    // Nothing of nvcc's runs any more: its threads' slots go back to the build.
+    drop(slots);
     end_as_status(status)
 }
 

@@ -7,6 +7,7 @@
 //! replace the old ones whole: a temporary file beside them, renamed over them.
 
 pub mod child;
+pub mod jobserver;
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -189,6 +190,19 @@ fn replace_whole(path: &Path, contents: &[u8], mode: Option<u32>) -> std::io::Re
     renamed
 }
 
+/// Take up to `most` free job slots from the build's jobserver, without waiting: each one a thread nvcc may run
+/// (`plan::threads`). A slot that cannot be read (none free, or the jobserver gone) ends the taking.
+pub fn take_slots(client: &::jobserver::Client, most: u32) -> Vec<::jobserver::Acquired> {
+    let mut slots = Vec::new();
+    while slots.len() < most as usize {
+        match client.try_acquire() {
+            Ok(Some(slot)) => slots.push(slot),
+            _ => break,
+        }
+    }
+    slots
+}
+
 /// `E2BIG`: the arguments and environment are more than the kernel takes (`std::io::ErrorKind::ArgumentListTooLong`
 /// is newer than this crate's minimum Rust).
 const E2BIG: i32 = 7;
@@ -214,6 +228,12 @@ pub fn cannot_run(nvcc: &Path, err: &std::io::Error) -> Error {
     }
     Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {}: {err}", crate::shell::path(nvcc)))
         .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
+}
+
+/// The error for a build tool (`nvcc-wrapper jobserver -- TOOL`) that could not be started.
+pub fn cannot_run_program(program: &Path, err: &std::io::Error) -> Error {
+    Error::new(ErrorKind::CannotExec, format!("cannot run {}: {err}", crate::shell::path(program)))
+        .with_help("check that it is an executable for this machine")
 }
 
 /// The error for a launcher (`launcher`) that could not be started.

@@ -128,6 +128,19 @@ pub struct Facts<'a> {
     pub nvcc_process: &'a NvccProcess,
     /// The configured `launcher`, as the config names it: nvcc runs behind it, as its child.
     pub launcher: Option<&'a Path>,
+    /// The job slots the build shares, as the environment names them.
+    pub jobserver: &'a JobSlots,
+}
+
+/// Whether the build shares job slots with this call (a jobserver in `MAKEFLAGS`), as a fact: the slots themselves
+/// are `exec`'s to take.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum JobSlots {
+    #[default]
+    None,
+    Shared,
+    /// Named, but not usable by this call, with why.
+    Unusable(String),
 }
 
 /// What nvcc's process will be when the wrapper execs it: the wrapper's own process id (exec keeps it), the
@@ -199,7 +212,7 @@ impl<'a> Facts<'a> {
     /// Work out the facts, and say in `plan` what they mean for every step (an unknown release, say). Fails when the
     /// target cannot be built at all.
     pub fn gather(inputs: &'a super::Inputs, plan: &mut Plan) -> Result<Facts<'a>> {
-        let super::Inputs { invocation, config, compat, probes, scratch, nvcc_process, .. } = *inputs;
+        let super::Inputs { invocation, config, compat, probes, scratch, nvcc_process, jobserver, .. } = *inputs;
         let nvcc = inputs.nvcc.path.as_path();
         plan.enter("facts");
         let release = Release::of(config.cuda_version, probes, nvcc, compat);
@@ -239,6 +252,7 @@ impl<'a> Facts<'a> {
             scratch,
             nvcc_process,
             launcher: config.launcher.as_ref().map(|l| l.value.as_path()),
+            jobserver,
         })
     }
 }

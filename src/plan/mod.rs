@@ -24,12 +24,13 @@ pub mod launcher;
 pub mod model;
 pub mod reproducible;
 pub mod target;
+pub mod threads;
 
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-pub use facts::{Facts, NvccProcess, Release};
+pub use facts::{Facts, JobSlots, NvccProcess, Release};
 pub use model::{Plan, WrittenFile};
 
 use crate::args::split::{first_unpassable, UNPASSABLE_HELP};
@@ -69,13 +70,15 @@ fn passable(key: &str, setting: &Sourced<PathBuf>, to: &str) -> Result<()> {
 
 type Run = fn(&Facts, &Config, &mut Plan) -> Result<()>;
 
-/// The steps, in the order they decide: the host compiler first (cross and GPU flags go after its `-ccbin`), the
-/// cuda-compat runpath before every runpath added so far, the reproducible-builds flags after the depfile step
-/// (which decides whether nvcc keeps the wrapper's pid), the launcher last (it hashes what the others added).
+/// The steps, in the order they decide: the host compiler first (cross and GPU flags go after its `-ccbin`), threads
+/// after the GPU targets they count, the cuda-compat runpath before every runpath added so far, the
+/// reproducible-builds flags after the depfile and threads steps (which decide whether nvcc keeps the wrapper's pid),
+/// the launcher last (it hashes what the others added).
 const STEPS: &[(&str, Run)] = &[
     step::<host_compiler::HostCompiler>(),
     step::<cross::Cross>(),
     step::<gpu::Gpu>(),
+    step::<threads::Threads>(),
     step::<cuda_compat::CudaCompat>(),
     step::<fatbin::Fatbin>(),
     step::<depfile::Depfile>(),
@@ -129,6 +132,7 @@ pub struct Inputs<'a> {
     /// Where options files the plan writes go (see `WrittenFile`).
     pub scratch: &'a Path,
     pub nvcc_process: &'a NvccProcess,
+    pub jobserver: &'a JobSlots,
 }
 
 /// Decide what to run for this invocation.

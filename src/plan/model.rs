@@ -122,6 +122,14 @@ pub struct DepfileInputs {
     pub why: Said,
 }
 
+/// Threads for nvcc from free job slots (`plan::threads`): how many the call takes is known only when nvcc starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadsDecision {
+    /// At most this many threads, the call's own one included (`--threads N`, N from 2 to `most`).
+    pub most: u32,
+    pub why: Said,
+}
+
 /// The host compiler the wrapper told nvcc to use, and whose libstdc++ the programs it links will load.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostDecision {
@@ -181,6 +189,8 @@ pub struct Plan {
     pub launcher: Option<PathBuf>,
     /// What to add to the dependency files nvcc writes; the wrapper then waits for nvcc instead of replacing itself.
     pub depfile: Option<DepfileInputs>,
+    /// Threads nvcc may take from free job slots; when it takes any, the wrapper waits for nvcc to give them back.
+    pub threads: Option<ThreadsDecision>,
     /// The step deciding now: what it says is said by it.
     step: &'static str,
 }
@@ -203,6 +213,7 @@ impl Plan {
             release: None,
             launcher: None,
             depfile: None,
+            threads: None,
             step: "plan",
         }
     }
@@ -255,6 +266,7 @@ impl Plan {
     /// order: what tests match.
     pub fn all_said<T: Message>(&self) -> impl Iterator<Item = &T> {
         let reasons = self.before.iter().chain(&self.after).map(|a| &a.why).chain(self.depfile.iter().map(|d| &d.why));
+        let reasons = reasons.chain(self.threads.iter().map(|t| &t.why));
         let removals = self.removed.iter().map(|r| &r.why);
         self.notes.iter().chain(&self.warnings).chain(reasons).chain(removals).filter_map(|s| s.get::<T>())
     }
@@ -279,6 +291,7 @@ impl Plan {
             && self.removed.is_empty()
             && self.written.is_empty()
             && self.depfile.is_none()
+            && self.threads.is_none()
     }
 }
 

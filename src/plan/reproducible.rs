@@ -348,6 +348,9 @@ fn value(facts: &Facts, plan: &Plan, name: &str) -> std::result::Result<String, 
             if plan.depfile.is_some() {
                 return Err(Missing::Pid("the wrapper waits for nvcc to complete a dependency file"));
             }
+            if plan.threads.is_some() {
+                return Err(Missing::Pid("the wrapper may wait for nvcc to give back the job slots it lends"));
+            }
             return Ok(format!("{:08x}", facts.nvcc_process.pid));
         }
         "tmpdir" => ("nvcc's temporary directory", Some(facts.nvcc_process.tmpdir.as_os_str())),

@@ -24,6 +24,8 @@ struct FakeProbes {
     files: std::collections::BTreeSet<PathBuf>,
     /// Outputs nvcc cannot put files beside (every other one it can).
     unusable: BTreeMap<PathBuf, crate::probe::system::OutputPlace>,
+    /// The memory free to the build (64 GiB of MemAvailable unless a test says otherwise).
+    memory: Option<crate::probe::memory::MemoryFree>,
 }
 
 impl FakeProbes {
@@ -57,6 +59,7 @@ impl FakeProbes {
             probed: Default::default(),
             files: Default::default(),
             unusable: Default::default(),
+            memory: Some(crate::probe::memory::MemoryFree { bytes: 64 << 30, from: "MemAvailable" }),
         }
     }
 
@@ -119,6 +122,9 @@ impl Probes for FakeProbes {
     fn output_place(&self, path: &Path) -> crate::probe::system::OutputPlace {
         self.unusable.get(path).copied().unwrap_or(crate::probe::system::OutputPlace::Usable)
     }
+    fn memory_free(&self) -> Option<crate::probe::memory::MemoryFree> {
+        self.memory
+    }
 }
 
 fn nvcc() -> RealNvcc {
@@ -139,6 +145,17 @@ fn config(text: &str) -> Loaded {
 }
 
 fn plan_for(i: &Invocation, config: &Loaded, probes: &FakeProbes, depth: u32) -> Result<Plan> {
+    plan_for_with(i, config, probes, depth, &JobSlots::None)
+}
+
+/// `plan_for`, with the build's job slots as `jobserver` says.
+fn plan_for_with(
+    i: &Invocation,
+    config: &Loaded,
+    probes: &FakeProbes,
+    depth: u32,
+    jobserver: &JobSlots,
+) -> Result<Plan> {
     let scratch = Path::new("/scratch");
     let compat = Compat::built_in();
     let config_file = config.path.as_deref();
@@ -152,6 +169,7 @@ fn plan_for(i: &Invocation, config: &Loaded, probes: &FakeProbes, depth: u32) ->
         depth,
         scratch,
         nvcc_process: &NVCC_PROCESS,
+        jobserver,
     })
 }
 
@@ -1340,6 +1358,8 @@ mod properties {
 }
 
 /// Issue 24: a call that writes a dependency file gets the files the wrapper decided from added to it.
+mod threads;
+
 mod depfile {
     use super::*;
     use crate::plan::depfile::Note;
@@ -1542,6 +1562,7 @@ mod repro {
                 given_bytes: 4096,
                 arg_max: 2 << 20,
             },
+            jobserver: &JobSlots::None,
         })
         .unwrap();
         assert_eq!(ours(&p)[0], "-Xcompiler=-ffile-prefix-map=/build/tmp/tmpxft_0000beef_=tmpxft_");

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod compiler;
 pub mod glibcxx;
 pub mod launcher;
+pub mod memory;
 pub mod nvcc;
 pub mod system;
 pub mod toolkit;

@@ -129,6 +129,7 @@ fn role_meaning(role: Role) -> &'static str {
         Role::CudafeOptions => {
             "read for a source name of yours (`--orig_src_path_name`), which reproducible builds then keep"
         }
+        Role::Parallelism => "your choice of how nvcc runs its work at once: no threads are added from job slots",
         Role::Other => "its value is skipped; passed on",
     }
 }

@@ -41,7 +41,8 @@ pub fn exit_meaning(kind: ErrorKind) -> &'static str {
         }
         ErrorKind::Output => {
             "what the wrapper itself writes (`explain`, `doctor`, `gencode`, `compat scan`, a dry run and the options \
-             file a dry run rewrites, a dependency file it completes) could not be written, say to a full disk"
+             file a dry run rewrites) could not be written, say to a full disk (a dependency file it cannot complete \
+             is a warning: nvcc's own file is kept)"
         }
         ErrorKind::Config => {
             "the configuration file is missing, unreadable (not a regular file, or larger than 1 MiB, included) or \
@@ -84,6 +85,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     (vars::COMPRESS_FATBIN, "the Nix setup hook sets it to `0` for a derivation with `dontCompressFatbin`"),
     (vars::DEPFILE_INPUTS, ""),
     (vars::REPRODUCIBLE, ""),
+    (vars::THREADS, ""),
     (vars::TARGET_SYSTEM, ""),
     (vars::TARGET_PLATFORM, ""),
     (vars::TARGET_SYSROOT, ""),
@@ -120,6 +122,12 @@ pub const VARIABLES: &[(&str, &str)] = &[
         vars::NVCC_HERE,
         "read: a real nvcc sets it for every program it runs; a loop that finds it is blamed on a host compiler or \
          `-run` program that calls nvcc",
+    ),
+    (
+        vars::MAKEFLAGS,
+        "read (also as `MFLAGS` and `CARGO_MAKEFLAGS`): a jobserver it names (`--jobserver-auth=R,W` from GNU make's \
+         `+` rules, `fifo:PATH` from make 4.4 or `nvcc-wrapper jobserver`) lends free job slots to calls with several \
+         GPU targets as nvcc threads",
     ),
     (
         vars::PATH,
@@ -198,6 +206,14 @@ pub const KEYS: &[Key] = &[
         meaning: "add the flags that make nvcc's outputs the same bytes for the same inputs, for the releases and \
                   host compilers measured (compat-data/reproducible.toml)",
         example: "true",
+    },
+    Key {
+        key: "threads",
+        kind: "whole number from 1; default: the call's GPU targets",
+        meaning: "the most threads nvcc may run one call's GPU targets with (`--threads N`), taken without waiting \
+                  from free job slots of the build's jobserver and only when the memory free holds them at the peak \
+                  measured per release (compat-data/threads.toml); `1` turns it off",
+        example: "4",
     },
     Key {
         key: "[host-compiler] stdenv",

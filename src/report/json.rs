@@ -79,6 +79,12 @@ pub fn plan(prepared: &Prepared) -> Value {
             changes.push(change);
         }
     }
+    if let Some(t) = &plan.threads {
+        let mut change = said(&t.why);
+        change["action"] = "take-threads".into();
+        change["most"] = t.most.into();
+        changes.push(change);
+    }
     if let Some(d) = &plan.depfile {
         let mut change = said(&d.why);
         change["action"] = "add-dependencies".into();

@@ -89,6 +89,12 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
                 ));
             }
         }
+        if let Some(t) = &plan.threads {
+            out.push(format!(
+                "  + --threads 2 to {} (before your arguments, as job slots are free): {}",
+                t.most, t.why
+            ));
+        }
         if let Some(d) = &plan.depfile {
             let inputs = shell::display(d.inputs.iter().map(|p| p.as_os_str()));
             out.push(format!("  + {inputs} (as dependencies): {}", d.why));

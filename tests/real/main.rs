@@ -27,3 +27,4 @@ mod probe_cache;
 mod reproducible;
 mod signals;
 mod splitters;
+mod threads;

@@ -22,3 +22,4 @@ mod personalities;
 mod probe_cache;
 mod reliability;
 mod reproducible;
+mod threads;

@@ -1,0 +1,106 @@
+//! `nvcc-wrapper jobserver -j N -- COMMAND`: a build run under a jobserver of N slots, for build tools that have none
+//! of their own to lend (Ninja, and so CMake's and Meson's Ninja builds, and Nix's ninja hook). It is GNU make 4.4's
+//! protocol: a FIFO holding N-1 one-byte tokens (the command's own first job needs none), named to the command's
+//! whole tree in `MAKEFLAGS` as `-jN --jobserver-auth=fifo:PATH`. Ninja 1.13 and later, run without `-j`, take a
+//! token for each job past its first; GNU make 4.4 run as a child takes part the same way; every nvcc call through
+//! the wrapper takes free ones as threads (`plan::threads`). So one set of N slots is shared by the build tool and
+//! nvcc's threads, and the machine is never oversubscribed.
+//!
+//! The FIFO is in a private directory (mode 0700) under `$TMPDIR` (else `/tmp`), held open by this process for the
+//! build's whole run (its tokens would be lost when the last process closing it went), and removed after. The
+//! command runs as the wrapper's child through `child::run` (it dies with this process; signals sent here reach it).
+
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::context::{vars, Context};
+use crate::error::{Error, ErrorKind, Result};
+
+/// MAKEFLAGS for the command: `-jN --jobserver-auth=fifo:PATH`, then what the caller's MAKEFLAGS held, less any
+/// jobserver or job count of its own (that one would name another set of slots).
+pub fn makeflags(jobs: u32, fifo: &Path, caller: Option<&OsStr>) -> OsString {
+    let mut flags = OsString::from(format!("-j{jobs} --jobserver-auth=fifo:"));
+    flags.push(fifo);
+    for word in caller.map(|c| c.as_bytes()).unwrap_or_default().split(|b| *b == b' ').filter(|w| !w.is_empty()) {
+        let ours = word.starts_with(b"--jobserver-")
+            || (word.starts_with(b"-j") && word[2..].iter().all(u8::is_ascii_digit))
+            || word == b"-j";
+        if !ours {
+            flags.push(" ");
+            flags.push(OsStr::from_bytes(word));
+        }
+    }
+    flags
+}
+
+/// Run `command` under a jobserver of `jobs` slots; its exit code, or it ends the wrapper by its signal.
+pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
+    let failed = |what: &str, e: std::io::Error| {
+        Error::new(ErrorKind::Output, format!("cannot set up the jobserver: {what}: {e}"))
+            .with_help("make $TMPDIR (or /tmp) writable, or run the build without `nvcc-wrapper jobserver`")
+    };
+    let (program, args) = command.split_first().ok_or_else(|| {
+        Error::new(ErrorKind::Usage, "`nvcc-wrapper jobserver` needs a command to run")
+            .with_help("usage: nvcc-wrapper jobserver -j 16 -- ninja -C build")
+    })?;
+    let path = ctx.search_path().to_os_string();
+    let program = which::which_in(program, Some(&path), &ctx.cwd).map_err(|e| {
+        Error::new(ErrorKind::CannotExec, format!("cannot run {}: {e}", crate::shell::display([program.as_os_str()])))
+            .with_help("give the build tool's name on PATH, or its path")
+    })?;
+    let base = ctx.env.non_empty(vars::TMPDIR).map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    let dir = base.join(format!("nvcc-wrapper-jobserver-{}", ctx.pid));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).map_err(|e| failed(&crate::shell::path(&dir), e))?;
+    let fifo = dir.join("slots");
+    let result = (|| {
+        let name =
+            std::ffi::CString::new(fifo.as_os_str().as_bytes()).map_err(|e| failed("the FIFO's name", e.into()))?;
+        // SAFETY: `name` is a NUL-terminated path; mkfifo only reads it.
+        if unsafe { libc::mkfifo(name.as_ptr(), 0o600) } != 0 {
+            return Err(failed("mkfifo", std::io::Error::last_os_error()));
+        }
+        // Read and write: never blocks on open, and keeps the tokens while the build runs.
+        let mut held = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .map_err(|e| failed("opening the FIFO", e))?;
+        let tokens = vec![b'+'; jobs.saturating_sub(1) as usize];
+        held.write_all(&tokens).map_err(|e| failed("writing its tokens", e))?;
+        let mut env = ctx.env.clone();
+        env.set(vars::MAKEFLAGS, makeflags(jobs, &fifo, ctx.env.get(vars::MAKEFLAGS)));
+        tracing::debug!("jobserver: {jobs} slots in {}", crate::shell::path(&fifo));
+        let status =
+            super::child::run(&program, args, &env, Vec::new()).map_err(|e| super::cannot_run_program(&program, &e))?;
+        let mut left = Vec::new();
+        let _ = held.read_to_end(&mut left);
+        if left.len() != tokens.len() {
+            tracing::debug!("jobserver: {} of {} tokens came back", left.len(), tokens.len());
+        }
+        Ok(status)
+    })();
+    let _ = std::fs::remove_file(&fifo);
+    let _ = std::fs::remove_dir(&dir);
+    super::end_as(result?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_commands_makeflags_name_this_jobserver_and_keep_the_callers_other_flags() {
+        let fifo = Path::new("/tmp/nvcc-wrapper-jobserver-7/slots");
+        assert_eq!(makeflags(16, fifo, None), "-j16 --jobserver-auth=fifo:/tmp/nvcc-wrapper-jobserver-7/slots");
+        let caller = OsStr::new("k -j4 --jobserver-auth=3,4 --no-print-directory -j");
+        assert_eq!(
+            makeflags(8, fifo, Some(caller)),
+            "-j8 --jobserver-auth=fifo:/tmp/nvcc-wrapper-jobserver-7/slots k --no-print-directory"
+        );
+    }
+}

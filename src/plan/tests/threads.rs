@@ -1,0 +1,108 @@
+//! The threads step: which calls may take threads from free job slots, how many at most, and what leaves them out
+//! (issue 31). The table's peak per thread is compat-data/threads.toml's.
+
+use super::*;
+use crate::plan::threads::{Note, Reason};
+use crate::probe::memory::MemoryFree;
+
+const FOUR: [&str; 8] = [
+    "-gencode=arch=compute_80,code=sm_80",
+    "-gencode=arch=compute_86,code=sm_86",
+    "-gencode=arch=compute_89,code=sm_89",
+    "-gencode=arch=compute_90,code=sm_90",
+    "-c",
+    "k.cu",
+    "-o",
+    "k.o",
+];
+
+fn run(args: &[&str], cfg: &str, probes: &FakeProbes, slots: &JobSlots) -> Plan {
+    plan_for_with(&inv(args, &[]), &config(cfg), probes, 0, slots).unwrap()
+}
+
+fn most(p: &Plan) -> Option<u32> {
+    p.threads.as_ref().map(|t| t.most)
+}
+
+fn notes(p: &Plan) -> Vec<Note> {
+    said::<Note>(p)
+}
+
+#[test]
+fn a_call_with_several_targets_under_a_jobserver_may_take_one_thread_a_target() {
+    let probes = FakeProbes::debian("13.5.37");
+    let p = run(&FOUR, "", &probes, &JobSlots::Shared);
+    assert_eq!(most(&p), Some(4));
+    let why = said::<Reason>(&p);
+    assert!(matches!(why[..], [Reason::FromSlots { targets: 4, most: 4, .. }]), "{why:?}");
+    // The configured capabilities count as the user's do.
+    let p = run(&["-c", "k.cu"], "[gpu]\ncapabilities = [\"8.6\", \"8.9\", \"9.0\"]\n", &probes, &JobSlots::Shared);
+    assert_eq!(most(&p), Some(3));
+    // `threads` caps it.
+    assert_eq!(most(&run(&FOUR, "threads = 2\n", &probes, &JobSlots::Shared)), Some(2));
+    // `-arch=all-major` is as many as there are.
+    assert_eq!(most(&run(&["-arch=all-major", "-c", "k.cu"], "threads = 6\n", &probes, &JobSlots::Shared)), Some(6));
+}
+
+#[test]
+fn one_target_the_users_own_choice_or_threads_1_take_none() {
+    let probes = FakeProbes::debian("13.5.37");
+    assert_eq!(most(&run(&["-arch=sm_90", "-c", "k.cu"], "", &probes, &JobSlots::Shared)), None);
+    assert_eq!(most(&run(&["-c", "k.cu"], "", &probes, &JobSlots::Shared)), None);
+    for own in [&["-t", "2"][..], &["--threads=3"], &["--split-compile", "0"], &["--jobserver"]] {
+        let mut args: Vec<&str> = own.to_vec();
+        args.extend(FOUR);
+        let p = run(&args, "", &probes, &JobSlots::Shared);
+        assert_eq!(most(&p), None, "{own:?}");
+        assert!(matches!(notes(&p)[..], [Note::UsersOwn { .. }]), "{own:?}: {:?}", notes(&p));
+    }
+    let p = run(&FOUR, "threads = 1\n", &probes, &JobSlots::Shared);
+    assert_eq!(most(&p), None);
+    assert!(matches!(notes(&p)[..], [Note::TurnedOff { .. }]));
+    // Preprocessing and a link of objects compile nothing.
+    assert_eq!(most(&run(&["-E", "k.cu", "-arch=all"], "", &probes, &JobSlots::Shared)), None);
+    assert_eq!(most(&run(&["a.o", "b.o", "-o", "app", "-arch=all"], "", &probes, &JobSlots::Shared)), None);
+}
+
+#[test]
+fn without_a_usable_jobserver_or_a_measured_release_none_and_why() {
+    let probes = FakeProbes::debian("13.5.37");
+    let p = run(&FOUR, "", &probes, &JobSlots::None);
+    assert_eq!((most(&p), notes(&p)), (None, vec![Note::NoJobserver { targets: 4 }]));
+    let p = run(&FOUR, "", &probes, &JobSlots::Unusable("bad fd 3".into()));
+    assert!(matches!(&notes(&p)[..], [Note::JobserverUnusable { why, targets: 4 }] if why == "bad fd 3"));
+    let p = run(&FOUR, "", &FakeProbes::debian("12.6.85"), &JobSlots::Shared);
+    assert!(matches!(notes(&p)[..], [Note::NotMeasured { targets: 4, .. }]), "{:?}", notes(&p));
+}
+
+#[test]
+fn memory_caps_the_threads_and_short_memory_takes_none() {
+    let per_thread =
+        u64::from(Compat::built_in().threads.row("13.5.37".parse().unwrap()).unwrap().peak_per_thread_mib) << 20;
+    let mut probes = FakeProbes::debian("13.5.37");
+    // 512 MiB kept free, and room for two threads more: three in all.
+    probes.memory = Some(MemoryFree { bytes: (512 << 20) + 2 * per_thread + 1, from: "the memory cgroup's limit" });
+    assert_eq!(most(&run(&FOUR, "", &probes, &JobSlots::Shared)), Some(3));
+    probes.memory = Some(MemoryFree { bytes: (512 << 20) + per_thread - 1, from: "the memory cgroup's limit" });
+    let p = run(&FOUR, "", &probes, &JobSlots::Shared);
+    assert_eq!(most(&p), None);
+    assert!(matches!(notes(&p)[..], [Note::MemoryShort { from: "the memory cgroup's limit", .. }]), "{:?}", notes(&p));
+    probes.memory = None;
+    assert_eq!(notes(&run(&FOUR, "", &probes, &JobSlots::Shared)), [Note::MemoryUnknown]);
+}
+
+#[test]
+fn a_call_that_may_take_threads_names_no_pid() {
+    // The wrapper may wait for nvcc then: a one-call program's prefix map cannot name nvcc's pid.
+    let probes = FakeProbes::debian("13.5.37");
+    let args = ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90", "k.cu", "-o", "app"];
+    let p = run(&args, "reproducible = true\n", &probes, &JobSlots::Shared);
+    assert_eq!(most(&p), Some(2));
+    let flags: Vec<String> =
+        p.before.iter().flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect();
+    assert!(!flags.iter().any(|f| f.contains("tmpxft_")), "{flags:?}");
+    let p = run(&args, "reproducible = true\n", &probes, &JobSlots::None);
+    let flags: Vec<String> =
+        p.before.iter().flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect();
+    assert!(flags.iter().any(|f| f.contains("tmpxft_0000002a_")), "{flags:?}");
+}

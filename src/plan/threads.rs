@@ -1,0 +1,186 @@
+//! Threads for nvcc from free job slots (issue 31): nvcc runs the pipeline of each of a call's GPU targets one after
+//! another unless given `--threads N`. When a call compiles several targets, and the build's jobserver (GNU make's,
+//! or `nvcc-wrapper jobserver`'s, named in `MAKEFLAGS`) has free slots when nvcc starts, the call may take some
+//! without waiting, one thread each, up to one per target and `threads` in the config; the slots go back when nvcc
+//! ends (`exec::child`). Never when the memory free to the build cannot hold the threads at the peak measured for the
+//! release (compat-data/threads.toml); never where the user chose for themselves (`-t`, `--split-compile`,
+//! `--jobserver`). This step decides the most a call may take and says why; how many it gets is known only when
+//! nvcc starts, so `explain` shows the most.
+
+use std::fmt;
+
+use super::facts::{Facts, JobSlots};
+use super::model::{Plan, ThreadsDecision};
+use super::Step;
+use crate::args::table::GpuFlag;
+use crate::args::{Phase, Role};
+use crate::config::{Config, Sourced};
+use crate::error::Result;
+use crate::version::Version;
+
+pub struct Threads;
+
+/// Memory kept free for everything else on the machine, beyond the threads' own peaks.
+const RESERVE: u64 = 512 << 20;
+
+const MIB: u64 = 1 << 20;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    UsersOwn { option: String },
+    TurnedOff { origin: String },
+    NotMeasured { release: Version, targets: u32 },
+    NoJobserver { targets: u32 },
+    JobserverUnusable { why: String, targets: u32 },
+    MemoryUnknown,
+    MemoryShort { free_mib: u64, per_thread_mib: u64, from: &'static str },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    FromSlots { targets: u32, most: u32, free_mib: u64, from: &'static str, per_thread_mib: u64, release: Version },
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::UsersOwn { option } => {
+                write!(f, "{option} is the user's own choice of how nvcc runs its work at once: no threads are added")
+            }
+            Note::TurnedOff { origin } => {
+                write!(f, "`threads` is 1 (in {origin}): nvcc runs this call's GPU targets one after another")
+            }
+            Note::NotMeasured { release, targets } => write!(
+                f,
+                "nvcc {release} is not in the threads table (compat-data/threads.toml): its {targets} GPU targets run one after another"
+            ),
+            Note::NoJobserver { targets } => write!(
+                f,
+                "no jobserver in MAKEFLAGS: nvcc runs this call's {targets} GPU targets one after another (under `make -jN`, or `nvcc-wrapper jobserver -jN -- ninja`, free job slots become threads)"
+            ),
+            Note::JobserverUnusable { why, targets } => write!(
+                f,
+                "MAKEFLAGS names a jobserver this call cannot use ({why}; GNU make 4.3 passes it only to rules marked `+`): nvcc runs its {targets} GPU targets one after another"
+            ),
+            Note::MemoryUnknown => f.write_str("the memory free to this build cannot be read: no threads are added"),
+            Note::MemoryShort { free_mib, per_thread_mib, from } => write!(
+                f,
+                "{free_mib} MiB free ({from}) holds no thread more at {per_thread_mib} MiB a thread and 512 MiB kept free: no threads are added"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::FromSlots { targets, most, free_mib, from, per_thread_mib, release } => write!(
+                f,
+                "`threads` (the call's GPU targets unless set): {targets} GPU targets, so up to {most} threads, one more for each job slot free when nvcc starts; {free_mib} MiB free ({from}) holds them at nvcc {release}'s {per_thread_mib} MiB a thread (compat-data/threads.toml)"
+            ),
+        }
+    }
+}
+
+impl Step for Threads {
+    const NAME: &'static str = "threads";
+    /// `threads`: unset is as many as the call's GPU targets.
+    type Section = Option<Sourced<u32>>;
+
+    fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
+        &config.threads
+    }
+
+    /// After the GPU step, whose targets it counts.
+    fn decide(facts: &Facts, setting: &Self::Section, plan: &mut Plan) -> Result<()> {
+        let inv = facts.invocation;
+        let compiles = match inv.phase() {
+            Phase::Compile | Phase::Lib | Phase::DeviceOnly => true,
+            Phase::Link | Phase::Run => inv.compiles_sources(),
+            Phase::Preprocess | Phase::DeviceLink => false,
+        };
+        if !compiles {
+            return Ok(());
+        }
+        let targets = targets(facts, plan);
+        if targets < 2 {
+            return Ok(());
+        }
+        if let Some(own) = inv.with_role(Role::Parallelism).next() {
+            plan.note(Note::UsersOwn { option: inv.describe(&[own]) });
+            return Ok(());
+        }
+        let most_configured = match setting {
+            Some(Sourced { value: 1, origin }) => {
+                plan.note(Note::TurnedOff { origin: origin.to_string() });
+                return Ok(());
+            }
+            Some(s) => s.value,
+            None => u32::MAX,
+        };
+        let Some(release) = facts.release.version() else { return Ok(()) };
+        let Some(row) = facts.compat.threads.row(release) else {
+            plan.note(Note::NotMeasured { release: release.release(), targets });
+            return Ok(());
+        };
+        match &facts.jobserver {
+            JobSlots::None => {
+                plan.note(Note::NoJobserver { targets });
+                return Ok(());
+            }
+            JobSlots::Unusable(why) => {
+                plan.note(Note::JobserverUnusable { why: why.clone(), targets });
+                return Ok(());
+            }
+            JobSlots::Shared => {}
+        }
+        let Some(free) = facts.probes.memory_free() else {
+            plan.note(Note::MemoryUnknown);
+            return Ok(());
+        };
+        let per_thread = u64::from(row.peak_per_thread_mib) * MIB;
+        let by_memory = u32::try_from(free.bytes.saturating_sub(RESERVE) / per_thread).unwrap_or(u32::MAX);
+        let (free_mib, per_thread_mib) = (free.bytes / MIB, per_thread / MIB);
+        if by_memory == 0 {
+            plan.note(Note::MemoryShort { free_mib, per_thread_mib, from: free.from });
+            return Ok(());
+        }
+        let most = targets.min(most_configured).min(by_memory.saturating_add(1));
+        let why = plan.said(Reason::FromSlots {
+            targets,
+            most,
+            free_mib,
+            from: free.from,
+            per_thread_mib,
+            release: release.release(),
+        });
+        plan.threads = Some(ThreadsDecision { most, why });
+        Ok(())
+    }
+}
+
+/// How many GPU targets the call compiles, as nvcc will run them: one pipeline for each `-gencode` (the user's that
+/// stay and the wrapper's), else one for each code of `-code`, else one (`-arch=sm_XX`, or nvcc's default); `-arch`
+/// `all` or `all-major` is as many as there are.
+fn targets(facts: &Facts, plan: &Plan) -> u32 {
+    let inv = facts.invocation;
+    let removed = |f: &crate::args::Found| plan.removed.iter().any(|r| r.found == *f);
+    let users = |flag| inv.with_role(Role::GpuTarget(flag)).filter(|f| !removed(f));
+    let ours = plan
+        .before
+        .iter()
+        .chain(&plan.after)
+        .flat_map(|a| a.args.iter())
+        .filter(|a| a.to_str().is_some_and(|a| a.starts_with("-gencode") || a.starts_with("--generate-code")))
+        .count();
+    let gencodes = users(GpuFlag::Gencode).count() + ours;
+    if gencodes > 0 {
+        return u32::try_from(gencodes).unwrap_or(u32::MAX);
+    }
+    let value = |f: &crate::args::Found| f.value.as_ref().and_then(|v| v.to_str().map(str::to_string));
+    if users(GpuFlag::Arch).filter_map(value).any(|v| v == "all" || v == "all-major") {
+        return u32::MAX;
+    }
+    let codes = users(GpuFlag::Code).filter_map(value).map(|v| v.split(',').count()).sum::<usize>();
+    u32::try_from(codes.max(1)).unwrap_or(u32::MAX)
+}

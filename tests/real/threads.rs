@@ -1,0 +1,338 @@
+//! Threads for nvcc from free job slots with real build tools (issue 31): GNU make 4.3 (Debian 12's, a pipe passed
+//! to `+` rules), GNU make 4.4 (Debian 13's, a FIFO) and Ninja 1.13 (PyPI's, a jobserver client) each run a build of
+//! three CUDA files with four GPU targets through the wrapper in front of real nvcc 13.5, as clients of a jobserver
+//! the test holds: the calls take free slots as threads, and the slots are all back afterwards, also when the build
+//! tool is stopped by SIGINT, SIGTERM or SIGKILL, or the wrappers by SIGKILL, halfway. `nvcc-wrapper jobserver` runs Ninja the same way. And threads give
+//! the same bytes as one, with nvcc 11.8, 12.4 and 13.5. Needs real NVCC 11.8, 12.4 and 13.5, make,
+//! scripts/install-nix.sh's make-4.4 and scripts/install-tools.sh's ninja.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::support::*;
+
+const KERNEL: &str = "__global__ void k(float *p) {\n  float a = p[threadIdx.x];\n#pragma unroll\n  for (int i = 0; i < 200; i++) a = a * 1.0001f + __sinf(a);\n  p[threadIdx.x] = a;\n}\n";
+const CONFIG: &str =
+    "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n[gpu]\ncapabilities = [\"8.0\", \"8.6\", \"8.9\", \"9.0\"]\n";
+const TOKENS: usize = 3;
+
+/// The build tools, each a client of the test's jobserver.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Tool {
+    /// Debian 12's GNU make 4.3: a pipe, passed to `+` rules only.
+    Make43,
+    /// Debian 13's GNU make 4.4: a FIFO.
+    Make44,
+    /// Ninja 1.13: a FIFO, run without `-j`.
+    Ninja,
+}
+
+/// The test's jobserver: a pipe (make 4.3) or a FIFO holding `TOKENS` tokens, held open by the test.
+struct Held {
+    read: std::fs::File,
+    write: std::fs::File,
+    fifo: Option<PathBuf>,
+}
+
+impl Held {
+    fn new(dir: &Path, fifo: bool) -> Held {
+        let (read, write) = if fifo {
+            let path = dir.join("slots");
+            assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+            let open = || {
+                std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&path).unwrap()
+            };
+            (open(), open())
+        } else {
+            let mut fds = [0; 2];
+            // SAFETY: pipe2 fills both descriptors, which the Files below then own.
+            assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) }, 0);
+            // SAFETY: the descriptors were just made and are owned by nothing else.
+            unsafe {
+                (std::os::unix::io::FromRawFd::from_raw_fd(fds[0]), std::os::unix::io::FromRawFd::from_raw_fd(fds[1]))
+            }
+        };
+        let mut held = Held { read, write, fifo: fifo.then(|| dir.join("slots")) };
+        held.write.write_all(&[b'+'; TOKENS]).unwrap();
+        held
+    }
+
+    /// The tokens in the jobserver now (read out and written back). The pipe may have been made blocking by a
+    /// client (its flags are shared): each read waits for nothing, as `poll` says.
+    fn count(&mut self) -> usize {
+        let mut found = Vec::new();
+        let mut buf = [0u8; 64];
+        loop {
+            let mut fd = libc::pollfd { fd: self.read.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one pollfd, no wait.
+            if unsafe { libc::poll(&mut fd, 1, 0) } != 1 {
+                break;
+            }
+            match self.read.read(&mut buf) {
+                Ok(n) if n > 0 => found.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+        self.write.write_all(&found).unwrap();
+        found.len()
+    }
+
+    /// The tokens in the jobserver now, seen without taking them (`FIONREAD`), so that no client misses one.
+    fn peek(&self) -> usize {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes the bytes waiting in the pipe into `n`.
+        unsafe { libc::ioctl(self.read.as_raw_fd(), libc::FIONREAD, &mut n) };
+        n as usize
+    }
+
+    /// MAKEFLAGS for a client; for the pipe, its descriptors become 3 and 4 in `cmd`.
+    fn give(&self, cmd: &mut std::process::Command) {
+        match &self.fifo {
+            Some(path) => {
+                cmd.env("MAKEFLAGS", format!("-j{} --jobserver-auth=fifo:{}", TOKENS + 1, path.display()));
+            }
+            None => {
+                let (r, w) = (self.read.as_raw_fd(), self.write.as_raw_fd());
+                // SAFETY: dup2 and fcntl are async-signal-safe. The pipe is first copied above any descriptor it could
+                // collide with, then onto 3 and 4, which dup2 leaves open across exec (the pipe's own are CLOEXEC);
+                // blocking, as make's are.
+                unsafe {
+                    cmd.pre_exec(move || {
+                        let (r, w) = (libc::fcntl(r, libc::F_DUPFD, 100), libc::fcntl(w, libc::F_DUPFD, 100));
+                        for (from, to) in [(r, 3), (w, 4)] {
+                            libc::dup2(from, to);
+                            let flags = libc::fcntl(to, libc::F_GETFL);
+                            libc::fcntl(to, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+                        }
+                        Ok(())
+                    });
+                }
+                cmd.env("MAKEFLAGS", format!("-j{} --jobserver-auth=3,4", TOKENS + 1));
+            }
+        }
+    }
+}
+
+/// The processes whose working directory is `dir`.
+fn running_in(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if entry.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit())
+            && std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir)
+        {
+            found.push(std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default().trim().to_string());
+        }
+    }
+    found
+}
+
+/// A project of CUDA files (`names`) for `tool` in a new sandbox; the command that builds it, and the sandbox.
+fn project(root: &Path, tool: Tool, names: &[&str]) -> (RealSandbox, std::process::Command) {
+    let sb = RealSandbox::new(root);
+    for name in names {
+        sb.write(&format!("{name}.cu"), KERNEL);
+    }
+    let config = sb.write("config.toml", CONFIG);
+    let nvcc = sb.wrapper_bin.join("nvcc");
+    let program = match tool {
+        Tool::Make43 => PathBuf::from("make"),
+        Tool::Make44 => cache_dir().join("nix/bin/make-4.4"),
+        Tool::Ninja => cache_dir().join("tools/pypi/bin/ninja"),
+    };
+    let objects: Vec<String> = names.iter().map(|n| format!("{n}.o")).collect();
+    if tool == Tool::Ninja {
+        let mut text = "rule nvcc\n  command = NVCC -c $in -o $out\n".replace("NVCC", &nvcc.display().to_string());
+        for name in names {
+            text += &format!("build {name}.o: nvcc {name}.cu\n");
+        }
+        sb.write("build.ninja", &text);
+    } else {
+        sb.write("Makefile", &format!("all: {}\n%.o: %.cu\n\t+{} -c $< -o $@\n", objects.join(" "), nvcc.display()));
+    }
+    let mut cmd = std::process::Command::new(program);
+    cmd.env("PATH", sb.path())
+        .env("NVCC_WRAPPER_CONFIG", &config)
+        .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
+        .env("NVCC_WRAPPER_LOG", "debug")
+        .env_remove("NVCC_PREPEND_FLAGS")
+        .env_remove("NVCC_APPEND_FLAGS")
+        .current_dir(sb.dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    (sb, cmd)
+}
+
+/// How a build is stopped halfway: once the wrapper has taken every slot, and `at` later.
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    /// A signal to the build tool.
+    Tool(libc::c_int),
+    /// SIGKILL to every wrapper the build tool runs: the build sees its compiles fail.
+    Wrappers,
+}
+
+/// The children of `pid`, with their command names.
+fn children_of(pid: u32) -> Vec<(i32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Some(close) = stat.rfind(')') else { continue };
+        let name = stat[stat.find('(').map_or(0, |i| i + 1)..close].to_string();
+        if stat[close + 1..].split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            found.push((child, name));
+        }
+    }
+    found
+}
+
+/// Run `tool`'s build of `names` as a client of a jobserver of `TOKENS` free slots, stopped as `stop` says after
+/// `at`. The tokens in the jobserver afterwards, and what the build printed.
+fn build(root: &Path, tool: Tool, names: &[&str], stop: Option<(Stop, Duration)>) -> (usize, usize, String) {
+    let (sb, mut cmd) = project(root, tool, names);
+    let mut held = Held::new(sb.dir.path(), tool != Tool::Make43);
+    held.give(&mut cmd);
+    let child = cmd.spawn().unwrap();
+    // The tokens out of the jobserver when the build is stopped.
+    let mut out_at_stop = 0;
+    if stop.is_some() {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while held.peek() > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    match stop {
+        None => {}
+        Some((Stop::Tool(signal), at)) => {
+            std::thread::sleep(at);
+            out_at_stop = TOKENS - held.peek();
+            // SAFETY: kill takes plain integers; the build tool is our child, not yet reaped.
+            unsafe { libc::kill(child.id() as i32, signal) };
+        }
+        Some((Stop::Wrappers, at)) => {
+            std::thread::sleep(at);
+            out_at_stop = TOKENS - held.peek();
+            let mut stack = vec![child.id()];
+            while let Some(pid) = stack.pop() {
+                for (grandchild, name) in children_of(pid) {
+                    if name == "nvcc" {
+                        // SAFETY: as above; a wrapper of this build's.
+                        unsafe { libc::kill(grandchild, libc::SIGKILL) };
+                    } else {
+                        stack.push(grandchild as u32);
+                    }
+                }
+            }
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    let log = stdout(&out) + &stderr(&out);
+    if stop.is_none() {
+        assert!(out.status.success(), "{tool:?}: {log}");
+    }
+    // Whatever of the build is left (a killed make leaves its compiles running) ends before the count.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !running_in(sb.dir.path()).is_empty() {
+        assert!(Instant::now() < deadline, "{tool:?}: still running: {:?}", running_in(sb.dir.path()));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (held.count(), out_at_stop, log)
+}
+
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn make_4_3_make_4_4_and_ninja_1_13_lend_free_slots_and_get_them_all_back() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    if real_program("make").is_none() || pypi_tool("ninja").is_none() {
+        return;
+    }
+    let make44 = cache_dir().join("nix/bin/make-4.4");
+    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
+    if !make44.is_file() {
+        eprintln!("note: skipped, {} is missing (run scripts/install-nix.sh)", make44.display());
+        return;
+    }
+    for tool in [Tool::Make43, Tool::Make44, Tool::Ninja] {
+        // Three files: the build tool's jobs and nvcc's threads share the slots.
+        let (tokens, _, log) = build(&root, tool, &["a", "b", "c"], None);
+        assert_eq!(tokens, TOKENS, "{tool:?}: the slots after the build:\n{log}");
+        assert!(log.contains("free job slots: nvcc runs with --threads"), "{tool:?}: no call took a slot:\n{log}");
+        assert!(!log.contains("INTERNAL: Exiting with"), "{tool:?}: make counts lost tokens:\n{log}");
+        // One file: the build tool runs one job on its own slot and holds no token, so every token out is the
+        // wrapper's, and must come back however the build is stopped (a build tool stopped while it holds tokens of
+        // its own may lose those: GNU make 4.4 does on SIGINT, any tool on SIGKILL).
+        for stop in [Stop::Tool(libc::SIGINT), Stop::Tool(libc::SIGTERM), Stop::Tool(libc::SIGKILL), Stop::Wrappers] {
+            let (tokens, out, log) = build(&root, tool, &["a"], Some((stop, Duration::from_millis(300))));
+            assert_eq!(out, TOKENS, "{tool:?}, {stop:?}: the wrapper held {out} of the slots when stopped:\n{log}");
+            assert_eq!(tokens, TOKENS, "{tool:?} stopped by {stop:?}: the slots afterwards:\n{log}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn ninja_under_the_wrappers_jobserver_shares_its_slots_with_nvcc() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let Some(ninja) = pypi_tool("ninja") else { return };
+    let (sb, _) = project(&root, Tool::Ninja, &["a", "b", "c"]);
+    let mut cmd = std::process::Command::new(WRAPPER);
+    cmd.args(["jobserver", "-j", "4", "--"])
+        .arg(&ninja)
+        .env("PATH", sb.path())
+        .env("NVCC_WRAPPER_CONFIG", sb.file("config.toml"))
+        .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
+        .env("NVCC_WRAPPER_LOG", "debug")
+        .env("TMPDIR", sb.dir.path())
+        .env_remove("MAKEFLAGS")
+        .current_dir(sb.dir.path());
+    let out = cmd.output().unwrap();
+    let log = stdout(&out) + &stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("jobserver: 4 slots in"), "{log}");
+    assert!(log.contains("free job slots: nvcc runs with --threads"), "no call took a slot:\n{log}");
+    assert!(!log.contains("tokens came back"), "slots were lost:\n{log}");
+    for name in ["a.o", "b.o", "c.o"] {
+        assert!(sb.file(name).is_file(), "{name}");
+    }
+}
+
+/// Threads change how nvcc runs a call's targets, not what it writes: an object built with the slots of a jobserver
+/// (`--threads 4`) is the same bytes as one built with none, for nvcc 11.8, 12.4 and 13.5.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn threads_give_the_same_bytes_as_one() {
+    for (release, compiler) in [("11.8", "/usr/bin/g++-11"), ("12.4", "/usr/bin/g++-12"), ("13.5", "/usr/bin/g++-12")] {
+        let Some(root) = real_toolkit(release) else { return };
+        let sb = RealSandbox::new(&root);
+        sb.write("k.cu", KERNEL);
+        let config = sb.write("config.toml", &CONFIG.replace("/usr/bin/g++-12", compiler));
+        let build = |jobserver: bool| {
+            let mut cmd = if jobserver {
+                let mut cmd = std::process::Command::new(WRAPPER);
+                cmd.args(["jobserver", "-j", "4", "--"]).arg(sb.wrapper_bin.join("nvcc"));
+                cmd
+            } else {
+                std::process::Command::new(sb.wrapper_bin.join("nvcc"))
+            };
+            cmd.args(["-c", "k.cu", "-o", "k.o"])
+                .env("PATH", sb.path())
+                .env("NVCC_WRAPPER_CONFIG", &config)
+                .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
+                .env("NVCC_WRAPPER_LOG", "debug")
+                .env("TMPDIR", sb.dir.path())
+                .env_remove("MAKEFLAGS")
+                .current_dir(sb.dir.path());
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{release}: {}", stderr(&out));
+            (std::fs::read(sb.file("k.o")).unwrap(), stderr(&out))
+        };
+        let (one, _) = build(false);
+        let (four, log) = build(true);
+        assert!(log.contains("nvcc runs with --threads 4"), "{release}: {log}");
+        assert!(one == four, "{release}: the object built with --threads 4 differs from the one built with one thread");
+    }
+}

@@ -1,0 +1,178 @@
+//! Threads for nvcc from free job slots, in front of the fake nvcc (issue 31): a call with several GPU targets takes
+//! the slots free in the build's jobserver (a FIFO here, as GNU make 4.4 and `nvcc-wrapper jobserver` make it) as
+//! `--threads N`, never waits for one, and gives every slot back whatever ends the call; nothing changes without a
+//! usable jobserver. tests/real/threads.rs does it with real make, Ninja and nvcc.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::support::*;
+
+const FOUR: [&str; 6] = [
+    "-gencode=arch=compute_80,code=sm_80",
+    "-gencode=arch=compute_86,code=sm_86",
+    "-gencode=arch=compute_89,code=sm_89",
+    "-gencode=arch=compute_90,code=sm_90",
+    "-c",
+    "k.cu",
+];
+
+/// A FIFO jobserver with `tokens` free slots, held open by the test (as make holds its own).
+struct Slots {
+    path: PathBuf,
+    held: std::fs::File,
+}
+
+impl Slots {
+    fn new(dir: &Path, tokens: usize) -> Slots {
+        let path = dir.join("slots");
+        assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+        let mut held =
+            std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&path).unwrap();
+        held.write_all(&vec![b'+'; tokens]).unwrap();
+        Slots { path, held }
+    }
+
+    fn makeflags(&self, jobs: usize) -> String {
+        format!("-j{jobs} --jobserver-auth=fifo:{}", self.path.display())
+    }
+
+    /// The tokens in the FIFO now (read out and written back).
+    fn count(&mut self) -> usize {
+        let mut found = Vec::new();
+        let _ = self.held.read_to_end(&mut found);
+        self.held.write_all(&found).unwrap();
+        found.len()
+    }
+}
+
+fn threads_given(sb: &Sandbox) -> Option<String> {
+    let args = sb.recorded().args();
+    args.iter().position(|a| a == "--threads").map(|i| args[i + 1].clone())
+}
+
+#[test]
+fn free_slots_become_threads_and_all_come_back() {
+    let sb = Sandbox::new();
+    let mut slots = Slots::new(sb.dir.path(), 5);
+    sb.nvcc().env("MAKEFLAGS", slots.makeflags(6)).args(FOUR).assert().success();
+    // Four targets: three slots taken, the call's own thread the fourth.
+    assert_eq!(threads_given(&sb).as_deref(), Some("4"));
+    assert_eq!(sb.recorded().args()[..3], ["--threads".to_string(), "4".into(), sb.ccbin()][..], "first of all");
+    assert_eq!(slots.count(), 5, "every slot came back");
+    // `threads` caps it; one free slot gives two threads.
+    sb.nvcc().env("MAKEFLAGS", slots.makeflags(6)).env("NVCC_WRAPPER_THREADS", "2").args(FOUR).assert().success();
+    assert_eq!(threads_given(&sb).as_deref(), Some("2"));
+    let mut one = Slots::new(&sb.dir.path().join("one").tap_mkdir(), 1);
+    sb.nvcc().env("MAKEFLAGS", one.makeflags(2)).args(FOUR).assert().success();
+    assert_eq!(threads_given(&sb).as_deref(), Some("2"));
+    assert_eq!(one.count(), 1);
+}
+
+#[test]
+fn no_free_slot_no_jobserver_or_a_broken_one_change_nothing() {
+    let sb = Sandbox::new();
+    let pid_file = sb.dir.path().join("pid");
+    let mut none_free = Slots::new(sb.dir.path(), 0);
+    let mut cmd = sb.nvcc_process();
+    cmd.env("MAKEFLAGS", none_free.makeflags(4)).env("FAKE_NVCC_PID", &pid_file).args(FOUR);
+    let child = cmd.spawn().unwrap();
+    let wrapper = child.id();
+    assert!(child.wait_with_output().unwrap().status.success());
+    assert_eq!(threads_given(&sb), None);
+    // Nothing was waited for: nvcc replaced the wrapper, as without a jobserver.
+    assert_eq!(std::fs::read_to_string(&pid_file).unwrap(), wrapper.to_string());
+    assert_eq!(none_free.count(), 0);
+    for makeflags in [
+        "-j4 --jobserver-auth=fifo:/nonexistent/fifo".to_string(),
+        "-j4 --jobserver-auth=3,4".to_string(),
+        "-j4 --jobserver-fds=7,8".to_string(),
+        "--jobserver-auth=garbage".to_string(),
+    ] {
+        let out = sb.nvcc().env("MAKEFLAGS", &makeflags).args(FOUR).output().unwrap();
+        assert!(out.status.success(), "{makeflags}: {}", stderr(&out));
+        assert!(stderr(&out).is_empty(), "{makeflags}: {}", stderr(&out));
+        assert_eq!(threads_given(&sb), None, "{makeflags}");
+    }
+    // The user's own -t: nothing added, no slot taken.
+    let mut slots = Slots::new(&sb.dir.path().join("own").tap_mkdir(), 3);
+    sb.nvcc().env("MAKEFLAGS", slots.makeflags(4)).args(["-t", "2"]).args(FOUR).assert().success();
+    assert_eq!(sb.recorded().args().iter().filter(|a| *a == "--threads").count(), 0);
+    assert_eq!(slots.count(), 3);
+}
+
+#[test]
+fn the_slots_come_back_when_nvcc_fails_or_the_wrapper_is_killed() {
+    let sb = Sandbox::new();
+    let mut slots = Slots::new(sb.dir.path(), 3);
+    let status =
+        sb.nvcc_process().env("MAKEFLAGS", slots.makeflags(4)).env("FAKE_NVCC_EXIT", "2").args(FOUR).status().unwrap();
+    assert_eq!(status.code(), Some(2));
+    assert_eq!(slots.count(), 3);
+    for signal in [libc::SIGKILL, libc::SIGTERM, libc::SIGINT] {
+        let pid_file = sb.dir.path().join(format!("pid{signal}"));
+        let mut wrapper = sb
+            .nvcc_process()
+            .env("MAKEFLAGS", slots.makeflags(4))
+            .env("FAKE_NVCC_PID", &pid_file)
+            .env("FAKE_NVCC_SLEEP", "30")
+            .args(FOUR)
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while std::fs::read_to_string(&pid_file).map_or(true, |p| p.is_empty()) {
+            assert!(started.elapsed() < Duration::from_secs(10), "nvcc did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(slots.count(), 0, "signal {signal}: the three slots are nvcc's while it runs");
+        // SAFETY: kill takes plain integers; the wrapper is our child, not yet reaped.
+        unsafe { libc::kill(wrapper.id() as i32, signal) };
+        wrapper.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while slots.count() < 3 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(slots.count(), 3, "signal {signal}: the slots did not come back");
+        assert!(started.elapsed() < Duration::from_secs(20), "signal {signal}: waited for nvcc's sleep");
+    }
+}
+
+#[test]
+fn the_jobserver_subcommand_runs_a_build_under_n_slots() {
+    let sb = Sandbox::new();
+    let script = format!("echo \"$MAKEFLAGS\" > makeflags; nvcc {}; exit 7", FOUR.join(" "));
+    let out = sb
+        .wrapper_cli()
+        .env("NVCC_WRAPPER_CONFIG", &sb.config)
+        .env("FAKE_NVCC_RECORD", &sb.record)
+        .env("MAKEFLAGS", "k -j9 --jobserver-auth=3,4")
+        .env("TMPDIR", sb.dir.path())
+        .args(["jobserver", "-j", "3", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    let makeflags = std::fs::read_to_string(sb.dir.path().join("makeflags")).unwrap();
+    assert!(
+        makeflags.starts_with("-j3 --jobserver-auth=fifo:") && makeflags.trim_end().ends_with("/slots k"),
+        "{makeflags}"
+    );
+    // Two tokens in the FIFO (the command's first job needs none): three threads for four targets.
+    assert_eq!(threads_given(&sb).as_deref(), Some("3"));
+    let left: Vec<_> = std::fs::read_dir(sb.dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(!left.iter().any(|n| n.to_string_lossy().starts_with("nvcc-wrapper-jobserver")), "{left:?}");
+    let out = sb.wrapper_cli().args(["jobserver", "-j", "0", "--", "true"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+trait TapMkdir {
+    fn tap_mkdir(self) -> Self;
+}
+
+impl TapMkdir for PathBuf {
+    fn tap_mkdir(self) -> Self {
+        std::fs::create_dir_all(&self).unwrap();
+        self
+    }
+}
