@@ -65,7 +65,7 @@ impl fmt::Display for Note {
             Note::MemoryUnknown => f.write_str("the memory free to this build cannot be read: no threads are added"),
             Note::MemoryShort { free_mib, per_thread_mib, from } => write!(
                 f,
-                "{free_mib} MiB free ({from}) holds no thread more at {per_thread_mib} MiB a thread and 512 MiB kept free: no threads are added"
+                "{free_mib} MiB free ({from}) holds no second thread at {per_thread_mib} MiB a thread and 512 MiB kept free: no threads are added"
             ),
         }
     }
@@ -138,14 +138,15 @@ impl Step for Threads {
             plan.note(Note::MemoryUnknown);
             return Ok(());
         };
+        // nvcc has not started: the memory free must hold every thread of it, its first included.
         let per_thread = u64::from(row.peak_per_thread_mib) * MIB;
         let by_memory = u32::try_from(free.bytes.saturating_sub(RESERVE) / per_thread).unwrap_or(u32::MAX);
         let (free_mib, per_thread_mib) = (free.bytes / MIB, per_thread / MIB);
-        if by_memory == 0 {
+        if by_memory < 2 {
             plan.note(Note::MemoryShort { free_mib, per_thread_mib, from: free.from });
             return Ok(());
         }
-        let most = targets.min(most_configured).min(by_memory.saturating_add(1));
+        let most = targets.min(most_configured).min(by_memory);
         let why = plan.said(Reason::FromSlots {
             targets,
             most,

@@ -336,3 +336,99 @@ fn threads_give_the_same_bytes_as_one() {
         assert!(one == four, "{release}: the object built with --threads 4 differs from the one built with one thread");
     }
 }
+
+/// A memory cgroup of `limit` bytes under this process's own (v1 or v2), removed when dropped; `None` (after a note)
+/// when none can be made here (not root, no memory controller).
+struct MemoryCgroup {
+    dir: PathBuf,
+}
+
+impl MemoryCgroup {
+    fn new(limit: u64) -> Option<MemoryCgroup> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let v1 = own.lines().find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_string()));
+        let (dir, limit_file) = match v1 {
+            Some(path) => {
+                (Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/')), "memory.limit_in_bytes")
+            }
+            None => {
+                let path = own.lines().find_map(|l| l.strip_prefix("0::")).unwrap_or("/").to_string();
+                (Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/')), "memory.max")
+            }
+        };
+        let dir = dir.join(format!("nvcc-wrapper-test-{}", std::process::id()));
+        let made = std::fs::create_dir(&dir).and_then(|()| std::fs::write(dir.join(limit_file), limit.to_string()));
+        if let Err(e) = made {
+            let _ = std::fs::remove_dir(&dir);
+            assert!(!require_real(), "cannot make a memory cgroup at {} ({e}): run the tests as root", dir.display());
+            eprintln!("note: skipped, cannot make a memory cgroup at {} ({e})", dir.display());
+            return None;
+        }
+        Some(MemoryCgroup { dir })
+    }
+
+    /// `cmd` run inside the cgroup: through `sh`, which moves itself in and then execs it.
+    fn wrap(&self, program: &Path, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c").arg("echo $$ > \"$0\" && exec \"$@\"").arg(self.dir.join("cgroup.procs")).arg(program).args(args);
+        cmd
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        // Empty once its processes ended; a few tries, as the kernel lets go of it a little later.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Issue 31: under a memory cgroup of 1.5 GiB (a Nix builder's or a CI container's limit), nvcc 13.5 with
+/// `--threads 4` on a heavy source for two targets runs out of memory (two cicc of 885 MiB), while the wrapper, with
+/// three free job slots, reads the cgroup's limit, takes no thread (1.5 GiB less 512 MiB kept holds one at 890 MiB)
+/// and builds. Needs real NVCC 13.5 and root (a cgroup of its own).
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn under_a_memory_limit_the_wrapper_takes_no_threads_and_builds_what_t4_cannot() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let Some(cgroup) = MemoryCgroup::new(1536 << 20) else { return };
+    let sb = RealSandbox::new(&root);
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/thrust-heavy.cu"), sb.file("heavy.cu")).unwrap();
+    let config = sb.write(
+        "config.toml",
+        "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n[gpu]\ncapabilities = [\"8.0\", \"9.0\"]\n",
+    );
+    let prepare = |cmd: &mut std::process::Command| {
+        cmd.env("PATH", sb.path())
+            .env("NVCC_WRAPPER_CONFIG", &config)
+            .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
+            .env("NVCC_WRAPPER_LOG", "debug")
+            .env("TMPDIR", sb.dir.path())
+            .env_remove("MAKEFLAGS")
+            .current_dir(sb.dir.path());
+    };
+    // nvcc alone with four threads, in the cgroup.
+    let nvcc = root.join("bin/nvcc");
+    let args = ["-ccbin=/usr/bin/g++-12", "-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"];
+    let mut alone = cgroup.wrap(&nvcc, &[&args[..], &["-t", "4", "-c", "heavy.cu", "-o", "alone.o"]].concat());
+    prepare(&mut alone);
+    let out = alone.output().unwrap();
+    assert!(!out.status.success(), "nvcc -t 4 fit in 1.5 GiB: the test no longer shows a shortage");
+    // The wrapper, with three free slots, in the same cgroup.
+    let mut wrapped =
+        cgroup.wrap(Path::new(WRAPPER), &["jobserver", "-j", "4", "--", "nvcc", "-c", "heavy.cu", "-o", "wrapped.o"]);
+    prepare(&mut wrapped);
+    let out = wrapped.output().unwrap();
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(sb.file("wrapped.o").is_file());
+    assert!(
+        log.contains("holds no second thread at 890 MiB a thread") && log.contains("the memory cgroup's limit"),
+        "{log}"
+    );
+    assert!(!log.contains("nvcc runs with --threads"), "{log}");
+}
