@@ -6,6 +6,15 @@
 #   scripts/bench.sh            per-call rows (hyperfine -N, all in one run), peak RSS, execve counts
 #   scripts/bench.sh payoff     real NVCC 13.x: examples/kernels.cu for NVIDIA's nine sample targets, directly,
 #                               versus one target through the wrapper (`arch-flags = "replace"`)
+#   scripts/bench.sh parallel   builds of examples/thrust-heavy.cu copies with GNU make -jN and CMake + Ninja, nvcc
+#                               directly at -t 1 and at -t 4 against the wrapper taking threads from free job slots
+#                               (issue 31): wall time and peak memory of the whole build. Settings by variable:
+#                               NVCC (default: nvcc on PATH), WRAPPER (a built wrapper; default: cargo builds one),
+#                               JOBS (default: nproc), FILES ("2 20"), TARGETS ("80 86 89 90"), TOOLS ("make cmake"),
+#                               NINJA (a Ninja 1.13 for the wrapper's jobserver; default: ninja on PATH), CXX (g++)
+#   scripts/bench.sh slots      a call with four GPU targets under a jobserver with no free slot (it opens the
+#                               jobserver, reads the memory free, finds no slot and execs as before) against the same
+#                               call with no jobserver, in one run (issue 31)
 #   scripts/bench.sh depfile    a call that writes a dependency file (the wrapper waits for nvcc and adds its
 #                               inputs) against the same call without one, in one run; with BASELINE=BINARY (an
 #                               older static build of the wrapper) both calls through it too, in the same run
@@ -16,6 +25,89 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+
+parallel() {
+  local nvcc=${NVCC:-$(command -v nvcc)} jobs=${JOBS:-$(nproc)} cxx=${CXX:-g++} ninja=${NINJA:-$(command -v ninja || true)}
+  local wrapper=${WRAPPER:-}
+  if [[ -z $wrapper ]]; then
+    cargo build --release --locked --quiet --bin nvcc-wrapper
+    wrapper=$repo/target/release/nvcc-wrapper
+  fi
+  local work; work=$(mktemp -d)
+  trap 'rm -rf "$work"' RETURN
+  local targets=(${TARGETS:-80 86 89 90}) gencode=() caps=() t
+  for t in "${targets[@]}"; do
+    gencode+=("-gencode=arch=compute_$t,code=sm_$t")
+    caps+=("\"${t:0:${#t}-1}.${t: -1}\"")
+  done
+  mkdir -p "$work/wrapper/bin" "$work/wrapper/share/nvcc-wrapper"
+  ln -s "$wrapper" "$work/wrapper/bin/nvcc"
+  ln -s "$wrapper" "$work/wrapper/bin/nvcc-wrapper"
+  # Threads only: no fatbin compression (it costs fatbinary CPU) and no reproducible-builds flags, in every row.
+  printf 'nvcc = "%s"\nreproducible = false\n[host-compiler]\nstdenv = "%s"\n[gpu]\ncapabilities = [%s]\ncompress-fatbin = false\n' \
+    "$nvcc" "$(command -v "$cxx")" "$(IFS=,; echo "${caps[*]}")" >"$work/wrapper/share/nvcc-wrapper/config.toml"
+  echo "parallel: $(nproc) cores, $(free -g | awk '/^Mem:/{print $2}') GiB, $("$nvcc" --version | tail -n1), ${#targets[@]} targets (${targets[*]}), -j$jobs, $(make --version | head -n1)"
+  local results=$work/results.jsonl files tool variant dir
+  for files in ${FILES:-2 20}; do
+    for tool in ${TOOLS:-make cmake}; do
+      for variant in t1 t4 wrapper; do
+        dir=$work/$tool-$files-$variant
+        mkdir -p "$dir"
+        local sources=() i
+        for ((i = 1; i <= files; i++)); do cp examples/thrust-heavy.cu "$dir/f$i.cu"; sources+=("f$i.cu"); done
+        local flags=""
+        [[ $variant == t1 ]] && flags="-t 1"
+        [[ $variant == t4 ]] && flags="-t 4"
+        local build
+        if [[ $tool == make ]]; then
+          local compiler="$nvcc -ccbin $cxx ${gencode[*]} $flags"
+          [[ $variant == wrapper ]] && compiler="$work/wrapper/bin/nvcc"
+          printf 'all: %s\n%%.o: %%.cu\n\t+%s -c $< -o $@\n' "${sources[*]/%.cu/.o}" "$compiler" >"$dir/Makefile"
+          build=(make -C "$dir" -j"$jobs")
+        else
+          [[ -n $ninja ]] || { echo "bench: parallel: no ninja (set NINJA)" >&2; exit 1; }
+          printf 'cmake_minimum_required(VERSION 3.24)\nproject(p LANGUAGES CUDA)\nadd_library(objs OBJECT %s)\n' \
+            "${sources[*]}" >"$dir/CMakeLists.txt"
+          local config=(-DCMAKE_MAKE_PROGRAM="$ninja")
+          if [[ $variant == wrapper ]]; then
+            config+=(-DCMAKE_CUDA_COMPILER="$work/wrapper/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES=OFF)
+            build=("$work/wrapper/bin/nvcc-wrapper" jobserver -j "$jobs" -- "$ninja" -C "$dir/build")
+          else
+            config+=(-DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_HOST_COMPILER="$cxx"
+              -DCMAKE_CUDA_ARCHITECTURES="$(IFS=';'; echo "${targets[*]}")" -DCMAKE_CUDA_FLAGS="$flags")
+            build=("$ninja" -C "$dir/build" -j"$jobs")
+          fi
+          cmake -S "$dir" -B "$dir/build" -G Ninja "${config[@]}" >"$dir/configure.log" 2>&1 ||
+            { cat "$dir/configure.log"; exit 1; }
+        fi
+        python3 scripts/tree_peak.py "$tool $files files $variant" -- "${build[@]}" | tee -a "$results"
+      done
+    done
+  done
+  echo
+  echo "| build | files | nvcc -t 1: wall s, peak GiB | nvcc -t 4 | the wrapper (slots) | wrapper/t1 wall | wrapper/t4 wall | wrapper/t1 peak |"
+  echo "|---|---:|---|---|---|---:|---:|---:|"
+  python3 - "$results" <<'PY'
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    tool, files, _, variant = r["label"].split()
+    rows.setdefault((tool, int(files)), {})[variant] = r
+for (tool, files), v in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    cell = lambda x: "%.1f, %.1f%s" % (x["wall_s"], x["peak_mib"] / 1024, "" if x["rc"] == 0 else " (failed)")
+    t1, t4, w = v["t1"], v["t4"], v["wrapper"]
+    print("| %s | %d | %s | %s | %s | %.2f | %.2f | %.2f |" % ("GNU make" if tool == "make" else "CMake + Ninja",
+        files, cell(t1), cell(t4), cell(w), w["wall_s"] / t1["wall_s"], w["wall_s"] / t4["wall_s"],
+        w["peak_mib"] / t1["peak_mib"]))
+PY
+}
+
+if [[ ${1:-} == parallel ]]; then
+  parallel
+  exit 0
+fi
+
 for tool in hyperfine strace /usr/bin/time cc; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing: run scripts/install-deps.sh" >&2; exit 1; }
 done
@@ -144,6 +236,31 @@ install_wrapper() { # NAME BINARY [CONFIG TEXT]: NAME/bin/nvcc -> BINARY, the co
 }
 if [[ ${1:-} == depfile ]]; then
   depfile
+  exit 0
+fi
+if [[ ${1:-} == slots ]]; then
+  install_wrapper slots-static "$static" "nvcc = \"$nvcc\"
+cuda-version = \"13.0\"
+[host-compiler]
+stdenv = { path = \"/usr/bin/g++-12\", family = \"gcc\", version = \"12.2.0\" }
+[gpu]
+capabilities = [\"8.0\", \"8.6\", \"8.9\", \"9.0\"]
+"
+  cd "$work"
+  mkfifo slots
+  exec 9<>slots   # held open, with no token in it: every slot is taken
+  echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -r)"
+  hyperfine -N --warmup 20 --runs "${RUNS:-600}" --export-markdown slots.md --export-json slots.json \
+    -n 'four targets, MAKEFLAGS with no jobserver' "env MAKEFLAGS=-j4 slots-static/bin/nvcc -c kernel.cu -o kernel.o" \
+    -n 'four targets, a jobserver with no free slot' \
+    "env MAKEFLAGS='-j4 --jobserver-auth=fifo:$work/slots' slots-static/bin/nvcc -c kernel.cu -o kernel.o"
+  cat slots.md
+  python3 -c '
+import json
+r = json.load(open("slots.json"))["results"]
+print("\n| row | median [ms] |\n|---|---:|")
+for x in r: print("| %s | %.3f |" % (x["command"], x["median"] * 1000))
+print("\nno free slot costs %.0f us over no jobserver (env runs both)" % ((r[1]["median"] - r[0]["median"]) * 1e6))'
   exit 0
 fi
 recorded="nvcc = \"$nvcc\"

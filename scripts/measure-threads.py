@@ -13,65 +13,16 @@ single process (cicc) of the release: what each thread more adds.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tree_peak import run as measure  # noqa: E402
 
 TARGETS = ["-gencode=arch=compute_%s,code=sm_%s" % (c, c) for c in ("80", "86", "89", "90")]
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "..", "examples", "thrust-heavy.cu")
 CACHE = os.environ.get("NVCC_WRAPPER_CACHE") or os.path.expanduser("~/.cache/nvcc-wrapper")
-
-
-def parents():
-    """pid -> (parent pid, command name), for every process now."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % entry) as f:
-                stat = f.read()
-        except OSError:
-            continue
-        close = stat.rfind(")")
-        found[int(entry)] = (int(stat[close + 2:].split()[1]), stat[stat.find("(") + 1:close])
-    return found
-
-
-def resident_kib(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def measure(command, cwd):
-    """Run `command`; its wall time, and the largest sum (and largest single process) of its tree's memory."""
-    start = time.monotonic()
-    proc = subprocess.Popen(command, cwd=cwd)
-    peak, single, name = 0, 0, ""
-    while proc.poll() is None:
-        table = parents()
-        children = {}
-        for pid, (parent, _) in table.items():
-            children.setdefault(parent, []).append(pid)
-        total, stack = 0, [proc.pid]
-        while stack:
-            pid = stack.pop()
-            kib = resident_kib(pid)
-            total += kib
-            if kib > single:
-                single, name = kib, table.get(pid, (0, "?"))[1]
-            stack.extend(children.get(pid, []))
-        peak = max(peak, total)
-        time.sleep(0.01)
-    return proc.returncode, time.monotonic() - start, peak / 1024, single / 1024, name
 
 
 def main():
@@ -85,7 +36,7 @@ def main():
             for threads in (1, 2, 4):
                 out = os.path.join(work, "%s-t%d.o" % (release, threads))
                 command = [nvcc, *host, *TARGETS, "--threads", str(threads), "-objtemp", "-c", SOURCE, "-o", out]
-                rc, wall, peak, single, name = measure(command, work)
+                rc, wall, peak, single, name = measure(command, work, 0.01)
                 row = dict(release=release, threads=threads, rc=rc, wall_s=round(wall, 1), tree_peak_mib=round(peak),
                            largest_mib=round(single), largest=name)
                 print(json.dumps(row), flush=True)

@@ -279,11 +279,39 @@ fn gencode(
 
 fn explain(ctx: &Context, format: ExplainFormat, args: Vec<OsString>) -> Result<i32> {
     let prepared = prepare::prepare(ctx, args)?;
+    let now = threads_now(ctx, &prepared);
     match format {
-        ExplainFormat::Text => output::stdout(report::text(&prepared))?,
-        ExplainFormat::Json => output::stdout(report::json::plan(&prepared).to_string() + "\n")?,
+        ExplainFormat::Text => {
+            let mut text = report::text(&prepared);
+            if let Some((slots, memory, threads)) = &now {
+                text += &format!(
+                    "now:         {slots} free job slots; {memory}: the call would run with {}\n",
+                    if *threads > 1 { format!("--threads {threads}") } else { "nvcc's one thread".to_string() }
+                );
+            }
+            output::stdout(text)?
+        }
+        ExplainFormat::Json => {
+            let mut plan = report::json::plan(&prepared);
+            if let Some((slots, memory, threads)) = now {
+                plan["threads-now"] =
+                    serde_json::json!({"free-slots": slots, "memory": memory.to_string(), "threads": threads});
+            }
+            output::stdout(plan.to_string() + "\n")?
+        }
     }
     Ok(0)
+}
+
+/// What a call that may take threads would take now: the job slots free (seen, not taken), what the memory free
+/// holds, and the threads that makes. Only `explain` asks: the drop-in reads the memory only once it holds a slot.
+fn threads_now(ctx: &Context, prepared: &prepare::Prepared) -> Option<(usize, crate::plan::threads::Memory, u32)> {
+    let threads = prepared.plan.threads.as_ref()?;
+    let crate::context::Jobserver::Usable(client) = &ctx.jobserver else { return None };
+    let slots = client.available().unwrap_or(0);
+    let memory = crate::plan::threads::Memory::judge(threads.per_thread_mib, crate::probe::memory::free());
+    let extra = (threads.most - 1).min(slots as u32).min(memory.threads() - 1);
+    Some((slots, memory, 1 + extra))
 }
 
 fn compat_scan(ctx: &Context, root: &std::path::Path) -> Result<i32> {

@@ -50,16 +50,22 @@ pub fn run(ctx: &Context) -> Result<i32> {
     // The launcher when there is one: it runs the real nvcc, named by its full path, with the rest.
     let program = prepared.plan.launcher.as_ref().unwrap_or(nvcc);
     let env = prepared.nvcc_env(ctx);
-    // Threads from job slots free now: `--threads N` right after nvcc, and the wrapper waits to give them back.
-    let slots = match (&prepared.plan.threads, &ctx.jobserver) {
+    // Threads from job slots free now, as many as the memory free holds: `--threads N` right after nvcc, and the
+    // wrapper waits to give the slots back.
+    let mut slots = match (&prepared.plan.threads, &ctx.jobserver) {
         (Some(threads), crate::context::Jobserver::Usable(client)) => exec::take_slots(client, threads.most - 1),
         _ => Vec::new(),
     };
+    if let (Some(threads), false) = (&prepared.plan.threads, slots.is_empty()) {
+        let memory = crate::plan::threads::Memory::judge(threads.per_thread_mib, crate::probe::memory::free());
+        debug!("{} free job slots; {memory}", slots.len());
+        slots.truncate(memory.threads().saturating_sub(1) as usize);
+    }
     let mut command = command;
     if !slots.is_empty() {
         let at = usize::from(prepared.plan.launcher.is_some()) + 1;
         let threads = format!("{}", slots.len() + 1);
-        debug!("{} free job slots: nvcc runs with --threads {threads}", slots.len());
+        debug!("{} job slots taken: nvcc runs with --threads {threads}", slots.len());
         command.splice(at..at, ["--threads".into(), threads.into()]);
     }
     let err = if prepared.plan.depfile.is_some() || !slots.is_empty() {

@@ -127,6 +127,9 @@ pub struct DepfileInputs {
 pub struct ThreadsDecision {
     /// At most this many threads, the call's own one included (`--threads N`, N from 2 to `most`).
     pub most: u32,
+    /// The memory each thread takes at its peak, for the release (compat-data/threads.toml): what the memory free
+    /// must hold when nvcc starts (`plan::threads::Memory`).
+    pub per_thread_mib: u32,
     pub why: Said,
 }
 

@@ -24,8 +24,6 @@ struct FakeProbes {
     files: std::collections::BTreeSet<PathBuf>,
     /// Outputs nvcc cannot put files beside (every other one it can).
     unusable: BTreeMap<PathBuf, crate::probe::system::OutputPlace>,
-    /// The memory free to the build (64 GiB of MemAvailable unless a test says otherwise).
-    memory: Option<crate::probe::memory::MemoryFree>,
 }
 
 impl FakeProbes {
@@ -59,7 +57,6 @@ impl FakeProbes {
             probed: Default::default(),
             files: Default::default(),
             unusable: Default::default(),
-            memory: Some(crate::probe::memory::MemoryFree { bytes: 64 << 30, from: "MemAvailable" }),
         }
     }
 
@@ -121,9 +118,6 @@ impl Probes for FakeProbes {
     }
     fn output_place(&self, path: &Path) -> crate::probe::system::OutputPlace {
         self.unusable.get(path).copied().unwrap_or(crate::probe::system::OutputPlace::Usable)
-    }
-    fn memory_free(&self) -> Option<crate::probe::memory::MemoryFree> {
-        self.memory
     }
 }
 

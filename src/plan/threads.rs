@@ -4,8 +4,9 @@
 //! without waiting, one thread each, up to one per target and `threads` in the config; the slots go back when nvcc
 //! ends (`exec::child`). Never when the memory free to the build cannot hold the threads at the peak measured for the
 //! release (compat-data/threads.toml); never where the user chose for themselves (`-t`, `--split-compile`,
-//! `--jobserver`). This step decides the most a call may take and says why; how many it gets is known only when
-//! nvcc starts, so `explain` shows the most.
+//! `--jobserver`). This step decides the most a call may take and says why; how many slots are free, and what the
+//! memory free then holds (`Memory`, judged only once a slot was taken, so that a call that finds none reads
+//! nothing more), are known only when nvcc starts: `explain` shows the most, and what it would be now.
 
 use std::fmt;
 
@@ -16,6 +17,7 @@ use crate::args::table::GpuFlag;
 use crate::args::{Phase, Role};
 use crate::config::{Config, Sourced};
 use crate::error::Result;
+use crate::probe::memory::MemoryFree;
 use crate::version::Version;
 
 pub struct Threads;
@@ -32,13 +34,11 @@ pub enum Note {
     NotMeasured { release: Version, targets: u32 },
     NoJobserver { targets: u32 },
     JobserverUnusable { why: String, targets: u32 },
-    MemoryUnknown,
-    MemoryShort { free_mib: u64, per_thread_mib: u64, from: &'static str },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
-    FromSlots { targets: u32, most: u32, free_mib: u64, from: &'static str, per_thread_mib: u64, release: Version },
+    FromSlots { targets: u32, most: u32, per_thread_mib: u32, release: Version },
 }
 
 impl fmt::Display for Note {
@@ -62,11 +62,6 @@ impl fmt::Display for Note {
                 f,
                 "MAKEFLAGS names a jobserver this call cannot use ({why}; GNU make 4.3 passes it only to rules marked `+`): nvcc runs its {targets} GPU targets one after another"
             ),
-            Note::MemoryUnknown => f.write_str("the memory free to this build cannot be read: no threads are added"),
-            Note::MemoryShort { free_mib, per_thread_mib, from } => write!(
-                f,
-                "{free_mib} MiB free ({from}) holds no second thread at {per_thread_mib} MiB a thread and 512 MiB kept free: no threads are added"
-            ),
         }
     }
 }
@@ -74,9 +69,9 @@ impl fmt::Display for Note {
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Reason::FromSlots { targets, most, free_mib, from, per_thread_mib, release } => write!(
+            Reason::FromSlots { targets, most, per_thread_mib, release } => write!(
                 f,
-                "`threads` (the call's GPU targets unless set): {targets} GPU targets, so up to {most} threads, one more for each job slot free when nvcc starts; {free_mib} MiB free ({from}) holds them at nvcc {release}'s {per_thread_mib} MiB a thread (compat-data/threads.toml)"
+                "`threads` (the call's GPU targets unless set): {targets} GPU targets, so up to {most} threads, one more for each job slot free when nvcc starts, as many as the memory free then holds at nvcc {release}'s {per_thread_mib} MiB a thread, 512 MiB kept (compat-data/threads.toml)"
             ),
         }
     }
@@ -134,29 +129,62 @@ impl Step for Threads {
             }
             JobSlots::Shared => {}
         }
-        let Some(free) = facts.probes.memory_free() else {
-            plan.note(Note::MemoryUnknown);
-            return Ok(());
-        };
-        // nvcc has not started: the memory free must hold every thread of it, its first included.
-        let per_thread = u64::from(row.peak_per_thread_mib) * MIB;
-        let by_memory = u32::try_from(free.bytes.saturating_sub(RESERVE) / per_thread).unwrap_or(u32::MAX);
-        let (free_mib, per_thread_mib) = (free.bytes / MIB, per_thread / MIB);
-        if by_memory < 2 {
-            plan.note(Note::MemoryShort { free_mib, per_thread_mib, from: free.from });
-            return Ok(());
-        }
-        let most = targets.min(most_configured).min(by_memory);
+        let most = targets.min(most_configured);
         let why = plan.said(Reason::FromSlots {
             targets,
             most,
-            free_mib,
-            from: free.from,
-            per_thread_mib,
+            per_thread_mib: row.peak_per_thread_mib,
             release: release.release(),
         });
-        plan.threads = Some(ThreadsDecision { most, why });
+        plan.threads = Some(ThreadsDecision { most, per_thread_mib: row.peak_per_thread_mib, why });
         Ok(())
+    }
+}
+
+/// What the memory free when nvcc starts says about its threads (read only once a slot was taken: a call that finds
+/// none reads nothing): how many threads in all it holds, nvcc's first included, with why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Memory {
+    Holds { threads: u32, free_mib: u64, from: &'static str },
+    Short { free_mib: u64, per_thread_mib: u32, from: &'static str },
+    Unknown,
+}
+
+impl Memory {
+    /// Judge `free` for threads of `per_thread_mib` each.
+    pub fn judge(per_thread_mib: u32, free: Option<MemoryFree>) -> Memory {
+        let Some(free) = free else { return Memory::Unknown };
+        let per_thread = u64::from(per_thread_mib.max(1)) * MIB;
+        let threads = u32::try_from(free.bytes.saturating_sub(RESERVE) / per_thread).unwrap_or(u32::MAX);
+        let free_mib = free.bytes / MIB;
+        if threads < 2 {
+            Memory::Short { free_mib, per_thread_mib, from: free.from }
+        } else {
+            Memory::Holds { threads, free_mib, from: free.from }
+        }
+    }
+
+    /// The threads in all it allows (1: none more).
+    pub fn threads(&self) -> u32 {
+        match self {
+            Memory::Holds { threads, .. } => *threads,
+            Memory::Short { .. } | Memory::Unknown => 1,
+        }
+    }
+}
+
+impl fmt::Display for Memory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Memory::Holds { threads, free_mib, from } => {
+                write!(f, "{free_mib} MiB free ({from}) holds {threads} threads, 512 MiB kept")
+            }
+            Memory::Short { free_mib, per_thread_mib, from } => write!(
+                f,
+                "{free_mib} MiB free ({from}) holds no second thread at {per_thread_mib} MiB a thread and 512 MiB kept free: no threads are taken"
+            ),
+            Memory::Unknown => f.write_str("the memory free to this build cannot be read: no threads are taken"),
+        }
     }
 }
 

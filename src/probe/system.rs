@@ -38,10 +38,6 @@ pub trait Probes {
         let _ = path;
         OutputPlace::Usable
     }
-    /// The memory free to this build now (`super::memory`). Probes that know no machine know none.
-    fn memory_free(&self) -> Option<super::memory::MemoryFree> {
-        None
-    }
     /// The release of a compiler cache the wrapper runs nvcc through (`sccache --version`). Probes that know no
     /// launcher say so, and the planner then keeps the launcher.
     fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {
@@ -193,10 +189,6 @@ impl Probes for System {
         } else {
             OutputPlace::DirNotWritable
         }
-    }
-
-    fn memory_free(&self) -> Option<super::memory::MemoryFree> {
-        super::memory::free()
     }
 
     fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {

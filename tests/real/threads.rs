@@ -260,7 +260,7 @@ fn make_4_3_make_4_4_and_ninja_1_13_lend_free_slots_and_get_them_all_back() {
         // Three files: the build tool's jobs and nvcc's threads share the slots.
         let (tokens, _, log) = build(&root, tool, &["a", "b", "c"], None);
         assert_eq!(tokens, TOKENS, "{tool:?}: the slots after the build:\n{log}");
-        assert!(log.contains("free job slots: nvcc runs with --threads"), "{tool:?}: no call took a slot:\n{log}");
+        assert!(log.contains("job slots taken: nvcc runs with --threads"), "{tool:?}: no call took a slot:\n{log}");
         assert!(!log.contains("INTERNAL: Exiting with"), "{tool:?}: make counts lost tokens:\n{log}");
         // One file: the build tool runs one job on its own slot and holds no token, so every token out is the
         // wrapper's, and must come back however the build is stopped (a build tool stopped while it holds tokens of
@@ -293,7 +293,7 @@ fn ninja_under_the_wrappers_jobserver_shares_its_slots_with_nvcc() {
     let log = stdout(&out) + &stderr(&out);
     assert!(out.status.success(), "{log}");
     assert!(log.contains("jobserver: 4 slots in"), "{log}");
-    assert!(log.contains("free job slots: nvcc runs with --threads"), "no call took a slot:\n{log}");
+    assert!(log.contains("job slots taken: nvcc runs with --threads"), "no call took a slot:\n{log}");
     assert!(!log.contains("tokens came back"), "slots were lost:\n{log}");
     for name in ["a.o", "b.o", "c.o"] {
         assert!(sb.file(name).is_file(), "{name}");

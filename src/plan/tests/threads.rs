@@ -76,19 +76,24 @@ fn without_a_usable_jobserver_or_a_measured_release_none_and_why() {
 }
 
 #[test]
-fn memory_caps_the_threads_and_short_memory_takes_none() {
-    let per_thread =
-        u64::from(Compat::built_in().threads.row("13.5.37".parse().unwrap()).unwrap().peak_per_thread_mib) << 20;
-    let mut probes = FakeProbes::debian("13.5.37");
-    // 512 MiB kept free, and room for three threads, nvcc's first included.
-    probes.memory = Some(MemoryFree { bytes: (512 << 20) + 3 * per_thread + 1, from: "the memory cgroup's limit" });
-    assert_eq!(most(&run(&FOUR, "", &probes, &JobSlots::Shared)), Some(3));
-    probes.memory = Some(MemoryFree { bytes: (512 << 20) + 2 * per_thread - 1, from: "the memory cgroup's limit" });
-    let p = run(&FOUR, "", &probes, &JobSlots::Shared);
-    assert_eq!(most(&p), None);
-    assert!(matches!(notes(&p)[..], [Note::MemoryShort { from: "the memory cgroup's limit", .. }]), "{:?}", notes(&p));
-    probes.memory = None;
-    assert_eq!(notes(&run(&FOUR, "", &probes, &JobSlots::Shared)), [Note::MemoryUnknown]);
+fn the_memory_free_when_nvcc_starts_caps_its_threads() {
+    use crate::plan::threads::Memory;
+    let per_thread = Compat::built_in().threads.row("13.5.37".parse().unwrap()).unwrap().peak_per_thread_mib;
+    let p = run(&FOUR, "", &FakeProbes::debian("13.5.37"), &JobSlots::Shared);
+    assert_eq!(p.threads.as_ref().map(|t| t.per_thread_mib), Some(per_thread));
+    let mib = |m: u64| m << 20;
+    let free = |bytes, from| Some(MemoryFree { bytes, from });
+    // 512 MiB kept, and room for three threads, nvcc's first included.
+    let three = Memory::judge(per_thread, free(mib(512 + 3 * u64::from(per_thread)) + 1, "MemAvailable"));
+    assert_eq!(three.threads(), 3);
+    assert_eq!(
+        three.to_string(),
+        format!("{} MiB free (MemAvailable) holds 3 threads, 512 MiB kept", 512 + 3 * per_thread)
+    );
+    let short = Memory::judge(per_thread, free(mib(512 + 2 * u64::from(per_thread)) - 1, "the memory cgroup's limit"));
+    assert_eq!(short.threads(), 1);
+    assert!(short.to_string().contains("holds no second thread at 890 MiB a thread"), "{short}");
+    assert_eq!(Memory::judge(per_thread, None).threads(), 1);
 }
 
 #[test]

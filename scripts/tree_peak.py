@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Run a command and report its wall time and the peak of the memory its whole process tree holds at once.
+
+    scripts/tree_peak.py LABEL -- COMMAND [ARG ...]     prints one JSON line: label, rc, wall_s, peak_mib
+
+The tree's memory is the resident size of the command and every process below it, summed, sampled every 50 ms
+(every 10 ms with TREE_PEAK_INTERVAL=0.01): what the machine must hold at once, which the largest single process
+(`/usr/bin/time`'s figure) understates for a build. Used by scripts/bench.sh parallel and scripts/measure-threads.py.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def processes():
+    """pid -> (parent pid, command name), for every process now."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        close = stat.rfind(")")
+        found[int(entry)] = (int(stat[close + 2:].split()[1]), stat[stat.find("(") + 1:close])
+    return found
+
+
+def resident_kib(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def run(command, cwd=None, interval=None):
+    """Run `command`: (exit code, wall seconds, peak MiB of the tree, largest single process MiB and its name)."""
+    interval = interval or float(os.environ.get("TREE_PEAK_INTERVAL", "0.05"))
+    start = time.monotonic()
+    # The command's output goes to stderr: stdout is the JSON line's.
+    proc = subprocess.Popen(command, cwd=cwd, stdout=sys.stderr)
+    peak, single, name = 0, 0, ""
+    while proc.poll() is None:
+        table = processes()
+        children = {}
+        for pid, (parent, _) in table.items():
+            children.setdefault(parent, []).append(pid)
+        total, stack = 0, [proc.pid]
+        while stack:
+            pid = stack.pop()
+            kib = resident_kib(pid)
+            total += kib
+            if kib > single:
+                single, name = kib, table.get(pid, (0, "?"))[1]
+            stack.extend(children.get(pid, []))
+        peak = max(peak, total)
+        time.sleep(interval)
+    return proc.returncode, time.monotonic() - start, peak / 1024, single / 1024, name
+
+
+if __name__ == "__main__":
+    label, command = sys.argv[1], sys.argv[sys.argv.index("--") + 1:]
+    rc, wall, peak, _, _ = run(command)
+    print(json.dumps(dict(label=label, rc=rc, wall_s=round(wall, 1), peak_mib=round(peak))), flush=True)
+    sys.exit(0 if rc == 0 else 1)
