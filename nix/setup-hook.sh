@@ -72,3 +72,28 @@ nvccWrapperPreConfigure() {
     fi
 }
 preConfigureHooks+=(nvccWrapperPreConfigure)
+
+# Threads for nvcc from free job slots (docs/guide/threads.md). GNU make 4.4 (Nixpkgs' gnumake) is its own jobserver,
+# so a Makefile build's CUDA calls share `make -j$NIX_BUILD_CORES`'s slots with nothing more. Nixpkgs' Ninja build
+# phase runs `ninja -j$NIX_BUILD_CORES`, and Ninja ignores a jobserver when given -j: a derivation opts in with
+# `nvccWrapperJobserver = true;`, and its Ninja build then runs under the wrapper's jobserver of $NIX_BUILD_CORES
+# slots, shared by Ninja (1.13 or later, without -j) and nvcc's threads.
+nvccWrapperNinjaBuildPhase() {
+    runHook preBuild
+    local flagsArray=()
+    # shellcheck disable=SC2154,SC2206
+    flagsArray=(${ninjaFlags-} "${ninjaFlagsArray[@]}")
+    local cores=1
+    # shellcheck disable=SC2154
+    [[ -z ${enableParallelBuilding-} ]] || cores=${NIX_BUILD_CORES:-1}
+    echoCmd 'build flags' "${flagsArray[@]}"
+    @out@/bin/nvcc-wrapper jobserver -j "$cores" -- ninja "${flagsArray[@]}"
+    runHook postBuild
+}
+
+nvccWrapperUseJobserver() {
+    if [[ -n ${nvccWrapperJobserver-} && ${buildPhase-} == ninjaBuildPhase ]]; then
+        buildPhase=nvccWrapperNinjaBuildPhase
+    fi
+}
+preConfigureHooks+=(nvccWrapperUseJobserver)

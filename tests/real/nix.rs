@@ -1267,3 +1267,38 @@ fn cmake_builds_the_example_through_the_setup_hook_with_the_wrapped_nvcc() {
     assert!(!cache.contains("CMAKE_CUDA_HOST_COMPILER:FILEPATH=/"), "{cache}");
     run_smoke(&dir.path().join("build/hello"));
 }
+
+/// Issue 31: a derivation that sets `nvccWrapperJobserver` runs its Ninja build phase under the wrapper's jobserver
+/// of `$NIX_BUILD_CORES` slots (Ninja without -j, a client of it); one that does not keeps Nixpkgs' own phase.
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn setup_hook_runs_an_opted_in_ninja_build_under_the_wrappers_jobserver() {
+    let Some(r) = realised() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in `ninja` that says what it was given.
+    let ninja = dir.path().join("ninja");
+    std::fs::write(&ninja, "#!/bin/sh\necho \"ninja $* | MAKEFLAGS=$MAKEFLAGS\"\n").unwrap();
+    std::fs::set_permissions(&ninja, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = |opt_in: &str| {
+        let script = format!(
+            "{HOOK_HELPERS}runHook() {{ :; }}\necho() {{ builtin echo \"$@\"; }}\necho_cmd() {{ :; }}\n\
+             echoCmd() {{ :; }}\nbuildPhase=ninjaBuildPhase\nenableParallelBuilding=1\nNIX_BUILD_CORES=6\n\
+             ninjaFlags='-v'\n{opt_in}\nsource {hook}\nfor h in \"${{preConfigureHooks[@]}}\"; do $h; done\n\
+             builtin echo \"buildPhase=$buildPhase\"\n\
+             [[ $buildPhase == ninjaBuildPhase ]] || \"$buildPhase\"\n",
+            hook = r.native.join("nix-support/setup-hook").display()
+        );
+        ok(Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .env_clear()
+            .env("PATH", format!("{}:/usr/bin:/bin", dir.path().display()))
+            .env("TMPDIR", dir.path()))
+    };
+    let seen = run("");
+    assert_eq!(seen, "buildPhase=ninjaBuildPhase\n");
+    let seen = run("nvccWrapperJobserver=1");
+    let lines: Vec<&str> = seen.lines().collect();
+    assert_eq!(lines[0], "buildPhase=nvccWrapperNinjaBuildPhase", "{seen}");
+    assert!(lines[1].starts_with("ninja -v | MAKEFLAGS=-j6 --jobserver-auth=fifo:"), "{seen}");
+}
