@@ -23,6 +23,13 @@ const SAMPLE: [&str; 3] = ["doctor.cu", "-o", "doctor"];
 
 /// The report (stdout) and the problems found; problems make the exit code 3.
 pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
+    let (mut out, mut problems) = check_plan(ctx)?;
+    check_path(ctx, &mut out, &mut problems);
+    Ok((out, problems))
+}
+
+/// The drop-in's preparation for the sample call, shown as `explain` shows it, and what would stop it.
+fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
     let mut out = String::new();
     let mut problems = Vec::new();
     let setup = match Setup::new(ctx) {
@@ -68,6 +75,27 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
     problems.extend(own.map(|w| w.to_string()));
     check_libstdcxx(&prepared.setup.probes, plan, &mut out, &mut problems);
     Ok((out, problems))
+}
+
+/// What a build runs as `nvcc`: this wrapper, or else the problem, with what to change. A CUDA `bin` before the
+/// wrapper's directory on PATH (a common `.bashrc` order) makes every build run the real nvcc, with nothing decided.
+fn check_path(ctx: &Context, out: &mut String, problems: &mut Vec<String>) {
+    match crate::locate::nvcc_on_path(ctx) {
+        crate::locate::OnPath::Wrapper(found) => {
+            let _ = writeln!(out, "{}", field("PATH's nvcc", format!("{} (this wrapper)", crate::shell::path(&found))));
+        }
+        crate::locate::OnPath::Other(found) => {
+            let dir = found.parent().unwrap_or(Path::new("/"));
+            problems.push(format!(
+                "`nvcc` on PATH is {}, not this wrapper: a build that runs `nvcc` gets no host compiler, GPU targets or cross settings from it\n  help: put the directory of the wrapper's `nvcc` link before {} on PATH (in ~/.bashrc, for example: export PATH=\"$HOME/.local/bin:$PATH\"), then check that `command -v nvcc` prints that link",
+                crate::shell::path(&found),
+                crate::shell::path(dir)
+            ));
+        }
+        crate::locate::OnPath::None => problems.push(
+            "there is no `nvcc` on PATH: a build that runs `nvcc` finds none\n  help: install the wrapper as `nvcc` in a directory on PATH (`man nvcc-wrapper`, or the README's Install)".to_string(),
+        ),
+    }
 }
 
 /// A release line (when the plan could not be made) and the problems an unknown or untabled release is.

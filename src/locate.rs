@@ -125,16 +125,41 @@ fn too_deep(ctx: &Context, depth: u32) -> Error {
     }
 }
 
-/// The real nvcc: the config's `nvcc`, else the first `nvcc` on PATH that is not this wrapper.
-pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
+/// A test of whether a program is the wrapper's own file, or a copy of it (the same size and bytes, read only when the
+/// sizes match).
+fn this_wrapper(ctx: &Context) -> impl Fn(&Path, &std::fs::Metadata) -> bool + '_ {
     let me = ctx.current_exe.as_deref().and_then(|p| Some((p, std::fs::metadata(p).ok()?)));
-    // The wrapper's own file, or a copy of it: the same size and bytes (read only when the sizes match).
-    let is_me = |path: &Path, m: &std::fs::Metadata| {
+    move |path: &Path, m: &std::fs::Metadata| {
         me.as_ref().is_some_and(|(me_path, me_meta)| {
             file_id(me_meta) == file_id(m)
                 || (me_meta.len() == m.len() && crate::bounded::same_contents(me_path, path).unwrap_or(false))
         })
-    };
+    }
+}
+
+/// What `nvcc` on PATH is: what a build that runs `nvcc` runs (for `doctor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OnPath {
+    /// This wrapper (a link to it, or a copy).
+    Wrapper(PathBuf),
+    /// Another program: the real nvcc, before any wrapper on PATH.
+    Other(PathBuf),
+    None,
+}
+
+/// The first runnable `nvcc` on PATH, and whether it is this wrapper.
+pub fn nvcc_on_path(ctx: &Context) -> OnPath {
+    let is_me = this_wrapper(ctx);
+    match which::which_in("nvcc", Some(ctx.search_path()), &ctx.cwd) {
+        Ok(found) if std::fs::metadata(&found).is_ok_and(|m| is_me(&found, &m)) => OnPath::Wrapper(found),
+        Ok(found) => OnPath::Other(found),
+        Err(_) => OnPath::None,
+    }
+}
+
+/// The real nvcc: the config's `nvcc`, else the first `nvcc` on PATH that is not this wrapper.
+pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
+    let is_me = this_wrapper(ctx);
 
     if let Some(configured) = &config.config.nvcc {
         let file = config.path.clone().unwrap_or_default();

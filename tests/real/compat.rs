@@ -75,7 +75,13 @@ fn doctor_reports_the_choice_and_the_libstdcxx_check() {
         "good.toml",
         &format!("nvcc = \"{}\"\n[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n", root.join("bin/nvcc").display()),
     );
-    let out = assert_cmd::Command::new(WRAPPER).env("NVCC_WRAPPER_CONFIG", &good).arg("doctor").output().unwrap();
+    // The wrapper's `nvcc` first on PATH, as doctor wants it (doctor_fails_when_nvcc_on_path_is_not_the_wrapper).
+    let out = assert_cmd::Command::new(WRAPPER)
+        .env("PATH", sb.path())
+        .env("NVCC_WRAPPER_CONFIG", &good)
+        .arg("doctor")
+        .output()
+        .unwrap();
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(text.contains("release:     11.8.89"), "{text}");
@@ -90,7 +96,12 @@ fn doctor_reports_the_choice_and_the_libstdcxx_check() {
             root.join("bin/nvcc").display()
         ),
     );
-    let out = assert_cmd::Command::new(WRAPPER).env("NVCC_WRAPPER_CONFIG", &bad).arg("doctor").output().unwrap();
+    let out = assert_cmd::Command::new(WRAPPER)
+        .env("PATH", sb.path())
+        .env("NVCC_WRAPPER_CONFIG", &bad)
+        .arg("doctor")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(3));
     let text = stdout(&out);
     assert!(text.contains("problem: no usable host compiler: nvcc 11.8 accepts GCC up to 11"), "{text}");

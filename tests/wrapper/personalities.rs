@@ -2,6 +2,7 @@
 //! disagree (issue 10); and what the wrapper itself prints never panics: a reader that went away ends it quietly, a
 //! full disk is a write error.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::support::*;
@@ -240,4 +241,42 @@ fn explain_json_is_the_plan_as_data() {
     for change in changes {
         assert!(text.contains(change["text"].as_str().unwrap()), "{change} not in:\n{text}");
     }
+}
+
+/// Issue 33, item 1: with the CUDA `bin` before the wrapper's directory on PATH (a common `.bashrc` order), `nvcc` is
+/// the real compiler and a build gets nothing from the wrapper. `doctor` used to say "no problems found"; now it names
+/// what `nvcc` is, says what to change, and exits 3. In the right order it says `nvcc` is the wrapper.
+#[test]
+fn doctor_fails_when_nvcc_on_path_is_not_the_wrapper() {
+    let sb = Sandbox::new();
+    let wrong =
+        std::env::join_paths([&sb.cuda_bin, &sb.wrapper_bin, Path::new("/usr/bin"), Path::new("/bin")]).unwrap();
+    let out =
+        sb.wrapper_cli().env("PATH", &wrong).env("NVCC_WRAPPER_CONFIG", &sb.config).arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    let real = sb.cuda_bin.join("nvcc");
+    assert!(
+        text.contains(&format!("problem: `nvcc` on PATH is {}, not this wrapper", real.display()))
+            && text.contains(&format!(
+                "help: put the directory of the wrapper's `nvcc` link before {} on PATH",
+                sb.cuda_bin.display()
+            )),
+        "{text}"
+    );
+    let out = sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &sb.config).arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("PATH's nvcc: {} (this wrapper)", sb.wrapper_bin.join("nvcc").display())),
+        "{}",
+        stdout(&out)
+    );
+    // No `nvcc` at all on PATH: said too (the config names the real one, so the rest still works).
+    let none = std::env::join_paths([Path::new("/usr/bin"), Path::new("/bin")]).unwrap();
+    let config = sb.write(
+        "named.toml",
+        &format!("nvcc = \"{}\"\n{}", real.display(), std::fs::read_to_string(&sb.config).unwrap()),
+    );
+    let out = sb.wrapper_cli().env("PATH", &none).env("NVCC_WRAPPER_CONFIG", &config).arg("doctor").output().unwrap();
+    assert!(stdout(&out).contains("problem: there is no `nvcc` on PATH"), "{}", stdout(&out));
 }
