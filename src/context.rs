@@ -50,6 +50,9 @@ pub mod vars {
     pub const PROBE_CACHE: &str = "NVCC_WRAPPER_PROBE_CACHE";
     pub const PROBE_CACHE_DIR: &str = "NVCC_WRAPPER_PROBE_CACHE_DIR";
     pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+    /// Where the user's configuration file is (`$XDG_CONFIG_HOME/nvcc-wrapper/config.toml`, else
+    /// `$HOME/.config/nvcc-wrapper/config.toml`).
+    pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
     pub const HOME: &str = "HOME";
     /// A Nix build's own directory (set by Nix's builder), and the mark of `nix-shell` (which sets both).
     pub const NIX_BUILD_TOP: &str = "NIX_BUILD_TOP";

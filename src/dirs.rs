@@ -76,6 +76,12 @@ fn private_name() -> String {
     format!("nvcc-wrapper-{}", unsafe { libc::geteuid() })
 }
 
+/// Whether this is a Nix build (`nix-build`; not `nix-shell`): it may read and write nothing outside the store and
+/// its own directory.
+pub fn in_nix_build(env: &Env) -> bool {
+    nix_build_top(env).is_some()
+}
+
 /// `$NIX_BUILD_TOP` in a Nix build (not in `nix-shell`, which sets `IN_NIX_SHELL` and runs in the user's home).
 fn nix_build_top(env: &Env) -> Option<PathBuf> {
     if env.non_empty(vars::IN_NIX_SHELL).is_some() {

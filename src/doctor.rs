@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::compat::Compat;
+use crate::config::places;
 use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{self, Release};
@@ -24,6 +25,7 @@ const SAMPLE: [&str; 3] = ["doctor.cu", "-o", "doctor"];
 /// The report (stdout) and the problems found; problems make the exit code 3.
 pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
     let (mut out, mut problems) = check_plan(ctx)?;
+    check_config_places(ctx, &mut out, &mut problems);
     check_path(ctx, &mut out, &mut problems);
     Ok((out, problems))
 }
@@ -40,13 +42,11 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
         }
     };
     let config = &setup.settings.config;
-    let header = [
-        field("config file", config.path.as_ref().map_or("none".into(), |p| crate::shell::path(p))),
-        field(
-            "real nvcc",
-            format!("{} (found by {})", crate::shell::path(&setup.located.nvcc.path), setup.located.nvcc.found_by),
-        ),
-    ];
+    let mut header = report::config_lines(config);
+    header.push(field(
+        "real nvcc",
+        format!("{} (found by {})", crate::shell::path(&setup.located.nvcc.path), setup.located.nvcc.found_by),
+    ));
     // What a failed plan's report needs to show the release; probed only then, since a plan learns it itself.
     let (cuda_version, probes, nvcc) =
         (config.config.cuda_version, setup.probes.clone(), setup.located.nvcc.path.clone());
@@ -75,6 +75,27 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
     problems.extend(own.map(|w| w.to_string()));
     check_libstdcxx(&prepared.setup.probes, plan, &mut out, &mut problems);
     Ok((out, problems))
+}
+
+/// Configuration files that are there but not read: those of later places (said, since only the first is read) and
+/// those in places the wrapper never reads (`~/.config/nvcc-wrapper.toml`, a `config.toml` beside the binary), which
+/// are problems: whoever wrote one expects it to apply.
+fn check_config_places(ctx: &Context, out: &mut String, problems: &mut Vec<String>) {
+    let looked = places::find(ctx, Path::is_file);
+    let used = looked.last().filter(|l| l.state == places::State::Used);
+    for (place, path) in places::candidates(ctx).into_iter().skip(looked.len()) {
+        if path.is_file() {
+            let first = used.map_or(String::new(), |u| format!(": {} comes first", u.place));
+            let _ = writeln!(out, "{}", field("not read", format!("{} ({place}){first}", crate::shell::path(&path))));
+        }
+    }
+    for (wrong, right) in places::near_misses(ctx) {
+        problems.push(format!(
+            "{} looks like a configuration file, but the wrapper never reads that place\n  help: move it to {} (`nvcc-wrapper doctor` then shows it as the config file), or remove it",
+            crate::shell::path(&wrong),
+            crate::shell::path(&right)
+        ));
+    }
 }
 
 /// What a build runs as `nvcc`: this wrapper, or else the problem, with what to change. A CUDA `bin` before the

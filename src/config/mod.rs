@@ -1,12 +1,12 @@
 //! The wrapper's configuration file: where it is found, what it may say, and how a bad one is reported.
 //!
-//! Found at `$NVCC_WRAPPER_CONFIG`, else at `<dir>/../share/nvcc-wrapper/config.toml` for the directory the wrapper
-//! was started from (the `nvcc` name on PATH, symlinks kept) and then the directory of its resolved executable; else
-//! there is none and the wrapper works from defaults and probing. A file that is named but cannot be read, has a
-//! syntax error, an unknown key or a bad value is an error naming the file, line and column: never skipped.
-//! Relative paths inside the file are relative to the file's directory.
+//! Found in the first of its places that has one (`places`: the named file, the installation's, the user's, the
+//! machine's); else there is none and the wrapper works from defaults and probing. A file that is found but cannot
+//! be read, has a syntax error, an unknown key or a bad value is an error naming the file, line and column: never
+//! skipped. Relative paths inside the file are relative to the file's directory.
 
 mod env;
+pub mod places;
 mod sourced;
 
 use std::fmt;
@@ -216,6 +216,8 @@ pub struct Loaded {
     pub config: Config,
     /// `None` when no file was found.
     pub path: Option<PathBuf>,
+    /// Every place looked at, in order; the last is the file read, when one was.
+    pub looked_at: Vec<places::Looked>,
     /// Settings the environment overrode, for the debug log and `explain`.
     pub overrides: Vec<Overridden>,
 }
@@ -305,14 +307,23 @@ pub fn load_with_env(ctx: &Context) -> Result<Loaded> {
 
 /// Find and read the configuration for this context.
 pub fn load(ctx: &Context) -> Result<Loaded> {
-    let Some(path) = find(ctx) else {
-        return Ok(Loaded::default());
+    let looked_at = places::find(ctx, Path::is_file);
+    let Some(used) = looked_at.last().filter(|l| l.state == places::State::Used) else {
+        return Ok(Loaded { looked_at, ..Loaded::default() });
     };
-    let text = crate::bounded::read_to_string(&path, crate::bounded::CONFIG).map_err(|e| {
-        Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", crate::shell::path(&path)))
-            .with_help(format!("fix the file, or unset ${} / remove the file to run without one", vars::CONFIG))
+    let text = crate::bounded::read_to_string(&used.path, crate::bounded::CONFIG).map_err(|e| {
+        let help = match used.place {
+            places::Place::Named => format!("fix the file, or unset ${} to run without it", vars::CONFIG),
+            place => format!(
+                "it is {place} configuration file: fix it, or remove it to run without it (`nvcc-wrapper doctor` lists the places read)"
+            ),
+        };
+        Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", crate::shell::path(&used.path)))
+            .with_help(help)
     })?;
-    Loaded::from_text(&text, &path)
+    let mut loaded = Loaded::from_text(&text, &used.path)?;
+    loaded.looked_at = looked_at;
+    Ok(loaded)
 }
 
 /// A configuration file's settings, as the file at `path` with this text says them: parsed, and its relative paths
@@ -347,32 +358,7 @@ pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
             e.message().trim_end()
         ),
     )
-    .with_help("docs/reference/config.md (and `man nvcc-wrapper`) lists every key and its values")
-}
-
-/// Where the configuration file is, if anywhere. `$NVCC_WRAPPER_CONFIG` wins even when the file is missing, so that
-/// a wrong name is reported rather than silently replaced by another file.
-fn find(ctx: &Context) -> Option<PathBuf> {
-    if let Some(named) = ctx.env.non_empty(vars::CONFIG) {
-        return Some(ctx.absolute(Path::new(named)));
-    }
-    [invoked_path(ctx), ctx.current_exe.clone()]
-        .into_iter()
-        .flatten()
-        .filter_map(|exe| Some(exe.parent()?.join("../share/nvcc-wrapper/config.toml")))
-        .find(|candidate| candidate.is_file())
-}
-
-/// The path the wrapper was started through, symlinks kept: argv[0] if it has a slash, else its PATH match.
-pub fn invoked_path(ctx: &Context) -> Option<PathBuf> {
-    let argv0 = Path::new(&ctx.argv0);
-    if argv0.as_os_str().is_empty() {
-        return None;
-    }
-    if argv0.components().count() > 1 {
-        return Some(ctx.absolute(argv0));
-    }
-    which::which_in(argv0, Some(ctx.search_path()), &ctx.cwd).ok()
+    .with_help("`man nvcc-wrapper` (CONFIGURATION) lists every key and its values")
 }
 
 #[cfg(test)]

@@ -133,3 +133,53 @@ fn bad_values_and_syntax_are_reported_with_position() {
     let m = parse_err("[gpu]\ncapabilities = [\"8.6\", \"9.x\"]\n");
     assert!(m.contains(":2:16") && m.contains("9.x"), "{m}");
 }
+
+/// The places in order (issue 33): the installation's before the user's before the machine's, the first file found
+/// ends the search, a named file ends it even when missing, and a Nix build skips the user's and the machine's.
+#[test]
+fn places_are_looked_at_in_order_and_the_first_file_applies() {
+    use places::{Place, State};
+    let ctx = |vars: &[(&str, &str)]| Context {
+        argv0: "/opt/w/bin/nvcc".into(),
+        current_exe: Some(PathBuf::from("/opt/w/libexec/nvcc-wrapper")),
+        cwd: PathBuf::from("/work"),
+        env: vars.iter().map(|(k, v)| (*k, std::ffi::OsStr::new(v))).collect(),
+        ..Context::default()
+    };
+    let summary = |ctx: &Context, files: &[&str]| {
+        places::find(ctx, |p| files.iter().any(|f| Path::new(f) == p))
+            .into_iter()
+            .map(|l| (l.place, l.path.display().to_string(), l.state))
+            .collect::<Vec<_>>()
+    };
+    let home = ctx(&[("HOME", "/home/u")]);
+    let installation = "/opt/w/bin/../share/nvcc-wrapper/config.toml";
+    let beside_exe = "/opt/w/libexec/../share/nvcc-wrapper/config.toml";
+    let user = "/home/u/.config/nvcc-wrapper/config.toml";
+    let machine = "/etc/nvcc-wrapper/config.toml";
+    assert_eq!(
+        summary(&home, &[]),
+        [
+            (Place::Installation, installation.into(), State::Missing),
+            (Place::Installation, beside_exe.into(), State::Missing),
+            (Place::User, user.into(), State::Missing),
+            (Place::Machine, machine.into(), State::Missing),
+        ]
+    );
+    assert_eq!(summary(&home, &[machine]).last().unwrap().2, State::Used);
+    let found = summary(&home, &[installation, user, machine]);
+    assert_eq!(found, [(Place::Installation, installation.into(), State::Used)]);
+    assert_eq!(
+        summary(&home, &[user, machine]).len(),
+        3,
+        "the machine's file is not looked at once the user's is found"
+    );
+    let xdg = ctx(&[("HOME", "/home/u"), ("XDG_CONFIG_HOME", "/x")]);
+    assert_eq!(summary(&xdg, &[user]).last().unwrap().1, machine, "under XDG_CONFIG_HOME, ~/.config is not read");
+    assert_eq!(summary(&xdg, &["/x/nvcc-wrapper/config.toml"]).last().unwrap().2, State::Used);
+    let named = ctx(&[("HOME", "/home/u"), ("NVCC_WRAPPER_CONFIG", "c.toml")]);
+    assert_eq!(summary(&named, &[installation]), [(Place::Named, "/work/c.toml".into(), State::Used)]);
+    let nix = ctx(&[("HOME", "/home/u"), ("NIX_BUILD_TOP", "/tmp")]);
+    let states: Vec<State> = summary(&nix, &[user, machine]).into_iter().map(|l| l.2).collect();
+    assert_eq!(states, [State::Missing, State::Missing, State::NixBuild, State::NixBuild]);
+}

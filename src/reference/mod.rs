@@ -74,8 +74,9 @@ fn exit_codes_page() -> String {
 fn config_page() -> String {
     let mut page = String::from("# Configuration keys\n\n");
     page += GENERATED;
-    page += "Every key is optional. An unknown key, a wrong type or a bad value is an error naming the file, line and \
-             column (exit code 78). Relative paths are relative to the file's directory.\n\n\
+    page += tables::PLACES;
+    page += "\n\nEvery key is optional. An unknown key, a wrong type or a bad value is an error naming the file, line \
+             and column (exit code 78). Relative paths are relative to the file's directory.\n\n\
              | key | type and default | meaning | variable |\n|---|---|---|---|\n";
     for Key { key, kind, meaning, .. } in KEYS {
         let var = OVERRIDES.iter().find(|o| o.key == *key).map_or(String::new(), |o| format!("`{}`", o.var));
@@ -181,6 +182,11 @@ fn man_page() -> String {
     page += ".SH ENVIRONMENT\n";
     for (name, own) in VARIABLES {
         let _ = writeln!(page, ".TP\n\\fB{}\\fR\n{}", escape(name), escape(&variable_meaning(name, own)));
+    }
+    let _ = writeln!(page, ".SH CONFIGURATION\n{} The keys:", escape(tables::PLACES));
+    for Key { key, kind, meaning, .. } in KEYS {
+        let var = OVERRIDES.iter().find(|o| o.key == *key).map_or(String::new(), |o| format!(" (variable {})", o.var));
+        let _ = writeln!(page, ".TP\n\\fB{}\\fR\n{}; {}{}", escape(key), escape(kind), escape(meaning), escape(&var));
     }
     page += ".SH FILES\n";
     for (file, what) in tables::FILES {

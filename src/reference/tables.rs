@@ -103,15 +103,21 @@ pub const VARIABLES: &[(&str, &str)] = &[
          existing directory; the wrapper never creates it",
     ),
     (
+        vars::XDG_CONFIG_HOME,
+        "where the user's configuration file is (`$XDG_CONFIG_HOME/nvcc-wrapper/config.toml`): used only when \
+         absolute, else `~/.config`",
+    ),
+    (
         vars::HOME,
         "`$HOME/.cache/nvcc-wrapper` is the cache directory when `XDG_CACHE_HOME` gives none: used only when `HOME` is \
          an existing directory, which the wrapper never creates (Nix's `/homeless-shelter`); with neither, there is no \
-         probe cache",
+         probe cache. `$HOME/.config/nvcc-wrapper/config.toml` is the user's configuration file when \
+         `XDG_CONFIG_HOME` gives none",
     ),
     (
         vars::NIX_BUILD_TOP,
         "read: with it set (a Nix build) and `IN_NIX_SHELL` unset, the wrapper writes only under \
-         `$NIX_BUILD_TOP/.nvcc-wrapper`",
+         `$NIX_BUILD_TOP/.nvcc-wrapper` and reads no user or machine configuration file",
     ),
     (vars::IN_NIX_SHELL, "read: set by `nix-shell`, where the wrapper writes as outside Nix"),
     (
@@ -336,13 +342,31 @@ pub const KEYS: &[Key] = &[
     },
 ];
 
+/// Where the configuration file is found (src/config/places.rs), for the config page and the man page.
+pub const PLACES: &str = "The configuration file is TOML, read from the first of these places that has one, whole: \
+    files are never merged. 1. `$NVCC_WRAPPER_CONFIG`, named for the call (an error when it names no readable \
+    file). 2. The installation's own `DIR/../share/nvcc-wrapper/config.toml`, DIR the directory of the `nvcc` you ran \
+    (symlinks kept), then that of the wrapper's executable. 3. The user's `$XDG_CONFIG_HOME/nvcc-wrapper/config.toml` \
+    (`~/.config/nvcc-wrapper/config.toml` when `XDG_CONFIG_HOME` is unset or relative). 4. The machine's \
+    `/etc/nvcc-wrapper/config.toml`. A Nix build (`NIX_BUILD_TOP` set, not `nix-shell`) reads neither 3 nor 4, and a \
+    wrapper made by Nix always has its own file at 2. `nvcc-wrapper explain` and `doctor` say which file applies and \
+    list the places looked at before it; `doctor` also names files that a nearer place hides and files in places \
+    that are never read (`~/.config/nvcc-wrapper.toml`, a `config.toml` beside the binary).";
+
 /// The files the wrapper reads or writes, for the man page.
 pub const FILES: &[(&str, &str)] = &[
+    ("$NVCC_WRAPPER_CONFIG", "the configuration file named for a call: no other is read"),
     (
-        "$NVCC_WRAPPER_CONFIG, else DIR/../share/nvcc-wrapper/config.toml",
-        "the configuration file; DIR is the directory of the nvcc you ran (symlinks kept), then that of the wrapper's \
-         own executable",
+        "DIR/../share/nvcc-wrapper/config.toml",
+        "the installation's configuration file, read when none is named; DIR is the directory of the nvcc you ran \
+         (symlinks kept), then that of the wrapper's own executable",
     ),
+    (
+        "$XDG_CONFIG_HOME/nvcc-wrapper/config.toml",
+        "the user's configuration file (default ~/.config/nvcc-wrapper/config.toml), read when neither of the above \
+         is there; never in a Nix build",
+    ),
+    ("/etc/nvcc-wrapper/config.toml", "the machine's configuration file, read when none of the above is there"),
     ("~/.cache/nvcc-wrapper/probes", "what probing found, kept until the program it describes changes"),
     (
         "~/.cache/nvcc-wrapper/options-files",

@@ -8,6 +8,7 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
+use crate::config::places::{Place, State};
 use serde_json::{json, Value};
 
 use crate::plan::model::{Said, TargetFiles};
@@ -96,6 +97,20 @@ pub fn plan(prepared: &Prepared) -> Value {
         "schema": SCHEMA,
         "config": {
             "file": config.path.as_ref().map(|p| word(p.as_os_str())),
+            "looked-at": config.looked_at.iter().map(|l| json!({
+                "path": word(l.path.as_os_str()),
+                "place": match l.place {
+                    Place::Named => "named",
+                    Place::Installation => "installation",
+                    Place::User => "user",
+                    Place::Machine => "machine",
+                },
+                "state": match l.state {
+                    State::Used => "used",
+                    State::Missing => "missing",
+                    State::NixBuild => "not-read-in-nix-build",
+                },
+            })).collect::<Vec<_>>(),
             "overrides": overrides,
         },
         "nvcc": {"path": word(plan.nvcc.path.as_os_str()), "found-by": plan.nvcc.found_by.to_string()},

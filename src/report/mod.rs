@@ -8,6 +8,8 @@ pub mod json;
 use std::ffi::OsString;
 use std::path::Path;
 
+use crate::config::places::State;
+use crate::config::Loaded;
 use crate::context::vars;
 use crate::plan::model::{CrossDecision, TargetFiles};
 use crate::plan::target::NATIVE_SYSTEM;
@@ -32,11 +34,7 @@ pub fn lines(prepared: &Prepared) -> Vec<String> {
 pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
     let config = &prepared.setup.settings.config;
     let plan = &prepared.plan;
-    let mut out = Vec::new();
-    // Paths as a shell reads them back: bytes that are not UTF-8 written out, never U+FFFD (issue 26).
-    let file = config.path.as_ref().map_or("none (defaults and probing)".into(), |p| shell::path(p));
-    out.push(field("config file", file));
-    out.extend(config.overrides.iter().map(|o| format!("  override: {o}")));
+    let mut out = config_lines(config);
     out.push(field("real nvcc", format!("{} (found by {})", shell::path(&plan.nvcc.path), plan.nvcc.found_by)));
     if let Some(release) = &plan.release {
         out.push(field("release", release));
@@ -104,6 +102,18 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
     out.extend(plan.warnings.iter().map(|w| format!("  warning: {w}")));
     let command = prepared.final_command();
     out.push(field("runs", shell::display(command.iter().map(OsString::as_os_str))));
+    out
+}
+
+/// Which configuration file applies, the places looked at before it, and what the environment overrode.
+pub fn config_lines(config: &Loaded) -> Vec<String> {
+    // Paths as a shell reads them back: bytes that are not UTF-8 written out, never U+FFFD (issue 26).
+    let used = config.looked_at.last().filter(|l| l.state == State::Used);
+    let file = used.map_or("none (defaults and probing)".into(), |l| l.to_string());
+    let mut out = vec![field("config file", file)];
+    let passed = config.looked_at.iter().filter(|l| l.state != State::Used);
+    out.extend(passed.map(|l| format!("  looked at: {l}")));
+    out.extend(config.overrides.iter().map(|o| format!("  override: {o}")));
     out
 }
 

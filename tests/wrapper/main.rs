@@ -8,6 +8,7 @@
 mod support;
 
 mod config_and_env;
+mod config_places;
 mod cross;
 mod depfile;
 mod docs;

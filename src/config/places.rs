@@ -1,0 +1,171 @@
+//! Where the configuration file is looked for, in one order, and which file applies: the first one found, whole.
+//!
+//! 1. `$NVCC_WRAPPER_CONFIG`: named for this call, so it wins even when missing (a wrong name is an error, not a
+//!    silent fall back to another file).
+//! 2. The installation's own file, `<dir>/../share/nvcc-wrapper/config.toml`, for `<dir>` the directory of the
+//!    `nvcc` that was run (symlinks kept), then that of the wrapper's executable. It describes this installation's
+//!    nvcc and compilers, so it comes before any file of the user's: two installations (a native one and a Jetson
+//!    cross one) each keep their own, and a wrapper made by Nix, whose file is always there, never reads another.
+//! 3. The user's, `$XDG_CONFIG_HOME/nvcc-wrapper/config.toml` (`~/.config` when that variable is unset, empty or
+//!    relative, as the XDG base directory specification says).
+//! 4. The machine's, `/etc/nvcc-wrapper/config.toml`.
+//!
+//! Files are not merged: a file is a whole statement of a setup, and what `explain` shows is one file. Inside a Nix
+//! build (`$NIX_BUILD_TOP`, not `nix-shell`) places 3 and 4 are not looked at: a derivation must not read files
+//! outside the store. Nothing here reads a file; `Place::find` only asks whether each candidate is one.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::context::{vars, Context};
+
+/// The machine-wide configuration file.
+pub const MACHINE: &str = "/etc/nvcc-wrapper/config.toml";
+
+/// The kinds of place, in the order they are looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// `$NVCC_WRAPPER_CONFIG`.
+    Named,
+    /// `<dir>/../share/nvcc-wrapper/config.toml` beside the `nvcc` that was run, or the wrapper's executable.
+    Installation,
+    /// `$XDG_CONFIG_HOME/nvcc-wrapper/config.toml`.
+    User,
+    /// `/etc/nvcc-wrapper/config.toml`.
+    Machine,
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            Place::Named => "named by $NVCC_WRAPPER_CONFIG",
+            Place::Installation => "the installation's",
+            Place::User => "the user's",
+            Place::Machine => "the machine's",
+        })
+    }
+}
+
+/// One place and what was there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Looked {
+    pub place: Place,
+    pub path: PathBuf,
+    pub state: State,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// No file there.
+    Missing,
+    /// The file that applies.
+    Used,
+    /// Not looked at: a Nix build reads no user or machine file.
+    NixBuild,
+}
+
+impl fmt::Display for Looked {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let path = crate::shell::path(&self.path);
+        match self.state {
+            State::Used => write!(f, "{path} ({})", self.place),
+            State::Missing => write!(f, "{path} ({}): none there", self.place),
+            State::NixBuild => write!(f, "{path} ({}): not read in a Nix build", self.place),
+        }
+    }
+}
+
+/// Every place in order, as (kind, path).
+pub fn candidates(ctx: &Context) -> Vec<(Place, PathBuf)> {
+    let mut places: Vec<(Place, PathBuf)> = Vec::new();
+    if let Some(named) = ctx.env.non_empty(vars::CONFIG) {
+        places.push((Place::Named, ctx.absolute(Path::new(named))));
+    }
+    for exe in [invoked_path(ctx), ctx.current_exe.clone()].into_iter().flatten() {
+        let Some(dir) = exe.parent() else { continue };
+        let path = dir.join("../share/nvcc-wrapper/config.toml");
+        if !places.iter().any(|(_, p)| *p == path) {
+            places.push((Place::Installation, path));
+        }
+    }
+    places.extend(user_file(ctx).map(|p| (Place::User, p)));
+    places.push((Place::Machine, PathBuf::from(MACHINE)));
+    places
+}
+
+/// Look at the places in order, stopping at the first file found: every place looked at, the last one `Used` when a
+/// file was found. A named file is `Used` whether or not it exists, so that reading it reports a wrong name.
+pub fn find(ctx: &Context, is_file: impl Fn(&Path) -> bool) -> Vec<Looked> {
+    let nix_build = crate::dirs::in_nix_build(&ctx.env);
+    let mut looked = Vec::new();
+    for (place, path) in candidates(ctx) {
+        let state = match place {
+            Place::Named => State::Used,
+            Place::User | Place::Machine if nix_build => State::NixBuild,
+            _ if is_file(&path) => State::Used,
+            _ => State::Missing,
+        };
+        looked.push(Looked { place, path, state });
+        if state == State::Used {
+            break;
+        }
+    }
+    looked
+}
+
+/// `$XDG_CONFIG_HOME/nvcc-wrapper/config.toml`, or `$HOME/.config/nvcc-wrapper/config.toml`; `None` without an
+/// absolute home.
+fn user_file(ctx: &Context) -> Option<PathBuf> {
+    let absolute = |name| ctx.env.non_empty(name).map(Path::new).filter(|p| p.is_absolute());
+    let base = absolute(vars::XDG_CONFIG_HOME)
+        .map(Path::to_path_buf)
+        .or_else(|| absolute(vars::HOME).map(|home| home.join(".config")))?;
+    Some(base.join("nvcc-wrapper/config.toml"))
+}
+
+/// Files where people put a configuration by mistake, for `doctor`: each existing one with the file it was meant to
+/// be. None of them is ever read.
+pub fn near_misses(ctx: &Context) -> Vec<(PathBuf, PathBuf)> {
+    let mut misses: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut miss = |wrong: PathBuf, right: &Path| {
+        if wrong.is_file() && !misses.iter().any(|(w, _)| *w == wrong) {
+            misses.push((wrong, right.to_path_buf()));
+        }
+    };
+    for exe in [invoked_path(ctx), ctx.current_exe.clone()].into_iter().flatten() {
+        let Some(bin) = exe.parent() else { continue };
+        let right = bin.join("../share/nvcc-wrapper/config.toml");
+        for wrong in ["config.toml", "nvcc-wrapper.toml", "../share/nvcc-wrapper.toml", "../etc/nvcc-wrapper.toml"] {
+            miss(bin.join(wrong), &right);
+        }
+    }
+    let home = ctx.env.non_empty(vars::HOME).map(Path::new).filter(|p| p.is_absolute());
+    for right in user_file(ctx).into_iter().chain([PathBuf::from(MACHINE)]) {
+        let Some(dir) = right.parent() else { continue };
+        let parent = dir.parent().unwrap_or(dir);
+        for wrong in [parent.join("nvcc-wrapper.toml"), dir.join("nvcc-wrapper.toml"), dir.join("config")] {
+            miss(wrong, &right);
+        }
+    }
+    if let (Some(home), Some(right)) = (home, user_file(ctx)) {
+        // Under a `$XDG_CONFIG_HOME` elsewhere, the usual `~/.config` file is not read either.
+        for wrong in [".config/nvcc-wrapper/config.toml", ".nvcc-wrapper.toml", ".nvcc-wrapper/config.toml"] {
+            if home.join(wrong) != right {
+                miss(home.join(wrong), &right);
+            }
+        }
+    }
+    misses
+}
+
+/// The path the wrapper was started through, symlinks kept: argv[0] if it has a slash, else its PATH match.
+pub fn invoked_path(ctx: &Context) -> Option<PathBuf> {
+    let argv0 = Path::new(&ctx.argv0);
+    if argv0.as_os_str().is_empty() {
+        return None;
+    }
+    if argv0.components().count() > 1 {
+        return Some(ctx.absolute(argv0));
+    }
+    which::which_in(argv0, Some(ctx.search_path()), &ctx.cwd).ok()
+}
