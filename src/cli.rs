@@ -5,12 +5,13 @@ use std::ffi::OsString;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::compat::Capability;
+use crate::compat::TargetList;
 use crate::config::{Origin, Sourced, TargetConfig, TargetPlatform};
 use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{gpu, target};
 use crate::prepare::Settings;
+use crate::probe::system::Probes as _;
 use crate::version::Version;
 use crate::{output, prepare, report};
 
@@ -75,7 +76,8 @@ enum Command {
         /// Also embed PTX of the highest capability's baseline, for newer GPUs.
         #[arg(long)]
         forward_compat: bool,
-        /// nvcc: one flag per line; cmake: a CUDA_ARCHITECTURES value; json: everything.
+        /// nvcc: one flag per line; cmake: a CUDA_ARCHITECTURES value; torch: a TORCH_CUDA_ARCH_LIST value; json:
+        /// everything.
         #[arg(long, value_enum, default_value_t = Format::Nvcc)]
         format: Format,
         /// The target system, as `[target] system` (aarch64-linux, x86_64-linux, a GNU triple).
@@ -84,8 +86,8 @@ enum Command {
         /// The aarch64 platform, as `[target] platform`.
         #[arg(long, value_enum)]
         platform: Option<PlatformArg>,
-        /// Capabilities: 8.6, 86, sm_86, 9.0a, 10.0f; one argument may hold a list ("8.6;9.0a"). Default: the
-        /// config's.
+        /// GPU targets in any dialect: 8.6, 9.0a, 8.6+PTX, 86-real, 90-virtual, sm_86, compute_90, all, all-major,
+        /// native; one argument may hold a list ("8.6;9.0a"). Default: the config's.
         #[arg(value_name = "CAPABILITY")]
         capabilities: Vec<String>,
     },
@@ -105,6 +107,7 @@ enum CompatCommand {
 enum Format {
     Nvcc,
     Cmake,
+    Torch,
     Json,
 }
 
@@ -210,7 +213,7 @@ fn gencode(
         }
         None => config.cuda_version,
     };
-    let (caps, forward_compat) = if capabilities.is_empty() {
+    let (list, forward_compat) = if capabilities.is_empty() {
         if config.gpu.capabilities.is_empty() {
             return Err(usage(
                 "no capability given, and the config names none".into(),
@@ -219,17 +222,17 @@ fn gencode(
         }
         (config.gpu.capabilities.value.clone(), forward_compat || *config.gpu.forward_compat)
     } else {
-        let mut caps = Vec::new();
+        let mut list = TargetList::default();
         for arg in &capabilities {
-            let parsed = Capability::parse_list(arg).map_err(|e| {
+            let parsed = TargetList::parse(arg).map_err(|e| {
                 usage(format!("the capability argument `{arg}`: {e}"), "name capabilities like 8.6 9.0a")
             })?;
-            caps.extend(parsed);
+            list.0.extend(parsed.0);
         }
-        if caps.is_empty() {
+        if list.is_empty() {
             return Err(usage("no capability given".into(), "name capabilities like 8.6 9.0a"));
         }
-        (caps, forward_compat)
+        (list, forward_compat)
     };
     // The target: the flags when given (errors then name them), else the config's `[target]` when it names one.
     let target = if system.is_some() || platform.is_some() {
@@ -255,11 +258,25 @@ fn gencode(
         None => None,
     };
     let named = target::Named::of(target.as_ref().unwrap_or(&config.target));
-    let expansion = gpu::expand(&caps, forward_compat);
+    let probes =
+        crate::probe::system::System::new(Some(ctx.search_path().into()), ctx.cwd.clone(), prepare::probe_cache(ctx)?);
+    let nix_build = crate::dirs::in_nix_build(&ctx.env);
+    let targets = gpu::resolve(&list, compat, release, platform, nix_build, || probes.gpus())?;
+    let expansion = gpu::expand(&targets, forward_compat);
     gpu::check(&expansion, &gpu::Against { compat, release, platform, named: &named })?;
+    let torch = || {
+        expansion.targets().torch().map_err(|alone| {
+            Error::new(
+                ErrorKind::Request,
+                format!("TORCH_CUDA_ARCH_LIST has no way to say PTX of {alone} without its machine code"),
+            )
+            .with_help(format!("add {alone} itself to the list (then `{alone}+PTX`), or use --format cmake or nvcc"))
+        })
+    };
     let out = match format {
         Format::Nvcc => expansion.gencode().join("\n") + "\n",
         Format::Cmake => expansion.cmake() + "\n",
+        Format::Torch => torch()? + "\n",
         Format::Json => {
             let value = serde_json::json!({
                 "capabilities": expansion.real,
@@ -269,6 +286,7 @@ fn gencode(
                 "platform": platform.map(|p| p.name.clone()),
                 "gencode": expansion.gencode(),
                 "cmake": expansion.cmake(),
+                "torch": torch().ok(),
             });
             value.to_string() + "\n"
         }

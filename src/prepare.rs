@@ -55,8 +55,13 @@ impl Setup {
     pub fn prepare(self, ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
         let invocation = Invocation::parse_args(ctx, args)?;
         let tmpdir = ctx.env.non_empty(vars::TMPDIR).map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
-        let nvcc_process =
-            plan::NvccProcess { pid: ctx.pid, tmpdir, given_bytes: ctx.given_bytes(), arg_max: ctx.arg_max };
+        let nvcc_process = plan::NvccProcess {
+            pid: ctx.pid,
+            tmpdir,
+            given_bytes: ctx.given_bytes(),
+            arg_max: ctx.arg_max,
+            nix_build: crate::dirs::in_nix_build(&ctx.env),
+        };
         let plan = plan::plan(plan::Inputs {
             invocation: &invocation,
             config: &self.settings.config.config,

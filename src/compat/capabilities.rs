@@ -77,6 +77,23 @@ impl Table for CapabilityTable {
 }
 
 impl CapabilityTable {
+    /// What nvcc `cuda` builds for `-arch=all` and `-arch=all-major`, as `(all, all-major, ptx)`: every baseline
+    /// capability it accepts; every major one (`X.0`) with the oldest; and with either, PTX of the newest major
+    /// (measured with `nvcc -arch=all -dryrun` on 11.8, 12.4, 13.0 and 13.5: tests/real/gpu.rs). `None` for a
+    /// release that accepts none.
+    pub fn nvcc_all(&self, cuda: Version) -> Option<(Vec<Capability>, Vec<Capability>, Capability)> {
+        let all: Vec<Capability> = self
+            .all()
+            .iter()
+            .filter(|info| info.capability.suffix.is_none() && info.accepted_by(cuda))
+            .map(|info| info.capability)
+            .collect();
+        let oldest = *all.first()?;
+        let major: Vec<Capability> = all.iter().copied().filter(|c| c.minor == 0 || *c == oldest).collect();
+        let ptx = *major.iter().rev().find(|c| c.minor == 0)?;
+        Some((all, major, ptx))
+    }
+
     pub fn all(&self) -> &[CapabilityInfo] {
         &self.file.capability
     }
@@ -227,5 +244,29 @@ mod tests {
             assert!(matches!(err, CompatError::Invalid { .. }), "{err}\n{text}");
         }
         assert!(CapabilityTable::parse(&(row("9.0", "baseline", "") + tail), "t.toml").is_ok());
+    }
+}
+
+/// nvcc's `all` and `all-major`, as `nvcc -arch=all -dryrun` and `-arch=all-major -dryrun` listed them (11.8.89,
+/// 12.4.131, 13.0.88, 13.5.37), derived from the table's rows: a new row changes them only as nvcc does.
+#[cfg(test)]
+mod nvcc_all {
+    use super::*;
+
+    #[test]
+    fn all_and_all_major_are_nvccs_own() {
+        let table = CapabilityTable::built_in();
+        let compact =
+            |caps: &[Capability]| caps.iter().map(|c| c.sm_name()[3..].to_string()).collect::<Vec<_>>().join(" ");
+        let rows = [
+            ("11.8", "35 37 50 52 53 60 61 62 70 72 75 80 86 87 89 90", "35 50 60 70 80 90", "90"),
+            ("12.4", "50 52 53 60 61 62 70 72 75 80 86 87 89 90", "50 60 70 80 90", "90"),
+            ("13.0", "75 80 86 87 88 89 90 100 103 110 120 121", "75 80 90 100 110 120", "120"),
+            ("13.5", "75 80 86 87 88 89 90 100 103 107 110 120 121", "75 80 90 100 110 120", "120"),
+        ];
+        for (release, all, major, ptx) in rows {
+            let (a, m, p) = table.nvcc_all(release.parse().unwrap()).unwrap();
+            assert_eq!((compact(&a).as_str(), compact(&m).as_str(), &p.sm_name()[3..]), (all, major, ptx), "{release}");
+        }
     }
 }

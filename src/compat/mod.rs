@@ -29,6 +29,7 @@ mod launchers;
 mod platforms;
 mod reproducible;
 mod schema;
+mod target_list;
 mod threads;
 
 pub use capabilities::CapabilityTable;
@@ -40,6 +41,7 @@ pub use launchers::LauncherTable;
 pub use platforms::PlatformTable;
 pub use reproducible::{placeholders, ReproducibleTable};
 pub use schema::{Call, CapabilityInfo, Cause, Fix, Form, LauncherCall, Limit, Output, Platform};
+pub use target_list::{Item, TargetList, Targets, Unresolved};
 pub use threads::ThreadsTable;
 
 use crate::version::Version;

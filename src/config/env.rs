@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::sourced::{Origin, Sourced};
 use super::{Config, Loaded, TargetPlatform};
-use crate::compat::Capability;
+use crate::compat::TargetList;
 use crate::context::{vars, Env};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -38,9 +38,9 @@ pub const OVERRIDES: &[Override] = &[
     Override {
         var: vars::CAPABILITIES,
         key: "[gpu] capabilities",
-        expects: "capabilities like `8.6;9.0a` (also `86,90a` or `sm_86 sm_90a`)",
+        expects: "GPU targets like `8.6;9.0a` (also `8.6+PTX 9.0`, `86-real;90-virtual`, `compute_90`, `all-major`)",
         apply: |c, v, origin| {
-            let capabilities = Capability::parse_list(utf8(v)?).map_err(|e| e.to_string())?;
+            let capabilities = TargetList::parse(utf8(v)?).map_err(|e| e.to_string())?;
             if capabilities.is_empty() {
                 return Err("names no capability".into());
             }
@@ -232,10 +232,11 @@ mod tests {
         apply(&mut l, &env(&[(vars::CAPABILITIES, ""), (vars::FORWARD_COMPAT, "")])).unwrap();
         assert!(l.overrides.is_empty(), "empty is unset");
 
-        for text in ["8.6;9.0a", "86,90a", "sm_86 sm_90a", " 8.6 ;\t9.0a,"] {
+        // CMake's `86` means machine code and PTX: `86-real` is the same as `8.6` (issue 33).
+        for text in ["8.6;9.0a", "86-real,90a-real", "sm_86 sm_90a", " 8.6 ;\t9.0a,"] {
             let mut l = file("[gpu]\ncapabilities = [\"7.5\"]\nforward-compat = true\n");
             apply(&mut l, &env(&[(vars::CAPABILITIES, text), (vars::FORWARD_COMPAT, "0")])).unwrap();
-            let shown: Vec<String> = l.config.gpu.capabilities.iter().map(|c| c.to_string()).collect();
+            let shown: Vec<String> = l.config.gpu.capabilities.0.iter().map(|c| c.to_string()).collect();
             assert_eq!(shown, ["8.6", "9.0a"], "{text:?}");
             assert!(!*l.config.gpu.forward_compat);
             assert_eq!(l.config.gpu.capabilities.origin, Origin::Env(vars::CAPABILITIES));

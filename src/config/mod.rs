@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::compat::Capability;
 pub use crate::compat::CompilerFamily;
+use crate::compat::TargetList;
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
 use crate::version::Version;
@@ -103,9 +103,10 @@ pub struct CompilerEntry {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct GpuConfig {
-    /// Capabilities to build for, as in Nixpkgs' `cudaCapabilities` (`["8.6", "9.0a"]`; `"86"` and `"sm_86"` too).
+    /// GPU targets to build for, in any dialect (`compat::TargetList`): Nixpkgs' `cudaCapabilities`
+    /// (`["8.6", "9.0a"]`), PyTorch's `8.6+PTX`, CMake's `86-real`, nvcc's `compute_90`, `all`, `all-major`, `native`.
     #[serde(default)]
-    pub capabilities: Sourced<Vec<Capability>>,
+    pub capabilities: Sourced<TargetList>,
     /// Also embed PTX of the newest baseline capability, for GPUs newer than the list.
     #[serde(default)]
     pub forward_compat: Sourced<bool>,

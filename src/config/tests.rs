@@ -58,7 +58,7 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
     assert_eq!(c.host_compiler.candidates[1].family, Some(CompilerFamily::Clang));
     assert_eq!(c.host_compiler.prefer, Some(CompilerFamily::Clang));
     assert!(c.host_compiler.allow_unsupported);
-    let caps: Vec<String> = c.gpu.capabilities.iter().map(|c| c.to_string()).collect();
+    let caps: Vec<String> = c.gpu.capabilities.0.iter().map(|c| c.to_string()).collect();
     assert_eq!(c.gpu.capabilities.origin, Origin::File(None), "named once the file is loaded");
     assert_eq!(caps, ["8.6", "9.0a"]);
     assert_eq!(c.gpu.arch_flags, ArchFlags::Replace);

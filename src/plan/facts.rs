@@ -154,6 +154,8 @@ pub struct NvccProcess {
     /// NUL and a pointer), and the kernel's limit on them (`sysconf(_SC_ARG_MAX)`).
     pub given_bytes: u64,
     pub arg_max: u64,
+    /// Inside a Nix build (`NIX_BUILD_TOP`, not `nix-shell`): nothing of the machine may decide what is built.
+    pub nix_build: bool,
 }
 
 /// The kernel's limit on one string of a program's arguments or environment (`MAX_ARG_STRLEN`, 32 pages).
@@ -230,7 +232,10 @@ impl<'a> Facts<'a> {
         }
         let capabilities = &config.gpu.capabilities;
         let jetson = |c| compat.capabilities.get(c).is_some_and(|info| info.is_jetson());
-        let jetson_build = platform.jetson || (!capabilities.is_empty() && capabilities.iter().all(|c| jetson(*c)));
+        // Only the capabilities the list names: `all` and `native` may stand for others.
+        let named_only = capabilities.0.iter().all(|i| matches!(i, crate::compat::Item::One { .. }));
+        let jetson_build =
+            platform.jetson || (!capabilities.is_empty() && named_only && capabilities.named().all(jetson));
         let overrides = config.compat_data.iter().flat_map(|dir| crate::compat::FILES.map(|f| dir.join(f)));
         let settings_files = inputs
             .config_file

@@ -168,8 +168,13 @@ fn plan_for_with(
 }
 
 /// The process nvcc will be in these tests: pid 0x2a (`0000002a`), `$TMPDIR` unset.
-static NVCC_PROCESS: std::sync::LazyLock<NvccProcess> =
-    std::sync::LazyLock::new(|| NvccProcess { pid: 42, tmpdir: "/tmp".into(), given_bytes: 4096, arg_max: 2 << 20 });
+static NVCC_PROCESS: std::sync::LazyLock<NvccProcess> = std::sync::LazyLock::new(|| NvccProcess {
+    pid: 42,
+    tmpdir: "/tmp".into(),
+    given_bytes: 4096,
+    arg_max: 2 << 20,
+    nix_build: false,
+});
 
 /// Every message of type `T` the plan holds (notes, warnings, reasons).
 fn said<T: Message + Clone>(p: &Plan) -> Vec<T> {
@@ -1555,6 +1560,7 @@ mod repro {
                 tmpdir: "/build/tmp".into(),
                 given_bytes: 4096,
                 arg_max: 2 << 20,
+                nix_build: false,
             },
             jobserver: &JobSlots::None,
         })

@@ -9,6 +9,7 @@
 pub mod cache;
 pub mod compiler;
 pub mod glibcxx;
+pub mod gpus;
 pub mod launcher;
 pub mod memory;
 pub mod nvcc;

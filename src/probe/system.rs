@@ -43,6 +43,11 @@ pub trait Probes {
     fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {
         Err(format!("{} was not probed", crate::shell::path(launcher)))
     }
+    /// The compute capabilities of this machine's GPUs, for `native`; never cached (GPUs come and go with
+    /// containers and `CUDA_VISIBLE_DEVICES`). Probes that know no machine see none.
+    fn gpus(&self) -> Result<Vec<crate::compat::Capability>, String> {
+        Err("this machine's GPUs were not probed".into())
+    }
 }
 
 /// Where an output goes, as far as nvcc's files beside it are concerned (`Probes::output_place`).
@@ -189,6 +194,13 @@ impl Probes for System {
         } else {
             OutputPlace::DirNotWritable
         }
+    }
+
+    fn gpus(&self) -> Result<Vec<crate::compat::Capability>, String> {
+        let smi = self
+            .resolve(Path::new("nvidia-smi"))
+            .ok_or("there is no `nvidia-smi` on PATH (the NVIDIA driver's), so no GPU is visible here")?;
+        super::gpus::probe(&smi).map_err(|e| e.to_string())
     }
 
     fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {

@@ -254,8 +254,10 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         key: "[gpu] capabilities",
-        kind: "list, `[\"8.6\", \"9.0a\"]` (`\"86\"`, `\"sm_86\"` too); default: none",
-        meaning: "GPU capabilities to build for (as Nixpkgs' `cudaCapabilities`); empty: add no GPU flags",
+        kind: "list, `[\"8.6\", \"9.0a\"]`, or one string holding a list; default: none",
+        meaning: "GPU targets to build for, in any dialect: `8.6` (Nixpkgs' `cudaCapabilities`), `8.6+PTX` \
+                  (`TORCH_CUDA_ARCH_LIST`), `86`, `86-real`, `86-virtual` (CMake), `sm_86`, `compute_86` (PTX), \
+                  `-gencode=...` (nvcc), `all`, `all-major`, `native`; empty: add no GPU flags",
         example: "[\"8.6\"]",
     },
     Key {

@@ -65,7 +65,7 @@ fn exactly_the_configured_code_and_ptx_are_embedded() {
     let rows: &[Row] = &[
         (&["12.4", "13.0", "13.5"], "8.6", false, &["sm_86"]),
         (&["12.4", "13.0", "13.5"], "8.6", true, &["sm_86", "ptx sm_86"]),
-        (&["12.4", "13.0", "13.5"], "9.0;sm_86;86", true, &["sm_86", "sm_90", "ptx sm_90"]),
+        (&["12.4", "13.0", "13.5"], "9.0;sm_86;8.6", true, &["sm_86", "sm_90", "ptx sm_90"]),
         // An `a` target: its machine code, and forward-compatible PTX from its baseline only.
         (&["12.4", "13.0", "13.5"], "8.6;9.0a", false, &["sm_86", "sm_90a"]),
         (&["12.4", "13.0", "13.5"], "8.6;9.0a", true, &["sm_86", "sm_90a", "ptx sm_90"]),
@@ -78,6 +78,52 @@ fn exactly_the_configured_code_and_ptx_are_embedded() {
         let Some(r) = real(release) else { continue };
         for (_, caps, fc, want) in rows.iter().filter(|row| row.0.contains(&release)) {
             assert_eq!(r.compile(caps, *fc, &[]), set(want), "nvcc {release} capabilities {caps} fc={fc}");
+        }
+    }
+}
+
+/// Each dialect's word, through the wrapper, embeds what the tool that writes it means, as nvcc alone builds it from
+/// that tool's own flags (issue 33): PyTorch's `8.6+PTX` and CMake's `86` are `code=[sm_86,compute_86]`, CMake's
+/// `-real`/`-virtual` one of the two, nvcc's `compute_80` is `-arch=compute_80` (PTX alone), and `all`/`all-major`
+/// are `-arch=all`/`-arch=all-major` of the release, less the Jetson parts an x86_64 machine never runs.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn issue_33_each_dialect_embeds_what_nvcc_builds_for_its_tools_flags() {
+    // (the wrapper's word, nvcc's own flag)
+    let words: &[(&str, &str)] = &[
+        ("8.6+PTX", "-gencode=arch=compute_86,code=[sm_86,compute_86]"),
+        ("86", "-gencode=arch=compute_86,code=[sm_86,compute_86]"),
+        ("86-real", "-gencode=arch=compute_86,code=sm_86"),
+        ("86-virtual", "-gencode=arch=compute_86,code=compute_86"),
+        ("compute_80", "-arch=compute_80"),
+        ("all", "-arch=all"),
+        ("all-major", "-arch=all-major"),
+    ];
+    // What `all` and `all-major` leave out on x86_64: the Jetson parts (TX1 5.3, TX2 6.2, Xavier 7.2, Orin 8.7,
+    // Thor 11.0), each only where the release builds it.
+    let jetson = set(&["sm_53", "sm_62", "sm_72", "sm_87", "sm_110"]);
+    for (release, host) in [("11.8", "g++-11"), ("12.4", "g++-12"), ("13.0", "g++-12"), ("13.5", "g++-12")] {
+        let Some(root) = real_toolkit(release) else { continue };
+        // The release's own cuobjdump where it has one: 13.x's cannot read 11.8's sm_35.
+        let own = Some(root.join("bin/cuobjdump")).filter(|c| c.is_file());
+        let (Some(cuobjdump), Some(host)) = (own.or_else(|| real_tool("cuobjdump")), real_program(host)) else { continue };
+        let sb = RealSandbox::new(&root);
+        sb.write("k.cu", KERNEL_CU);
+        sb.write("wrapper.toml", &format!("[host-compiler]\nstdenv = \"{}\"\n", host.display()));
+        for (word, flag) in words {
+            let wrapped = sb
+                .nvcc()
+                .env("NVCC_WRAPPER_CONFIG", sb.file("wrapper.toml"))
+                .env("NVCC_WRAPPER_CAPABILITIES", word)
+                .args(["-c", "k.cu", "-o", "w.o"])
+                .output()
+                .unwrap();
+            assert!(wrapped.status.success(), "{release} {word}: {}", stderr(&wrapped));
+            let alone = sb.real_nvcc().arg("-ccbin").arg(&host).arg(flag).args(["-c", "k.cu", "-o", "n.o"]).output().unwrap();
+            assert!(alone.status.success(), "{release} {flag}: {}", stderr(&alone));
+            let (ours, nvccs) = (embedded(&cuobjdump, &sb.file("w.o")), embedded(&cuobjdump, &sb.file("n.o")));
+            let want: BTreeSet<String> = if word.starts_with("all") { &nvccs - &jetson } else { nvccs.clone() };
+            assert_eq!(ours, want, "nvcc {release}: `{word}` through the wrapper against `{flag}` alone ({nvccs:?})");
         }
     }
 }

@@ -32,7 +32,7 @@ fn the_environment_overrides_the_config() {
     let cfg = with_gpu(&sb, "capabilities = [\"7.5\"]\n");
     sb.nvcc()
         .env("NVCC_WRAPPER_CONFIG", &cfg)
-        .env("NVCC_WRAPPER_CAPABILITIES", "sm_86;90a")
+        .env("NVCC_WRAPPER_CAPABILITIES", "sm_86;90a-real")
         .env("NVCC_WRAPPER_FORWARD_COMPAT", "1")
         .args(["-c", "a.cu"])
         .assert()
@@ -155,7 +155,7 @@ fn respect_and_explain() {
 #[test]
 fn gencode_prints_the_same_expansion_in_three_forms() {
     let sb = Sandbox::new();
-    let out = sb.wrapper_cli().args(["gencode", "--forward-compat", "9.0a;86", "sm_86"]).output().unwrap();
+    let out = sb.wrapper_cli().args(["gencode", "--forward-compat", "9.0a;86-real", "sm_86"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), OURS.join("\n") + "\n");
     let out =
@@ -171,7 +171,8 @@ fn gencode_prints_the_same_expansion_in_three_forms() {
     assert_eq!(json["gencode"][0], "-gencode=arch=compute_87,code=sm_87");
     assert_eq!(json["checked_against"], "12.4");
     assert_eq!(json["platform"], "aarch64-linux");
-    assert_eq!(json["ptx"], serde_json::Value::Null);
+    assert_eq!(json["ptx"], serde_json::json!([]));
+    assert_eq!(json["torch"], "8.7");
 }
 
 #[test]
@@ -184,7 +185,7 @@ fn gencode_checks_what_it_is_told_to() {
         (&["--cuda-version", "11.8", "9.0a"], 65, "9.0a needs nvcc 12.0 or later"),
         (&["--cuda-version", "13.0", "7.0"], 65, "7.0 was last accepted by nvcc 12.9"),
         (&["--cuda-version", "12.4", "--system", "x86_64-linux", "8.7"], 65, "8.7 is Jetson Orin"),
-        (&["ampere"], 2, "`ampere` is not a GPU capability"),
+        (&["ampere"], 2, "`ampere` is not a GPU target like 8.6"),
         (&["--cuda-version", "twelve", "8.6"], 2, "twelve"),
     ];
     for (args, code, says) in rows {

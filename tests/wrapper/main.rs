@@ -11,6 +11,7 @@ mod config_and_env;
 mod config_places;
 mod cross;
 mod depfile;
+mod dialects;
 mod docs;
 mod fatbin;
 mod fuzz_corpus;

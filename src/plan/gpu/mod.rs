@@ -6,7 +6,7 @@ mod targets;
 
 use std::fmt;
 
-pub use targets::{check, expand, Against, Expansion};
+pub use targets::{check, expand, resolve, Against, Expansion};
 
 use targets::{appended_refusal, pair_error};
 
@@ -15,7 +15,7 @@ use super::model::Plan;
 use super::{edit, Step};
 use crate::args::table::GpuFlag;
 use crate::args::{Found, Invocation, Phase, Role};
-use crate::compat::{Capability, Form};
+use crate::compat::{Capability, Form, Item};
 use crate::config::{ArchFlags, Config, GpuConfig};
 use crate::error::Result;
 use crate::version::Version;
@@ -60,6 +60,10 @@ pub enum Note {
     LtoOneCallSeveral {
         spelled: String,
         configured: String,
+    },
+    /// `native` in the list: what this machine's GPUs made it, which another machine would not.
+    NativeTargets {
+        targets: String,
     },
 }
 
@@ -129,6 +133,10 @@ impl fmt::Display for Note {
                 f,
                 "{spelled} compiles and links in one call, where nvcc links device LTO for one GPU target only, and the configured ones are several ({configured}): nothing is added, so nvcc builds its default (compile with -dc, then link with -dlink {spelled})"
             ),
+            Note::NativeTargets { targets } => write!(
+                f,
+                "`native` stands for this machine's GPUs (nvidia-smi), which makes the targets {targets}: another machine builds others, so the outputs are not the same from machine to machine (name the capabilities for that)"
+            ),
         }
     }
 }
@@ -173,8 +181,14 @@ impl Step for Gpu {
             note_nvcc_default(facts, plan);
             return Ok(());
         }
-        let expansion = expand(&gpu.capabilities, *gpu.forward_compat);
         let release = release_to_check(facts, plan);
+        let nix_build = facts.nvcc_process.nix_build;
+        let platform = Some(facts.platform);
+        let targets = resolve(&gpu.capabilities, facts.compat, release, platform, nix_build, || facts.probes.gpus())?;
+        let expansion = expand(&targets, *gpu.forward_compat);
+        if gpu.capabilities.has(Item::Native) {
+            plan.note(Note::NativeTargets { targets: expansion.describe() });
+        }
         // Checked on every call, even one that gets nothing added: a configuration this nvcc cannot build is wrong
         // for the whole build, and one clear error beats some calls passing and others failing.
         let against = Against { compat: facts.compat, release, platform: Some(facts.platform), named: &facts.named };
@@ -206,7 +220,7 @@ impl Step for Gpu {
             return Ok(());
         }
         if gpu.arch_flags == ArchFlags::Append {
-            let form = if expansion.ptx.is_some() { Form::GencodePtx } else { Form::Gencode };
+            let form = if expansion.ptx.is_empty() { Form::Gencode } else { Form::GencodePtx };
             check_appended(facts, release, &expansion, &given, form)?;
         }
         let flags = expansion.gencode().into_iter().map(Into::into).collect();
@@ -267,7 +281,7 @@ fn decide_lto(
     if append_to_given {
         let form = match lto {
             DeviceLto::Link => Form::LtoLink,
-            _ if expansion.ptx.is_some() => Form::LtoPtx,
+            _ if !expansion.ptx.is_empty() => Form::LtoPtx,
             _ => Form::Lto,
         };
         check_appended(facts, release, expansion, given, form)?;
@@ -388,7 +402,7 @@ fn single_output_conflict(inv: &Invocation, expansion: &Expansion) -> Option<Str
     let phase = inv.phase_option()?;
     let fits = match phase.spec.long {
         "ptx" | "optix-ir" => expansion.virtual_archs().len() == 1,
-        "cubin" => expansion.real.len() == 1 && expansion.ptx.is_none(),
+        "cubin" => expansion.real.len() == 1 && expansion.ptx.is_empty(),
         _ => return None,
     };
     (!fits).then(|| phase.spelling.to_string())

@@ -2,14 +2,16 @@
 //! whether an NVCC release and a target platform can build it. The drop-in's GPU step, `gencode` and the Nix side's
 //! evaluation-time check all decide by these.
 //!
-//! The expansion rule:
-//! - one `-gencode=arch=compute_XY,code=sm_XY` per capability, suffix kept (`compute_90a`/`sm_90a`), sorted by
-//!   capability and without duplicates, always joined with `=` (ccache and sccache read a separate value as an
-//!   input file);
-//! - with forward compatibility, one more, `-gencode=arch=compute_N,code=compute_N`: PTX for the baseline (suffix
-//!   dropped) of the highest capability, as nvcc's own `-arch=sm_90a` embeds `compute_90`. PTX of an `a` or `f`
-//!   target runs only on that architecture or family, so it would not be forward compatible at all. (Nixpkgs takes
-//!   the PTX from the last capability as written, suffix and all.)
+//! The expansion rule, once a list's words are read (`compat::TargetList`: what `8.6`, `8.6+PTX`, `86-real`,
+//! `compute_90` mean in their dialects) and its keywords resolved (`resolve`: `all`, `all-major`, `native`):
+//! - one `-gencode=arch=compute_XY,code=sm_XY` per machine-code capability, suffix kept (`compute_90a`/`sm_90a`),
+//!   sorted by capability and without duplicates, always joined with `=` (ccache and sccache read a separate value
+//!   as an input file);
+//! - then one `-gencode=arch=compute_XY,code=compute_XY` per PTX capability, sorted;
+//! - with forward compatibility, PTX for the baseline (suffix dropped) of the highest capability too, as nvcc's own
+//!   `-arch=sm_90a` embeds `compute_90`. PTX of an `a` or `f` target runs only on that architecture or family, so it
+//!   would not be forward compatible at all. (Nixpkgs takes the PTX from the last capability as written, suffix and
+//!   all.)
 //!
 //! The check: every capability must be known, accepted by the release and buildable for the target platform
 //! (capabilities.toml, platforms.toml), and no two may be a pair the release refuses together in a form the build
@@ -18,7 +20,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::compat::{Capability, CapabilityInfo, Compat, Form, Platform, Refusal};
+use crate::compat::{Capability, CapabilityInfo, Compat, Form, Platform, Refusal, TargetList, Targets, Unresolved};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::target::Named;
 use crate::version::Version;
@@ -28,15 +30,73 @@ use crate::version::Version;
 pub struct Expansion {
     /// Machine code for each, sorted, no duplicates.
     pub real: Vec<Capability>,
-    /// Forward-compatible PTX: a baseline capability, when asked for.
-    pub ptx: Option<Capability>,
+    /// PTX for each, sorted, no duplicates: those the list asks for, and the forward-compatible one.
+    pub ptx: Vec<Capability>,
+}
+
+/// What a list's keywords stand for: `all` and `all-major` for `release` as nvcc defines them (from the capability
+/// table), less what the target platform cannot run (nvcc's `-arch=all` on x86_64 also builds Jetson's 8.7, which
+/// the check would refuse), with the PTX of the newest major the platform keeps; `native` for this machine's GPUs
+/// (`gpus`; refused in a Nix build, whose output must not depend on the machine that builds it). Errors name the
+/// word and what to write instead.
+pub fn resolve(
+    list: &TargetList,
+    compat: &Compat,
+    release: Option<Version>,
+    platform: Option<&Platform>,
+    nix_build: bool,
+    gpus: impl FnOnce() -> std::result::Result<Vec<Capability>, String>,
+) -> Result<Targets> {
+    let sets = release.and_then(|r| {
+        let (all, major, _) = compat.capabilities.nvcc_all(r)?;
+        let runs = |c: &Capability| {
+            platform
+                .map_or(true, |p| compat.capabilities.get(*c).is_some_and(|info| compat.platforms.allows(p, info, r)))
+        };
+        let (all, major): (Vec<_>, Vec<_>) =
+            (all.into_iter().filter(runs).collect(), major.into_iter().filter(runs).collect());
+        let ptx = *major.iter().rev().find(|c| c.minor == 0).or(major.last())?;
+        Some((all, major, ptx))
+    });
+    let gpus = || {
+        if nix_build {
+            Err("this is a Nix build, whose output must not depend on the machine that builds it".into())
+        } else {
+            gpus()
+        }
+    };
+    Targets::resolve(list, sets, gpus).map_err(|e| match e {
+        Unresolved::NoRelease(word) => Error::new(
+            ErrorKind::Request,
+            format!("`{word}` in the GPU targets stands for what the nvcc release builds, and the release is not known"),
+        )
+        .with_help("set `cuda-version` in the config (or `--cuda-version` for `nvcc-wrapper gencode`), or name the capabilities"),
+        Unresolved::NoGpus(why) => Error::new(
+            ErrorKind::Request,
+            format!("`native` in the GPU targets stands for this machine's GPUs, and none is known: {why}"),
+        )
+        .with_help("name the capabilities to build for (`nvidia-smi --query-gpu=compute_cap --format=csv` on the machine that runs the code prints them)"),
+    })
 }
 
 /// Apply the rule (see the module header).
-pub fn expand(capabilities: &[Capability], forward_compat: bool) -> Expansion {
-    let real: Vec<Capability> = capabilities.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
-    let ptx = if forward_compat { real.last().map(|c| c.baseline()) } else { None };
-    Expansion { real, ptx }
+pub fn expand(targets: &Targets, forward_compat: bool) -> Expansion {
+    let real: Vec<Capability> = targets.sass.iter().copied().collect();
+    let mut ptx = targets.ptx.clone();
+    if forward_compat {
+        ptx.extend(real.last().or(targets.ptx.last()).map(|c| c.baseline()));
+    }
+    Expansion { real, ptx: ptx.into_iter().collect() }
+}
+
+/// `expand` of a plain list of capabilities (machine code for each), for tests.
+#[cfg(test)]
+pub fn expand_capabilities(capabilities: &[Capability], forward_compat: bool) -> Expansion {
+    use crate::compat::Item;
+    let list =
+        TargetList(capabilities.iter().map(|&capability| Item::One { capability, sass: true, ptx: false }).collect());
+    let targets = Targets::resolve(&list, None, || Ok(Vec::new())).expect("a list without keywords resolves");
+    expand(&targets, forward_compat)
 }
 
 impl Expansion {
@@ -62,6 +122,11 @@ impl Expansion {
         real.chain(ptx).collect()
     }
 
+    /// The targets again, for exports that read them back (`torch`).
+    pub fn targets(&self) -> Targets {
+        Targets { sass: self.real.iter().copied().collect(), ptx: self.ptx.iter().copied().collect() }
+    }
+
     /// CMake's `CUDA_ARCHITECTURES` value: `86-real;90a-real;90-virtual`.
     pub fn cmake(&self) -> String {
         let compact = |c: &Capability| c.sm_name().trim_start_matches("sm_").to_string();
@@ -77,10 +142,12 @@ impl Expansion {
 
     /// One line for reasons and notes: `8.6, 9.0a, with forward-compatible PTX of 9.0`.
     pub fn describe(&self) -> String {
-        let list: Vec<String> = self.real.iter().map(|c| c.to_string()).collect();
-        match self.ptx {
-            Some(p) => format!("{}, with forward-compatible PTX of {p}", list.join(", ")),
-            None => list.join(", "),
+        let list = |caps: &[Capability]| caps.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ");
+        let kind = if self.ptx.iter().all(|p| p.suffix.is_none()) { "forward-compatible PTX" } else { "PTX" };
+        match (self.real.is_empty(), self.ptx.is_empty()) {
+            (_, true) => list(&self.real),
+            (true, false) => format!("{kind} of {}", list(&self.ptx)),
+            (false, false) => format!("{}, with {kind} of {}", list(&self.real), list(&self.ptx)),
         }
     }
 }
@@ -100,9 +167,9 @@ pub fn check(expansion: &Expansion, against: &Against) -> Result<()> {
     let table = &against.compat.capabilities;
     let mut problems = Vec::new();
     let mut help = Vec::new();
-    let ptx = expansion.ptx.filter(|p| !expansion.real.contains(p));
-    for (cap, for_ptx) in expansion.real.iter().map(|c| (*c, false)).chain(ptx.map(|p| (p, true))) {
-        let what = if for_ptx { format!("{cap} (for forward-compatible PTX)") } else { cap.to_string() };
+    let ptx = expansion.ptx.iter().filter(|p| !expansion.real.contains(p));
+    for (cap, for_ptx) in expansion.real.iter().map(|c| (*c, false)).chain(ptx.map(|p| (*p, true))) {
+        let what = if for_ptx { format!("{cap} (for PTX)") } else { cap.to_string() };
         let Some(info) = table.get(cap) else {
             problems.push(format!("{what} is not a known GPU capability"));
             continue;
@@ -148,9 +215,9 @@ pub fn check(expansion: &Expansion, against: &Against) -> Result<()> {
 /// The forms a configured list takes on the calls of one build: compiled (with its PTX when asked), compiled for
 /// device LTO, and linked from LTO intermediates.
 fn forms(expansion: &Expansion) -> [Form; 3] {
-    match expansion.ptx {
-        Some(_) => [Form::GencodePtx, Form::LtoLink, Form::LtoPtx],
-        None => [Form::Gencode, Form::LtoLink, Form::Lto],
+    match expansion.ptx.is_empty() {
+        false => [Form::GencodePtx, Form::LtoLink, Form::LtoPtx],
+        true => [Form::Gencode, Form::LtoLink, Form::Lto],
     }
 }
 
@@ -314,11 +381,11 @@ mod tests {
             ("9.0a", false, &["-gencode=arch=compute_90a,code=sm_90a"], "90a-real"),
         ];
         for (list, fc, flags, cmake) in rows {
-            let e = expand(&caps(list), *fc);
+            let e = expand_capabilities(&caps(list), *fc);
             assert_eq!(e.gencode(), *flags, "{list} fc={fc}");
             assert_eq!(e.cmake(), *cmake, "{list} fc={fc}");
         }
-        assert_eq!(expand(&[], true), Expansion { real: vec![], ptx: None });
+        assert_eq!(expand_capabilities(&[], true), Expansion { real: vec![], ptx: vec![] });
     }
 
     fn check_with(list: &str, fc: bool, release: Option<&str>, platform: Option<&str>) -> Result<()> {
@@ -326,7 +393,7 @@ mod tests {
         let platform = platform.map(|p| compat.platforms.get(p).unwrap());
         let named = Named::of(&crate::config::TargetConfig::default());
         let against = Against { compat: &compat, release: release.map(v), platform, named: &named };
-        check(&expand(&caps(list), fc), &against)
+        check(&expand_capabilities(&caps(list), fc), &against)
     }
 
     #[test]
@@ -418,5 +485,40 @@ mod tests {
         let err = check_with("7.0;10.0;10.0f", false, Some("13.0"), None).unwrap_err();
         assert!(err.message.contains("7.0 was last accepted"), "{}", err.message);
         check_with("10.0;10.0f", false, None, None).unwrap();
+    }
+
+    /// Every export reads back as the same targets (issue 33): `gencode --format nvcc`, `cmake` and `torch` (where
+    /// torch can say it: no PTX without its machine code), parsed by the one list parser.
+    mod round_trip {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn capability() -> impl Strategy<Value = Capability> {
+            let table =
+                crate::compat::Compat::built_in().capabilities.all().iter().map(|i| i.capability).collect::<Vec<_>>();
+            proptest::sample::select(table)
+        }
+
+        proptest! {
+            #[test]
+            fn exports_parse_back_to_the_same_targets(
+                sass in proptest::collection::btree_set(capability(), 0..6),
+                ptx in proptest::collection::btree_set(capability(), 0..4),
+            ) {
+                prop_assume!(!sass.is_empty() || !ptx.is_empty());
+                let expansion = expand(&Targets { sass, ptx }, false);
+                let targets = expansion.targets();
+                let back = |text: &str| {
+                    let list = TargetList::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+                    Targets::resolve(&list, None, || Ok(Vec::new())).unwrap()
+                };
+                prop_assert_eq!(&back(&expansion.gencode().join(" ")), &targets);
+                prop_assert_eq!(&back(&expansion.cmake()), &targets);
+                match targets.torch() {
+                    Ok(torch) => prop_assert_eq!(&back(&torch), &targets),
+                    Err(alone) => prop_assert!(targets.ptx.contains(&alone) && !targets.sass.contains(&alone)),
+                }
+            }
+        }
     }
 }
