@@ -35,16 +35,15 @@ let
   atMost = version: bound: builtins.compareVersions (majorMinor version) (majorMinor bound) <= 0;
   within = release: first: last': atLeast release first && (last' == null || atMost release last');
 
-  # A capability as the binary parses one ("8.6", "86", "sm_86", "compute_90a", "10.0f"): { major; minor; suffix; },
-  # or null.
+  # A capability in the forms that mean machine code alone to the binary as well ("8.6", "9.0a", "10.0f",
+  # "sm_86"): { major; minor; suffix; }, or null. The binary's other dialects (CMake's "86", PyTorch's "8.6+PTX",
+  # "compute_90", "all") embed PTX or stand for other lists, so they are refused here rather than misread.
   parseCapability =
     text:
     let
-      prefixed = builtins.match "(sm_|compute_)(.*)" text;
-      body = if prefixed == null then text else builtins.elemAt prefixed 1;
-      dotted = builtins.match "([1-9][0-9]*)\\.([0-9])([af]?)" body;
-      compact = builtins.match "([1-9][0-9]*)([0-9])([af]?)" body;
-      parts = if dotted != null && prefixed == null then dotted else compact;
+      dotted = builtins.match "([1-9][0-9]*)\\.([0-9])([af]?)" text;
+      sm = builtins.match "sm_([1-9][0-9]*)([0-9])([af]?)" text;
+      parts = if dotted != null then dotted else sm;
     in
     if parts == null then
       null
@@ -205,7 +204,7 @@ let
         { capability, forPtx }:
         let
           cap = showCapability capability;
-          what = if forPtx then "${cap} (for forward-compatible PTX)" else cap;
+          what = if forPtx then "${cap} (for PTX)" else cap;
           row = rowOf capability;
           validFor =
             row:
@@ -244,8 +243,8 @@ let
     in
     if unparsed != [ ] then
       {
-        error = "`${(head unparsed).text}` is not a GPU capability like 8.6, 86, sm_86, compute_90a or 10.0f";
-        help = "name capabilities as Nixpkgs' cudaCapabilities does: \"8.6\", \"9.0a\"";
+        error = "`${(head unparsed).text}` is not a GPU capability in Nixpkgs' form, like 8.6, 9.0a, 10.0f or sm_86";
+        help = "name capabilities as Nixpkgs' cudaCapabilities does: \"8.6\", \"9.0a\" (the other dialects, such as 8.6+PTX or 86-real, are for the wrapper's config file and NVCC_WRAPPER_CAPABILITIES)";
       }
     else if problems == [ ] then
       null

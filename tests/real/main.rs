@@ -12,6 +12,7 @@ mod support;
 mod cmake;
 mod combinations;
 mod compat;
+mod config_places;
 mod cross;
 mod depfile;
 mod differential;

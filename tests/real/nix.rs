@@ -883,14 +883,21 @@ fn realised_package_has_the_wrapper_as_nvcc_its_config_and_its_setup_hook() {
     let hook = std::fs::read_to_string(r.native.join("nix-support/setup-hook")).unwrap();
     assert!(hook.contains(&format!("export CUDACXX={}/bin/nvcc\n", r.native.display())), "{hook}");
     assert!(!hook.contains("@out@") && !hook.contains("@cudaToolkitRoot@"), "{hook}");
-    // bin/nvcc-wrapper finds the package's config too (for explain and doctor on it).
+    // bin/nvcc-wrapper finds the package's config too (for explain and doctor on it), and reads no user file: a
+    // wrapper made by Nix is pure, whatever the user's ~/.config holds (issue 33).
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".config/nvcc-wrapper")).unwrap();
+    std::fs::write(home.path().join(".config/nvcc-wrapper/config.toml"), "[gpu]\nbogus = 1\n").unwrap();
     let shown = ok(Command::new(r.native.join("bin/nvcc-wrapper"))
         .args(["explain", "--", "-c", "k.cu"])
         .env_clear()
+        .env("HOME", home.path())
         .env("PATH", "/usr/bin:/bin"));
     let found = shown.lines().find_map(|l| l.strip_prefix("config file:")).unwrap_or_else(|| panic!("{shown}"));
+    let found = found.trim().strip_suffix(" (the installation's)").unwrap_or_else(|| panic!("{shown}"));
     let config = r.native.join("share/nvcc-wrapper/config.toml");
-    assert_eq!(Path::new(found.trim()).canonicalize().unwrap(), config, "{shown}");
+    assert_eq!(Path::new(found).canonicalize().unwrap(), config, "{shown}");
+    assert!(!shown.contains(".config/nvcc-wrapper"), "{shown}");
 }
 
 #[test]
