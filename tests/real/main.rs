@@ -22,6 +22,7 @@ mod host_compiler;
 mod hostile;
 mod launcher;
 mod meson;
+mod new_user;
 mod nix;
 mod passthrough;
 mod probe_cache;

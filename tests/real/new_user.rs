@@ -1,0 +1,113 @@
+//! A new user's session, replayed (issue 33): a fresh clone of this repository's HEAD, the README's demo command,
+//! the README's install block run twice, a configuration in `~/.config`, `nvcc` on the wrong PATH (doctor fails and
+//! says what to change), then the right one, with a real compile through the installed `nvcc`. Every step runs
+//! the README's own words (the install block is read from the clone's README), with a home of its own; only the
+//! Rust toolchain, the crates and the NVCC download cache are shared with this machine. (The test-suite command is
+//! not replayed inside the suite; scripts/check-fresh-machine.sh runs the demo on a fresh Debian root.)
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::support::*;
+
+/// The fenced `sh` block that follows `heading` in `markdown`.
+fn block_after(markdown: &str, heading: &str) -> String {
+    let rest = &markdown[markdown.find(heading).unwrap_or_else(|| panic!("no {heading:?} in the README"))..];
+    let start = rest.find("```sh\n").expect("an sh block after the heading") + "```sh\n".len();
+    rest[start..start + rest[start..].find("```").unwrap()].to_string()
+}
+
+fn shown(out: &Output) -> String {
+    format!("exit {:?}\nstdout:\n{}\nstderr:\n{}", out.status.code(), stdout(out), stderr(out))
+}
+
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn issue_33_a_new_users_session_from_a_fresh_clone() {
+    let Some(toolkit) = real_toolkit("13.0") else { return };
+    let (Some(git), Some(_)) = (real_program("git"), real_program("g++")) else { return };
+    let work = tempfile::tempdir().unwrap();
+    let (clone, home) = (work.path().join("clone"), work.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new(&git).args(["clone", "--quiet", repo]).arg(&clone).output().unwrap();
+    assert!(out.status.success(), "git clone: {}", shown(&out));
+    // One build directory for every run of this test, so that the crates are built once; the clone's own sources
+    // are rebuilt each time. Release builds here skip fat LTO (minutes on two cores): the commands are the README's.
+    let target = cache_dir().join("new-user-target");
+    std::fs::create_dir_all(&target).unwrap();
+    std::os::unix::fs::symlink(&target, clone.join("target")).unwrap();
+    let real_home = PathBuf::from(std::env::var_os("HOME").unwrap());
+    let cargo_home = std::env::var_os("CARGO_HOME").map_or(real_home.join(".cargo"), PathBuf::from);
+    let rustup_home = std::env::var_os("RUSTUP_HOME").map_or(real_home.join(".rustup"), PathBuf::from);
+    let system_path = std::env::var("PATH").unwrap();
+    let user = |path: &str| {
+        let mut cmd = Command::new("bash");
+        cmd.env_clear()
+            .current_dir(&clone)
+            .env("HOME", &home)
+            .env("PATH", path)
+            .env("CARGO_HOME", &cargo_home)
+            .env("RUSTUP_HOME", &rustup_home)
+            .env("NVCC_WRAPPER_CACHE", cache_dir())
+            .env("CARGO_PROFILE_RELEASE_LTO", "false")
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16");
+        cmd
+    };
+
+    // The demo: builds, installs before real NVCC 13.0, compiles examples/hello.cu and runs it.
+    let out = user(&system_path).args(["-c", "scripts/demo.sh"]).output().unwrap();
+    assert!(out.status.success(), "scripts/demo.sh: {}", shown(&out));
+    let text = stdout(&out);
+    assert!(text.contains("== nvcc is the wrapper:"), "{text}");
+    assert!(text.contains("Cuda compilation tools, release 13.0"), "{text}");
+
+    // The README's install block, twice (a second run must not fail on what the first made).
+    let readme = std::fs::read_to_string(clone.join("README.md")).unwrap();
+    let install = block_after(&readme, "## Install");
+    for run in 1..=2 {
+        let out = user(&system_path).args(["-e", "-c", &install]).output().unwrap();
+        assert!(out.status.success(), "the README's install block, run {run}:\n{install}\n{}", shown(&out));
+    }
+    let bin = home.join(".local/bin");
+    assert_eq!(std::fs::read_link(bin.join("nvcc")).unwrap(), Path::new("nvcc-wrapper"));
+    assert!(home.join(".local/share/man/man1/nvcc-wrapper.1").is_file());
+
+    // A configuration where people look for one.
+    let config = home.join(".config/nvcc-wrapper/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "[gpu]\ncapabilities = [\"8.6\"]\n").unwrap();
+
+    // The CUDA bin first, as a common ~/.bashrc has it: `nvcc` is the real one, and doctor says so and fails.
+    let cuda_bin = toolkit.join("bin");
+    let wrong = format!("{}:{}:/usr/bin:/bin", cuda_bin.display(), bin.display());
+    let out = user(&wrong).args(["-c", "nvcc-wrapper doctor"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "doctor on the wrong PATH: {}", shown(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!("problem: `nvcc` on PATH is {}, not this wrapper", cuda_bin.join("nvcc").display())),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("help: put the directory of the wrapper's `nvcc` link before {}", cuda_bin.display())),
+        "{text}"
+    );
+
+    // The right order: doctor passes, names the user's file, and `nvcc` builds and runs the example with it.
+    let right = format!("{}:{}:/usr/bin:/bin", bin.display(), cuda_bin.display());
+    let out = user(&right).args(["-c", "command -v nvcc; nvcc-wrapper doctor"]).output().unwrap();
+    assert!(out.status.success(), "doctor on the right PATH: {}", shown(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with(&format!("{}\n", bin.join("nvcc").display())), "{text}");
+    assert!(text.contains(&format!("config file: {} (the user's)", config.display())), "{text}");
+    assert!(text.contains("-gencode=arch=compute_86,code=sm_86"), "{text}");
+    assert!(text.ends_with("no problems found\n"), "{text}");
+    let hello = work.path().join("hello");
+    let out = user(&right)
+        .args(["-c", "nvcc -cudart static examples/hello.cu -o \"$1\"", "sh"])
+        .arg(&hello)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "nvcc examples/hello.cu: {}", shown(&out));
+    run_smoke(&hello);
+}
