@@ -106,7 +106,9 @@ fn issue_33_each_dialect_embeds_what_nvcc_builds_for_its_tools_flags() {
         let Some(root) = real_toolkit(release) else { continue };
         // The release's own cuobjdump where it has one: 13.x's cannot read 11.8's sm_35.
         let own = Some(root.join("bin/cuobjdump")).filter(|c| c.is_file());
-        let (Some(cuobjdump), Some(host)) = (own.or_else(|| real_tool("cuobjdump")), real_program(host)) else { continue };
+        let (Some(cuobjdump), Some(host)) = (own.or_else(|| real_tool("cuobjdump")), real_program(host)) else {
+            continue;
+        };
         let sb = RealSandbox::new(&root);
         sb.write("k.cu", KERNEL_CU);
         sb.write("wrapper.toml", &format!("[host-compiler]\nstdenv = \"{}\"\n", host.display()));
@@ -119,7 +121,8 @@ fn issue_33_each_dialect_embeds_what_nvcc_builds_for_its_tools_flags() {
                 .output()
                 .unwrap();
             assert!(wrapped.status.success(), "{release} {word}: {}", stderr(&wrapped));
-            let alone = sb.real_nvcc().arg("-ccbin").arg(&host).arg(flag).args(["-c", "k.cu", "-o", "n.o"]).output().unwrap();
+            let alone =
+                sb.real_nvcc().arg("-ccbin").arg(&host).arg(flag).args(["-c", "k.cu", "-o", "n.o"]).output().unwrap();
             assert!(alone.status.success(), "{release} {flag}: {}", stderr(&alone));
             let (ours, nvccs) = (embedded(&cuobjdump, &sb.file("w.o")), embedded(&cuobjdump, &sb.file("n.o")));
             let want: BTreeSet<String> = if word.starts_with("all") { &nvccs - &jetson } else { nvccs.clone() };

@@ -5,6 +5,9 @@
 //! Rust toolchain, the crates and the NVCC download cache are shared with this machine. (The test-suite command is
 //! not replayed inside the suite; scripts/check-fresh-machine.sh runs the demo on a fresh Debian root.)
 
+// The test hands this machine's Rust toolchain to the replayed user: it reads where that is.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
