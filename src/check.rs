@@ -70,7 +70,7 @@ fn build_twice(
                 ErrorKind::Output,
                 format!("cannot make the temporary directory {}: {e}", crate::shell::path(&tmpdir)),
             )
-            .with_help("set TMPDIR to a directory this user may write")
+            .with_help(crate::dirs::write_help(&e, base, "$TMPDIR", None))
         })?;
         env.set(vars::TMPDIR, tmpdir.as_os_str());
         let status = exec::run_and_wait(me, "nvcc".as_ref(), args, env).map_err(|e| {

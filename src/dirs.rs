@@ -70,6 +70,25 @@ pub fn prepare(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
 }
 
+/// The help line for a directory the wrapper could not write into (`dir`), fitted to why: a full file system (or a
+/// used-up quota) needs room, or another place (`moved_by`, the variable that moves it); a read-only one another
+/// place; anything else (permissions, a file in the way) the right to write there. `instead` is the way round it.
+pub fn write_help(err: &std::io::Error, dir: &Path, moved_by: &str, instead: Option<&str>) -> String {
+    let dir = crate::shell::path(dir);
+    let mut help = match err.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT) => {
+            format!("the file system of {dir} is full: free space on it, or point {moved_by} at another one")
+        }
+        Some(libc::EROFS) => format!("{dir} is on a read-only file system: point {moved_by} at a writable one"),
+        _ => format!("make {dir} writable, or point {moved_by} at a directory this user may write"),
+    };
+    if let Some(instead) = instead {
+        help.push_str(", or ");
+        help.push_str(instead);
+    }
+    help
+}
+
 /// `nvcc-wrapper-UID`.
 fn private_name() -> String {
     // SAFETY: geteuid cannot fail and touches no memory.
@@ -145,6 +164,29 @@ mod tests {
         // nix-shell sets NIX_BUILD_TOP too, and IN_NIX_SHELL: the user's own cache then.
         let shell = env(&[("HOME", &home), ("NIX_BUILD_TOP", &top), ("IN_NIX_SHELL", Path::new("impure"))]);
         assert_eq!(cache_base(&shell), Some(home.join(".cache/nvcc-wrapper")));
+    }
+
+    /// Issue 33, item 6: the help for a full disk said to make the directory writable. Each errno gets its own.
+    #[test]
+    fn the_help_for_a_directory_not_written_fits_why() {
+        let dir = Path::new("/home/u/.cache/nvcc-wrapper/options-files");
+        let help = |errno| write_help(&std::io::Error::from_raw_os_error(errno), dir, "$XDG_CACHE_HOME", Some("X"));
+        let full = "the file system of /home/u/.cache/nvcc-wrapper/options-files is full: free space on it, or point \
+                    $XDG_CACHE_HOME at another one, or X";
+        assert_eq!(help(libc::ENOSPC), full);
+        assert_eq!(help(libc::EDQUOT), full);
+        assert!(!help(libc::ENOSPC).contains("writable"));
+        assert!(help(libc::EROFS).starts_with(&format!("{} is on a read-only file system", dir.display())));
+        let denied = "make /home/u/.cache/nvcc-wrapper/options-files writable, or point $XDG_CACHE_HOME at a \
+                      directory this user may write, or X";
+        assert_eq!(help(libc::EACCES), denied);
+        assert_eq!(help(libc::EPERM), denied);
+        // An error that is no errno (a directory of another user, say) is one of rights.
+        let foreign = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "not this user's");
+        assert_eq!(
+            write_help(&foreign, Path::new("/tmp"), "$TMPDIR", None),
+            "make /tmp writable, or point $TMPDIR at a directory this user may write"
+        );
     }
 
     #[test]

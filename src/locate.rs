@@ -5,12 +5,13 @@
 //! symbolic or hard link (one `stat` each, where comparing canonical paths costs a `readlink` per path component).
 //! A copy of the wrapper (another file of the same size and bytes: two installs on PATH) is skipped too; its bytes are
 //! compared only when the sizes match, which a real nvcc's never does. Other wrappers that lead back to it (another
-//! build of the wrapper, a script around `nvcc` given as the host compiler) are caught by a depth counter in the
-//! environment (`NVCC_WRAPPER_DEPTH`), raised on every exec.
+//! build of the wrapper, a script around `nvcc` given as the host compiler, a launcher that runs `nvcc` instead of
+//! the real nvcc it is given) are caught by a depth counter in the environment (`NVCC_WRAPPER_DEPTH`), raised on every
+//! exec; a launcher that hands the real nvcc back to the wrapper is caught at once.
 
 use std::path::{Path, PathBuf};
 
-use crate::config::Loaded;
+use crate::config::{Loaded, Sourced};
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -51,11 +52,11 @@ pub struct Located {
 
 /// The way in, taken once per call: refuse a loop, then find the real nvcc.
 pub fn locate(ctx: &Context, config: &Loaded) -> Result<Located> {
-    let depth = depth(ctx)?;
+    let depth = depth(ctx, config.config.launcher.as_ref())?;
     let nvcc = find(ctx, config)?;
     // A wrapper runs its launcher as `<launcher> <real nvcc> <arguments>`: a wrapper started so is the launcher.
     if depth > 0 && ctx.args.first().is_some_and(|first| Path::new(first) == nvcc.path) {
-        return Err(launcher_is_me(config));
+        return Err(launcher_is_me(ctx, config));
     }
     Ok(Located { nvcc, depth })
 }
@@ -68,15 +69,29 @@ pub fn started_as_launcher(ctx: &Context) -> bool {
         && ctx.args.first().map(Path::new).is_some_and(|first| first.is_absolute() && first.is_file())
 }
 
-/// The error for a launcher that is this wrapper (issue 26: it used to end in "started 8 times in a chain", or in
-/// `nvcc-wrapper`'s usage error, without naming the launcher).
-fn launcher_is_me(config: &Loaded) -> Error {
+/// The error for a launcher that leads back to this wrapper (issue 26: it used to end in "started 8 times in a chain",
+/// or in `nvcc-wrapper`'s usage error, without naming the launcher). The launcher may be this wrapper (a link to it,
+/// or a copy), or another program that runs it again, such as a script around `nvcc-wrapper` or the `nvcc` on PATH
+/// (issue 33: such a script was called "this wrapper itself"); either way it did not run the real nvcc it was given.
+fn launcher_is_me(ctx: &Context, config: &Loaded) -> Error {
     let launcher = config.config.launcher.as_ref();
     let origin = launcher.map_or("the config".to_string(), |l| l.origin.to_string());
     let named = match launcher {
         Some(launcher) => format!("the launcher {} (`launcher` in {origin})", crate::shell::path(&launcher.value)),
         None => "the launcher".to_string(),
     };
+    let is_me = this_wrapper(ctx);
+    let resolved = launcher.and_then(|l| which::which_in(&l.value, Some(ctx.search_path()), &ctx.cwd).ok());
+    let wrapper = resolved.and_then(|p| Some(is_me(&p, &std::fs::metadata(&p).ok()?)));
+    if wrapper == Some(false) {
+        return Error::new(
+            ErrorKind::Loop,
+            format!(
+                "{named} is not this wrapper but runs it again (as `nvcc-wrapper`, or as the `nvcc` on PATH) instead of the real nvcc it is given, and the wrapper would run the launcher again"
+            ),
+        )
+        .with_help(format!("{LAUNCHER_RUNS_ITS_COMMAND}: make it do so, or set `launcher` in {origin} to a compiler cache, or remove it"));
+    }
     Error::new(
         ErrorKind::Loop,
         format!("{named} is this wrapper itself, not a compiler cache: it would run the wrapper again"),
@@ -84,8 +99,12 @@ fn launcher_is_me(config: &Loaded) -> Error {
     .with_help(format!("set `launcher` in {origin} to a compiler cache (ccache, sccache), or remove it"))
 }
 
-/// The depth this wrapper runs at (0 when not started by a wrapper), refusing to go deeper than `MAX_DEPTH`.
-pub fn depth(ctx: &Context) -> Result<u32> {
+/// What a launcher must do, as help lines say it.
+const LAUNCHER_RUNS_ITS_COMMAND: &str = "a launcher must run the command it is given (`LAUNCHER /path/to/real/nvcc ARGS`; in a script, `exec \"$@\"`), as ccache and sccache do, never `nvcc` on PATH or the wrapper";
+
+/// The depth this wrapper runs at (0 when not started by a wrapper), refusing to go deeper than `MAX_DEPTH`; a chain
+/// too deep is blamed on `launcher` too, when one is configured (it may run `nvcc` on PATH, which is the wrapper).
+pub fn depth(ctx: &Context, launcher: Option<&Sourced<PathBuf>>) -> Result<u32> {
     let Some(raw) = ctx.env.non_empty(vars::DEPTH) else {
         return Ok(0);
     };
@@ -97,7 +116,7 @@ pub fn depth(ctx: &Context) -> Result<u32> {
     // A number too large for any counter is a chain too deep all the same.
     let depth: u32 = depth.parse().unwrap_or(u32::MAX);
     if depth >= MAX_DEPTH {
-        return Err(too_deep(ctx, depth));
+        return Err(too_deep(ctx, depth, launcher));
     }
     Ok(depth)
 }
@@ -106,7 +125,7 @@ pub fn depth(ctx: &Context) -> Result<u32> {
 /// `nvcc.profile`) in the environment of every program it runs, so a wrapper that finds it was started, however
 /// indirectly, by a program nvcc ran: a host compiler that is a script around `nvcc` (`-ccbin`, `NVCC_CCBIN`, the
 /// config's), or a program given to `nvcc -run`. Without it, the chain is of wrappers running wrappers.
-fn too_deep(ctx: &Context, depth: u32) -> Error {
+fn too_deep(ctx: &Context, depth: u32, launcher: Option<&Sourced<PathBuf>>) -> Error {
     let chain = format!("nvcc-wrapper was started {depth} times in a chain ({}={depth})", vars::DEPTH);
     match ctx.env.non_empty(vars::NVCC_HERE) {
         Some(here) => {
@@ -119,9 +138,22 @@ fn too_deep(ctx: &Context, depth: u32) -> Error {
                 "the host compiler (`-ccbin`, `NVCC_CCBIN`, or a compiler in the config) or a program run by `nvcc -run` must not call `nvcc`: give `-ccbin` the compiler itself, or have the script call {real}"
             ))
         }
-        None => Error::new(ErrorKind::Loop, format!("{chain}: the nvcc it runs leads back to a wrapper")).with_help(
-            "point `nvcc` in the config file at the real nvcc, or put the real nvcc's directory on PATH before any copy of the wrapper",
-        ),
+        None => {
+            let (through, launcher_help) = match launcher {
+                Some(l) => (
+                    format!(
+                        ", or the launcher {} (`launcher` in {}) it runs nvcc through does",
+                        crate::shell::path(&l.value),
+                        l.origin
+                    ),
+                    format!("{LAUNCHER_RUNS_ITS_COMMAND}; "),
+                ),
+                None => (String::new(), String::new()),
+            };
+            Error::new(ErrorKind::Loop, format!("{chain}: the nvcc it runs leads back to a wrapper{through}")).with_help(
+                format!("{launcher_help}point `nvcc` in the config file at the real nvcc, or put the real nvcc's directory on PATH before any copy of the wrapper"),
+            )
+        }
     }
 }
 
@@ -331,10 +363,10 @@ mod tests {
     #[test]
     fn a_chain_through_a_program_nvcc_runs_is_blamed_on_it() {
         let mut c = ctx("", None, Some("8"));
-        let err = depth(&c).unwrap_err();
+        let err = depth(&c, None).unwrap_err();
         assert!(err.help.as_deref().unwrap().contains("before any copy of the wrapper"), "{err}");
         c.env.set("_HERE_", "/opt/cuda/bin");
-        let err = depth(&c).unwrap_err();
+        let err = depth(&c, None).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Loop);
         assert!(
             err.message.contains("a program that the real nvcc /opt/cuda/bin/nvcc runs calls `nvcc` again"),
@@ -411,11 +443,11 @@ mod tests {
 
     #[test]
     fn depth_counter() {
-        assert_eq!(depth(&ctx("", None, None)).unwrap(), 0);
-        assert_eq!(depth(&ctx("", None, Some("3"))).unwrap(), 3);
-        assert_eq!(depth(&ctx("", None, Some(&MAX_DEPTH.to_string()))).unwrap_err().kind, ErrorKind::Loop);
-        assert_eq!(depth(&ctx("", None, Some("many"))).unwrap_err().kind, ErrorKind::Environment);
+        assert_eq!(depth(&ctx("", None, None), None).unwrap(), 0);
+        assert_eq!(depth(&ctx("", None, Some("3")), None).unwrap(), 3);
+        assert_eq!(depth(&ctx("", None, Some(&MAX_DEPTH.to_string())), None).unwrap_err().kind, ErrorKind::Loop);
+        assert_eq!(depth(&ctx("", None, Some("many")), None).unwrap_err().kind, ErrorKind::Environment);
         // Too large for a counter: a chain too deep, not "not a whole number".
-        assert_eq!(depth(&ctx("", None, Some("999999999999"))).unwrap_err().kind, ErrorKind::Loop);
+        assert_eq!(depth(&ctx("", None, Some("999999999999")), None).unwrap_err().kind, ErrorKind::Loop);
     }
 }

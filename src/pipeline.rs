@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use tracing::debug;
 
 use crate::context::{vars, Context};
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{self, exec};
 use crate::output;
 use crate::prepare::{self, Prepared};
@@ -33,12 +33,12 @@ pub fn run(ctx: &Context) -> Result<i32> {
     }
     let command = prepared.final_command();
     // The dry run's command names them too, so it can be run as printed. Not written, nvcc runs as given instead.
-    if let Err(e) = exec::write_files(&prepared.plan.written).map_err(|e| e.message) {
+    if let Err(e) = exec::write_files(&prepared.plan.written) {
         return Err(exec::run_as_given(
             ctx,
             &prepared.plan,
             prepared.setup.located.depth,
-            &e,
+            e,
             flag(ctx, vars::DRY_RUN)?,
         ));
     }
@@ -89,7 +89,8 @@ pub fn run(ctx: &Context) -> Result<i32> {
         // The call was within the kernel's limit as given, and the wrapper's additions (its loop counter included)
         // pushed it over: run it as nvcc alone would, rather than fail a build nvcc could have run.
         let why = format!("with the wrapper's additions the command is longer than the kernel takes ({err})");
-        return Err(exec::run_as_given(ctx, &prepared.plan, prepared.setup.located.depth, &why, false));
+        let why = Error::new(ErrorKind::Output, why);
+        return Err(exec::run_as_given(ctx, &prepared.plan, prepared.setup.located.depth, why, false));
     }
     match &prepared.plan.launcher {
         Some(launcher) => Err(exec::cannot_run_launcher(launcher, &err)),

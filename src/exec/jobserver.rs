@@ -38,9 +38,11 @@ pub fn makeflags(jobs: u32, fifo: &Path, caller: Option<&OsStr>) -> OsString {
 
 /// Run `command` under a jobserver of `jobs` slots; its exit code, or it ends the wrapper by its signal.
 pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
+    let base = ctx.env.non_empty(vars::TMPDIR).map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
     let failed = |what: &str, e: std::io::Error| {
+        let instead = "run the build without `nvcc-wrapper jobserver`";
         Error::new(ErrorKind::Output, format!("cannot set up the jobserver: {what}: {e}"))
-            .with_help("make $TMPDIR (or /tmp) writable, or run the build without `nvcc-wrapper jobserver`")
+            .with_help(crate::dirs::write_help(&e, &base, "$TMPDIR", Some(instead)))
     };
     let (program, args) = command.split_first().ok_or_else(|| {
         Error::new(ErrorKind::Usage, "`nvcc-wrapper jobserver` needs a command to run")
@@ -51,7 +53,6 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
         Error::new(ErrorKind::CannotExec, format!("cannot run {}: {e}", crate::shell::display([program.as_os_str()])))
             .with_help("give the build tool's name on PATH, or its path")
     })?;
-    let base = ctx.env.non_empty(vars::TMPDIR).map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
     let dir = base.join(format!("nvcc-wrapper-jobserver-{}", ctx.pid));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::DirBuilder::new().mode(0o700).create(&dir).map_err(|e| failed(&crate::shell::path(&dir), e))?;

@@ -254,16 +254,14 @@ pub fn write_files(files: &[WrittenFile]) -> Result<()> {
             touch(&file.path);
             continue;
         }
+        let dir = file.path.parent().unwrap_or(Path::new("."));
         let fail = |e: std::io::Error| {
             Error::new(
                 ErrorKind::Output,
                 format!("cannot write the rewritten options file {}: {e}", crate::shell::path(&file.path)),
             )
-            .with_help(
-                "make $XDG_CACHE_HOME (or ~/.cache) writable, or set `[gpu] arch-flags` to \"respect\" or \"append\"",
-            )
+            .with_help(crate::dirs::write_help(&e, dir, "$XDG_CACHE_HOME", Some(ARCH_FLAGS_INSTEAD)))
         };
-        let dir = file.path.parent().unwrap_or(Path::new("."));
         crate::dirs::prepare(dir).map_err(fail)?;
         replace_whole(&file.path, &file.contents, None).map_err(fail)?;
         crate::evict::now_and_then(dir, &OPTIONS_FILES);
@@ -306,21 +304,23 @@ pub fn exec_as_given(nvcc: &Path, args: &[OsString], given: &Env, depth: u32) ->
     exec(nvcc, args, given)
 }
 
-/// Run nvcc as the user gave it, because the plan cannot be carried out (`why`), saying on stderr what that drops;
-/// in a dry run, print nothing more and fail with `why`. Returns only on error.
+/// What avoids rewriting options files altogether.
+const ARCH_FLAGS_INSTEAD: &str = "set `[gpu] arch-flags` to \"respect\" or \"append\"";
+
+/// Run nvcc as the user gave it, because the plan cannot be carried out (`why`, whose message says what failed),
+/// saying on stderr what that drops; in a dry run, print nothing more and fail with `why`, its help included.
+/// Returns only on error.
 pub fn run_as_given(
     ctx: &crate::context::Context,
     plan: &crate::plan::Plan,
     depth: u32,
-    why: &str,
+    why: Error,
     dry_run: bool,
 ) -> Error {
     if dry_run {
-        return Error::new(ErrorKind::Output, why).with_help(
-            "make $XDG_CACHE_HOME (or ~/.cache) writable, or set `[gpu] arch-flags` to \"respect\" or \"append\"",
-        );
+        return why;
     }
-    eprintln!("nvcc-wrapper: warning: {why}: running nvcc as given, {}", dropped(plan));
+    eprintln!("nvcc-wrapper: warning: {}: running nvcc as given, {}", why.message, dropped(plan));
     let err = exec_as_given(&plan.nvcc.path, &ctx.args, &ctx.env, depth);
     cannot_run(&plan.nvcc.path, &err)
 }

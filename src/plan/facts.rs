@@ -10,6 +10,7 @@ use super::model::Plan;
 use super::target::{self, Named};
 use crate::args::Invocation;
 use crate::compat::{Compat, Platform};
+use crate::config::HostCompilerConfig;
 use crate::error::Result;
 use crate::probe::system::Probes;
 use crate::version::Version;
@@ -74,12 +75,14 @@ impl fmt::Display for Release {
     }
 }
 
-/// What the facts themselves say, once.
+/// What the facts themselves say, once. `TargetHostCompilerUnused`: `[target.host-compiler]` holds settings, but the
+/// build is not a cross build, so only `[host-compiler]` counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
     ReleaseUnknown { why: String },
     ReleaseNewer { version: Version, newest: Version },
     TargetIsNative { platform: String },
+    TargetHostCompilerUnused { platform: String },
 }
 
 impl fmt::Display for Note {
@@ -96,6 +99,10 @@ impl fmt::Display for Note {
             Note::TargetIsNative { platform } => {
                 write!(f, "the target {platform} is this machine's: nothing is cross-compiled")
             }
+            Note::TargetHostCompilerUnused { platform } => write!(
+                f,
+                "`[target.host-compiler]` is not used: it names the compilers for a target of another CPU, and this build's target, {platform}, is this machine's; the host compiler comes from `[host-compiler]`"
+            ),
         }
     }
 }
@@ -229,6 +236,10 @@ impl<'a> Facts<'a> {
         let (platform, cross) = target::resolve(&config.target, &named, &compat.platforms, release.version())?;
         if !cross && config.target.system.is_some() {
             plan.note(Note::TargetIsNative { platform: platform.name.to_string() });
+        }
+        // Settings a native build never reads would otherwise look as if they chose its host compiler (issue 33).
+        if !cross && config.target.host_compiler != HostCompilerConfig::default() {
+            plan.note(Note::TargetHostCompilerUnused { platform: platform.name.to_string() });
         }
         let capabilities = &config.gpu.capabilities;
         let jetson = |c| compat.capabilities.get(c).is_some_and(|info| info.is_jetson());

@@ -315,7 +315,8 @@ pub const KEYS: &[Key] = &[
     Key {
         key: "[target.host-compiler] stdenv",
         kind: "compiler; default: the first `TRIPLE-g++` on PATH",
-        meaning: "the target's main C++ compiler (used only when the target is another CPU)",
+        meaning: "the target's main C++ compiler (used only when the target is another CPU; in a native build, \
+                  `explain` notes the table unused)",
         example: "\"aarch64-linux-gnu-g++\"",
     },
     Key {

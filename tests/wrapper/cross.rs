@@ -200,3 +200,44 @@ fn target_paths_reach_nvcc_byte_for_byte_or_are_refused_by_name() {
         assert!(!sb.ran(), "nvcc ran with {key} {}", spaced.display());
     }
 }
+
+/// Issue 33, item 6: a `[target.host-compiler]` table in a native build's config was silently unused. The build still
+/// takes its host compiler from `[host-compiler]`, and `explain` (and `--format json`, and the debug log) now says in
+/// a note that the table is not used; a cross build, or a config without the table, gets no such note.
+#[test]
+fn issue_33_a_target_host_compiler_in_a_native_build_is_noted_unused() {
+    let sb = Sandbox::new();
+    let base = std::fs::read_to_string(&sb.config).unwrap();
+    let section = "[target.host-compiler]\nstdenv = \"aarch64-linux-gnu-g++\"\n";
+    let config = sb.write("native.toml", &format!("{base}{section}"));
+    let explain = |config: &std::path::Path, format: &str| {
+        let mut cmd = sb.wrapper_cli();
+        cmd.env("NVCC_WRAPPER_CONFIG", config).args(["explain", "--format", format, "--", "-c", "k.cu"]);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let said = "note: `[target.host-compiler]` is not used: it names the compilers for a target of another CPU, and \
+                this build's target, x86_64-linux, is this machine's; the host compiler comes from `[host-compiler]`";
+    let text = explain(&config, "text");
+    assert!(text.contains(said), "{text}");
+    assert!(text.contains(&sb.ccbin()), "the native stdenv compiler is still the one: {text}");
+    let plan: serde_json::Value = serde_json::from_str(&explain(&config, "json")).unwrap();
+    let notes = plan["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n["step"] == "facts" && n["code"] == "target-host-compiler-unused"), "{notes:?}");
+    // The drop-in builds as before, with the native compiler and no warning.
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).args(["-c", "k.cu"]).output().unwrap();
+    assert!(out.status.success() && warnings(&out).is_empty(), "{}", stderr(&out));
+    assert!(sb.recorded().args().contains(&sb.ccbin()), "{:?}", sb.recorded().args());
+    // `[target] system` naming this machine: still native, still noted.
+    let named = sb.write("named.toml", &format!("{base}[target]\nsystem = \"x86_64-linux\"\n{section}"));
+    assert!(explain(&named, "text").contains(said));
+
+    // Without the table, or in a cross build, no such note.
+    assert!(!explain(&sb.config, "text").contains("[target.host-compiler]` is not used"));
+    let (cross, _) = cross_sandbox(&["sbsa-linux"], SBSA);
+    let mut cmd = cross.wrapper_cli();
+    let out = cmd.env("NVCC_WRAPPER_CONFIG", &cross.config).args(["explain", "--", "-c", "k.cu"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("is not used"), "{}", stdout(&out));
+}

@@ -279,3 +279,55 @@ fn a_compat_data_launchers_toml_replaces_the_known_bad_table() {
     assert!(stderr(&out).contains("launchers.toml") && stderr(&out).contains("last-version"), "{}", stderr(&out));
     assert!(launcher_args(&sb, "sccache").is_none());
 }
+
+/// Issue 33, item 6: a launcher *script* that runs the wrapper again was reported as "this wrapper itself", which it
+/// is not (the user would look for a link or a copy of the wrapper). It is now named for what it is, a program that
+/// runs the wrapper instead of the real nvcc it is given, and the help says what a launcher must do; a launcher that
+/// drops the real nvcc and runs `nvcc` (the wrapper) loops until the depth counter stops it, which now names the
+/// launcher too. A launcher that is the wrapper keeps its own words (tests/wrapper/hostile.rs).
+#[test]
+fn issue_33_a_launcher_script_that_runs_the_wrapper_is_named_for_what_it_is() {
+    let sb = Sandbox::new();
+    let script = |name: &str, body: &str| {
+        let path = sb.write(&format!("launchers/{name}"), &format!("#!/bin/sh\n{body}\n"));
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        path
+    };
+    let by_name = script("via-wrapper", &format!("exec '{WRAPPER}' \"$@\""));
+    let via_path = script("via-path", "exec nvcc \"$@\"");
+    for launcher in [&by_name, &via_path] {
+        let out = sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", launcher).args(["-c", "k.cu"]).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(125), "{}: {err}", launcher.display());
+        let named = format!("the launcher {} (`launcher` in $NVCC_WRAPPER_LAUNCHER)", launcher.display());
+        assert!(err.contains(&format!("{named} is not this wrapper but runs it again")), "{err}");
+        assert!(err.contains("instead of the real nvcc it is given"), "{err}");
+        assert!(!err.contains("is this wrapper itself"), "{err}");
+        assert!(err.contains("help: a launcher must run the command it is given"), "{err}");
+        assert_eq!(err.lines().count(), 2, "{err}");
+        assert!(!sb.ran());
+    }
+    // From the config file, by a name on PATH: the same words, naming the file.
+    config_with(&sb, "launcher = \"via-path\"\n");
+    let path =
+        std::env::join_paths(std::iter::once(sb.dir.path().join("launchers")).chain(std::env::split_paths(&sb.path())))
+            .unwrap();
+    let out = sb.nvcc().env("PATH", &path).args(["-c", "k.cu"]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    let named = format!("the launcher via-path (`launcher` in {})", sb.config.display());
+    assert!(err.contains(&format!("{named} is not this wrapper but runs it again")), "{err}");
+
+    // A launcher that leaves out the real nvcc and runs `nvcc`: a chain, stopped at the depth limit, naming it.
+    let dropped = script("drops-nvcc", "shift\nexec nvcc \"$@\"");
+    let out = sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", &dropped).args(["-c", "k.cu"]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    let through = format!(
+        "or the launcher {} (`launcher` in $NVCC_WRAPPER_LAUNCHER) it runs nvcc through does",
+        dropped.display()
+    );
+    assert!(err.contains("started 8 times in a chain") && err.contains(&through), "{err}");
+    assert!(err.contains("help: a launcher must run the command it is given"), "{err}");
+    assert!(!sb.ran());
+}
