@@ -233,3 +233,103 @@ fn sizes_are_read_as_the_readme_writes_them() {
     );
     assert_eq!(sizes("about MB, 4 GiB, x12 MB"), Vec::<String>::new());
 }
+
+/// A fenced block: the line its fence opens on, and its lines.
+type Block<'t> = (usize, Vec<&'t str>);
+
+/// The fenced blocks of `lang` in `text`.
+fn blocks<'t>(text: &'t str, lang: &str) -> Vec<Block<'t>> {
+    let (mut out, mut open): (Vec<Block>, Option<Block>) = (Vec::new(), None);
+    for (i, line) in text.lines().enumerate() {
+        match open.take() {
+            Some(block) if line.trim_start().starts_with("```") => out.push(block),
+            Some(mut block) => {
+                block.1.push(line);
+                open = Some(block);
+            }
+            None if line.trim_start() == format!("```{lang}") => open = Some((i + 1, Vec::new())),
+            None => {}
+        }
+    }
+    out
+}
+
+/// The README's and the guide's pages: where users copy recipes from.
+fn recipe_pages() -> Vec<PathBuf> {
+    pages().into_iter().filter(|p| p == Path::new("README.md") || p.starts_with("docs/guide")).collect()
+}
+
+/// Every configuration the README and the guide show is one the wrapper reads (issue 33: recipes that work as
+/// written). Blocks of other programs' files say so on their first line (`# scheduler.conf: sccache-dist ...`).
+#[test]
+fn issue_33_every_config_the_docs_show_is_read_by_the_wrapper() {
+    let work = tempfile::tempdir().unwrap();
+    let mut read = 0;
+    for page in recipe_pages() {
+        let text = std::fs::read_to_string(Path::new(REPO).join(&page)).unwrap();
+        for (line, block) in blocks(&text, "toml") {
+            if block.first().is_some_and(|l| l.starts_with("# ") && l.contains(".conf")) {
+                continue;
+            }
+            let file = work.path().join("config.toml");
+            std::fs::write(&file, block.join("\n") + "\n").unwrap();
+            // `--version` only asks nvcc: the file is read and checked, nothing is probed.
+            let out = std::process::Command::new(crate::support::WRAPPER)
+                .args(["explain", "--", "--version"])
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .env("NVCC_WRAPPER_CONFIG", &file)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            // A config naming an nvcc this machine lacks is still read: only an error about the file itself counts.
+            assert!(
+                !err.contains("invalid config file") && out.status.code() != Some(78),
+                "{}:{line}: the wrapper does not read this config:\n{}\n{err}",
+                page.display(),
+                block.join("\n")
+            );
+            read += 1;
+        }
+    }
+    assert!(read >= 6, "only {read} configs found in the docs");
+}
+
+/// Every `nvcc-wrapper gencode` example in the README and the guide prints what the page shows: gencode needs no
+/// toolkit, so its examples run as written, with no configuration.
+#[test]
+fn issue_33_every_gencode_example_prints_what_the_docs_show() {
+    let mut ran = 0;
+    for page in recipe_pages() {
+        let text = std::fs::read_to_string(Path::new(REPO).join(&page)).unwrap();
+        for (line, block) in blocks(&text, "console") {
+            let mut i = 0;
+            while i < block.len() {
+                let Some(command) = block[i].strip_prefix("$ nvcc-wrapper gencode") else {
+                    i += 1;
+                    continue;
+                };
+                let command = command.split(" #").next().unwrap();
+                let args = shlex::split(command).unwrap();
+                let shown: Vec<&str> = block[i + 1..].iter().take_while(|l| !l.starts_with("$ ")).copied().collect();
+                let out = std::process::Command::new(crate::support::WRAPPER)
+                    .arg("gencode")
+                    .args(&args)
+                    .env_clear()
+                    .env("PATH", "/usr/bin:/bin")
+                    .output()
+                    .unwrap();
+                let printed = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+                assert_eq!(
+                    printed.lines().collect::<Vec<_>>(),
+                    shown,
+                    "{}:{line}: `nvcc-wrapper gencode{command}`",
+                    page.display()
+                );
+                ran += 1;
+                i += 1 + shown.len();
+            }
+        }
+    }
+    assert!(ran >= 4, "only {ran} gencode examples found in the docs");
+}
