@@ -32,10 +32,11 @@ fn module_of(file: &Path) -> String {
     first.trim_end_matches(".rs").to_string()
 }
 
-/// The code of a file without its unit tests (`#[cfg(test)] mod tests` blocks and `tests.rs` files), which may use
-/// anything.
+/// The code of a file without its unit tests (`#[cfg(test)] mod tests` blocks, `tests.rs` files and the files of a
+/// `tests/` directory beside them), which may use anything.
 fn non_test_code(file: &Path) -> String {
-    if file.file_name().is_some_and(|n| n == "tests.rs") {
+    let in_tests = file.parent().is_some_and(|dir| dir.file_name().is_some_and(|n| n == "tests"));
+    if in_tests || file.file_name().is_some_and(|n| n == "tests.rs") {
         return String::new();
     }
     let text = std::fs::read_to_string(file).unwrap();
