@@ -16,18 +16,15 @@
 //! - An options file named in an environment channel cannot be inlined there (those channels cannot carry a space
 //!   inside a token), so a removal inside one is an error rather than a flag silently kept.
 
-use std::collections::HashSet;
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use super::model::{Message, Plan, Removal, WrittenFile};
+use super::model::{positions, Message, Plan, Positions, Removal, WrittenFile};
 use crate::args::{Channel, Found, Invocation, Role};
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
-
-type Positions = HashSet<(Channel, usize)>;
 
 /// Remove these occurrences, for `why`. Sets the environment channels nvcc will read when one of them changes.
 pub fn remove(
@@ -93,34 +90,6 @@ pub fn remove(
         plan.written.push(WrittenFile { replaces: optf.clone(), path, contents });
     }
     Ok(())
-}
-
-/// argv as nvcc will see it after the removals: removed tokens dropped, and each `-optf` whose files lost tokens
-/// naming the file written in their place.
-pub fn argv(inv: &Invocation, removals: &[Removal], written: &[WrittenFile]) -> Vec<OsString> {
-    let removed = positions(removals);
-    let tokens = &inv.argv;
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < tokens.len() {
-        if removed.contains(&(Channel::Argv, i)) {
-            i += 1;
-            continue;
-        }
-        if let Some(w) = written.iter().find(|w| w.replaces.at.index == i) {
-            out.push(OsString::from("-optf"));
-            out.push(w.path.clone().into_os_string());
-            i += w.replaces.at.tokens;
-            continue;
-        }
-        out.push(tokens[i].clone());
-        i += 1;
-    }
-    out
-}
-
-fn positions(removals: &[Removal]) -> Positions {
-    removals.iter().flat_map(|r| r.positions.iter().copied()).collect()
 }
 
 /// The tokens of a channel that nvcc will read, less those removed.

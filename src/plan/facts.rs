@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::model::Plan;
+pub use super::release::Release;
 use super::target::{self, Named};
 use crate::args::Invocation;
 use crate::compat::{Compat, Platform};
@@ -14,66 +15,6 @@ use crate::config::HostCompilerConfig;
 use crate::error::Result;
 use crate::probe::system::Probes;
 use crate::version::Version;
-
-/// The NVCC release in use, as far as the decisions go.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Release {
-    /// A release the tables describe.
-    Known { version: Version, from: &'static str },
-    /// Newer than the newest release the tables describe: decided as that one.
-    Newer { version: Version, from: &'static str, newest: Version },
-    /// Cannot be told: nothing is decided by release.
-    Unknown { why: String },
-}
-
-/// Where a release from the config's `cuda-version` comes from.
-const FROM_CONFIG: &str = "`cuda-version` in the config";
-
-impl Release {
-    /// The config's `cuda-version`, else what the real nvcc says (its toolkit's version.json, else `nvcc --version`),
-    /// placed against the tables.
-    pub fn of(cuda_version: Option<Version>, probes: &dyn Probes, nvcc: &Path, compat: &Compat) -> Release {
-        let (version, from) = match cuda_version {
-            Some(v) => (v, FROM_CONFIG),
-            None => match probes.nvcc_version(nvcc) {
-                Ok(found) => found,
-                Err(why) => return Release::Unknown { why },
-            },
-        };
-        let newest = compat.newest_release();
-        if version.release() > newest.release() {
-            Release::Newer { version, from, newest }
-        } else {
-            Release::Known { version, from }
-        }
-    }
-
-    /// Whether the config's `cuda-version` says the release (nothing was probed).
-    pub fn stated_by_config(&self) -> bool {
-        matches!(self, Release::Known { from: FROM_CONFIG, .. } | Release::Newer { from: FROM_CONFIG, .. })
-    }
-
-    /// The version, when it is known (newer than the tables included).
-    pub fn version(&self) -> Option<Version> {
-        match self {
-            Release::Known { version, .. } | Release::Newer { version, .. } => Some(*version),
-            Release::Unknown { .. } => None,
-        }
-    }
-}
-
-impl fmt::Display for Release {
-    /// `12.4.131 (from the toolkit's version.json)`, `unknown (why)`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Release::Known { version, from } => write!(f, "{version} (from {from})"),
-            Release::Newer { version, from, newest } => {
-                write!(f, "{version} (from {from}; newer than the tables, which end at {newest})")
-            }
-            Release::Unknown { why } => write!(f, "unknown ({why})"),
-        }
-    }
-}
 
 /// What the facts themselves say, once. `TargetHostCompilerUnused`: `[target.host-compiler]` holds settings, but the
 /// build is not a cross build, so only `[host-compiler]` counts.

@@ -22,6 +22,7 @@ pub mod gpu;
 pub mod host_compiler;
 pub mod launcher;
 pub mod model;
+mod release;
 pub mod reproducible;
 pub mod target;
 pub mod threads;

@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::facts::Release;
+use super::release::Release;
 use crate::args::{Channel, Found, Invocation};
 use crate::compat::CompilerFamily;
 use crate::context::vars;
@@ -282,7 +282,7 @@ impl Plan {
         if self.removed.is_empty() {
             args.extend(inv.argv.iter().cloned());
         } else {
-            args.extend(super::edit::argv(inv, &self.removed, &self.written));
+            args.extend(argv(inv, &self.removed, &self.written));
         }
         args.extend(ours(&self.after));
         args
@@ -296,6 +296,38 @@ impl Plan {
             && self.depfile.is_none()
             && self.threads.is_none()
     }
+}
+
+/// Token positions: (channel, index).
+pub(super) type Positions = std::collections::HashSet<(Channel, usize)>;
+
+/// argv as nvcc will see it after the removals: removed tokens dropped, and each `-optf` whose files lost tokens
+/// naming the file written in their place.
+fn argv(inv: &Invocation, removals: &[Removal], written: &[WrittenFile]) -> Vec<OsString> {
+    let removed = positions(removals);
+    let tokens = &inv.argv;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if removed.contains(&(Channel::Argv, i)) {
+            i += 1;
+            continue;
+        }
+        if let Some(w) = written.iter().find(|w| w.replaces.at.index == i) {
+            out.push(OsString::from("-optf"));
+            out.push(w.path.clone().into_os_string());
+            i += w.replaces.at.tokens;
+            continue;
+        }
+        out.push(tokens[i].clone());
+        i += 1;
+    }
+    out
+}
+
+/// Every token position the removals take out.
+pub(super) fn positions(removals: &[Removal]) -> Positions {
+    removals.iter().flat_map(|r| r.positions.iter().copied()).collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,69 @@
+//! The NVCC release in use, as the decisions see it: known to the tables, newer than they are, or unknown and why.
+//! Found once per call by `facts` and kept in the plan (`model`), which both read this file and nothing of each other.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::compat::Compat;
+use crate::probe::system::Probes;
+use crate::version::Version;
+
+/// The NVCC release in use, as far as the decisions go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Release {
+    /// A release the tables describe.
+    Known { version: Version, from: &'static str },
+    /// Newer than the newest release the tables describe: decided as that one.
+    Newer { version: Version, from: &'static str, newest: Version },
+    /// Cannot be told: nothing is decided by release.
+    Unknown { why: String },
+}
+
+/// Where a release from the config's `cuda-version` comes from.
+const FROM_CONFIG: &str = "`cuda-version` in the config";
+
+impl Release {
+    /// The config's `cuda-version`, else what the real nvcc says (its toolkit's version.json, else `nvcc --version`),
+    /// placed against the tables.
+    pub fn of(cuda_version: Option<Version>, probes: &dyn Probes, nvcc: &Path, compat: &Compat) -> Release {
+        let (version, from) = match cuda_version {
+            Some(v) => (v, FROM_CONFIG),
+            None => match probes.nvcc_version(nvcc) {
+                Ok(found) => found,
+                Err(why) => return Release::Unknown { why },
+            },
+        };
+        let newest = compat.newest_release();
+        if version.release() > newest.release() {
+            Release::Newer { version, from, newest }
+        } else {
+            Release::Known { version, from }
+        }
+    }
+
+    /// Whether the config's `cuda-version` says the release (nothing was probed).
+    pub fn stated_by_config(&self) -> bool {
+        matches!(self, Release::Known { from: FROM_CONFIG, .. } | Release::Newer { from: FROM_CONFIG, .. })
+    }
+
+    /// The version, when it is known (newer than the tables included).
+    pub fn version(&self) -> Option<Version> {
+        match self {
+            Release::Known { version, .. } | Release::Newer { version, .. } => Some(*version),
+            Release::Unknown { .. } => None,
+        }
+    }
+}
+
+impl fmt::Display for Release {
+    /// `12.4.131 (from the toolkit's version.json)`, `unknown (why)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Release::Known { version, from } => write!(f, "{version} (from {from})"),
+            Release::Newer { version, from, newest } => {
+                write!(f, "{version} (from {from}; newer than the tables, which end at {newest})")
+            }
+            Release::Unknown { why } => write!(f, "unknown ({why})"),
+        }
+    }
+}
