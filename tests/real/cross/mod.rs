@@ -436,105 +436,6 @@ fn nvcc_11_8_picks_gcc_11_for_power() {
     });
 }
 
-/// A host-only view of a toolkit, as a Nix store path would be: `bin/` of per-file symlinks (nvcc takes its `TOP`
-/// from argv[0], so the view is the root nvcc sees), `nvvm` and `targets/x86_64-linux`, and no other `targets/`.
-fn host_only_view(root: &Path, view: &Path) -> PathBuf {
-    std::fs::create_dir_all(view.join("bin")).unwrap();
-    std::fs::create_dir_all(view.join("targets")).unwrap();
-    for entry in std::fs::read_dir(root.join("bin")).unwrap() {
-        let entry = entry.unwrap();
-        std::os::unix::fs::symlink(entry.path(), view.join("bin").join(entry.file_name())).unwrap();
-    }
-    std::os::unix::fs::symlink(root.join("nvvm"), view.join("nvvm")).unwrap();
-    std::os::unix::fs::symlink(root.join("targets/x86_64-linux"), view.join("targets/x86_64-linux")).unwrap();
-    view.to_path_buf()
-}
-
-/// The view of a toolkit that has the target files in `targets/<dir>` (so the view must hide them), in a tempdir.
-fn view_of(release: &str) -> Option<(tempfile::TempDir, PathBuf)> {
-    let root = real_toolkit(release)?;
-    let tmp = tempfile::tempdir().unwrap();
-    let view = host_only_view(&root, &tmp.path().canonicalize().unwrap().join("cuda"));
-    Some((tmp, view))
-}
-
-/// What a Nix-style aarch64 build of cross target `name` needs: the target's standalone files, a host-only view of
-/// its release's toolkit (alive while the TempDir is), qemu and the cross compiler; `None` after a note.
-fn nix_style_inputs(name: &str) -> Option<(PathBuf, tempfile::TempDir, PathBuf)> {
-    let cuda_root = real_target_root(name)?;
-    let (tmp, view) = view_of(cross_target_release(name))?;
-    real_program("qemu-aarch64")?;
-    real_program("aarch64-linux-gnu-g++")?;
-    Some((cuda_root, tmp, view))
-}
-
-/// A Nix-style build: nvcc from a host-only view, the target's files in `cuda-root` outside it. The wrapper must
-/// give nvcc the target's headers and libraries itself (no `--target-directory`: the view has none).
-fn nix_style_build(name: &str, cx: Cross, cuda_root: &Path) {
-    let words = cx.plan(&[HELLO, "-o", "hello"]);
-    assert!(!words.iter().any(|w| w.starts_with("--target-directory")), "{name}: {words:?}");
-    assert!(has_flag(&words, "-I", &cuda_root.join("include")), "{name}: {words:?}");
-    assert!(has_flag(&words, "-L", &cuda_root.join("lib")), "{name}: {words:?}");
-    let cccl = cuda_root.join("include/cccl");
-    if cccl.is_dir() {
-        assert!(has_flag(&words, "-isystem", &cccl), "{name}: {words:?}");
-    } else {
-        assert!(!words.iter().any(|w| w.contains("cccl")), "{name}: no include/cccl, yet {words:?}");
-    }
-    let compiler = ccbin(&words);
-    assert!(dumpmachine(&compiler).starts_with("aarch64-"), "{}", compiler.display());
-    // A compile only: the target's headers, no library directory.
-    let compile = cx.plan(&["-c", HELLO, "-o", "hello.o"]);
-    assert!(has_flag(&compile, "-I", &cuda_root.join("include")), "{name}: {compile:?}");
-    assert!(!has_flag(&compile, "-L", &cuda_root.join("lib")), "{name}: -L when not linking: {compile:?}");
-
-    let dry = cx.nvcc_dryrun(&[HELLO, "-o", "hello"]);
-    assert!(host_compiler_gets(&dry, &compiler, &cuda_root.join("include")), "{name}:\n{dry}");
-    cx.build(&[HELLO, "-o", "hello"]);
-    check_program(&cx, &AARCH64, &cx.sb.file("hello"), "sm_90a");
-}
-
-#[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn nix_style_cuda_root_with_nvcc_13_0() {
-    let Some((cuda_root, _tmp, view)) = nix_style_inputs("sbsa-13.0") else { return };
-    let target = format!("[target]\nsystem = \"aarch64-linux\"\ncuda-root = {}", toml_path(&cuda_root));
-    let Some(cx) = Cross::new(&view, &target, "9.0a") else { return };
-    // The failure exists: the view's nvcc with the cross compiler alone finds no CUDA headers for the target.
-    let bare = cx
-        .sb
-        .real_nvcc()
-        .args(["-ccbin", "aarch64-linux-gnu-g++", "-arch=sm_90a", HELLO, "-o", "bare"])
-        .output()
-        .unwrap();
-    assert!(!bare.status.success(), "the view was expected to lack the target's files");
-    assert!(stderr(&bare).contains("cuda_runtime.h"), "{}", stderr(&bare));
-    nix_style_build("sbsa-13.0 view", cx, &cuda_root);
-}
-
-#[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn nix_style_cuda_root_from_the_environment_with_nvcc_12_4() {
-    let Some((cuda_root, _tmp, view)) = nix_style_inputs("sbsa-12.4") else { return };
-    let target = "[target]\nsystem = \"aarch64-linux\"\nplatform = \"sbsa\"";
-    let Some(cx) = Cross::new(&view, target, "9.0a") else { return };
-    let cx = cx.with_env("NVCC_WRAPPER_TARGET_CUDA_ROOT", cuda_root.to_str().unwrap());
-    nix_style_build("sbsa-12.4 view", cx, &cuda_root);
-}
-
-#[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn nix_style_target_from_the_environment_alone_with_nvcc_13_5() {
-    let Some((cuda_root, _tmp, view)) = nix_style_inputs("sbsa-13.5") else { return };
-    // No `[target]` at all: the system (a GNU triple), platform and cuda-root come from the variables.
-    let Some(cx) = Cross::new(&view, "", "9.0a") else { return };
-    let cx = cx
-        .with_env("NVCC_WRAPPER_TARGET_SYSTEM", "aarch64-linux-gnu")
-        .with_env("NVCC_WRAPPER_TARGET_PLATFORM", "sbsa")
-        .with_env("NVCC_WRAPPER_TARGET_CUDA_ROOT", cuda_root.to_str().unwrap());
-    nix_style_build("sbsa-13.5 view", cx, &cuda_root);
-}
-
 /// A sysroot made for the test: Debian's aarch64 headers and libraries by symlink, plus a header found nowhere else,
 /// so that a program including it builds only when `--sysroot` reaches the cross compiler.
 fn make_sysroot(at: &Path) -> PathBuf {
@@ -783,142 +684,27 @@ fn runpath(file: &Path) -> Vec<String> {
     inner.split(':').map(String::from).collect()
 }
 
-/// The README, whose Jetson recipe `issue_33_readme_jetson_recipe_builds_as_written` builds as written.
-const README: &str = include_str!("../../README.md");
-
-/// One TOML block of the README's "Cross-compiling for Jetson" paragraph, and the cross targets of
-/// scripts/fetch-toolkits.sh (`jetson-12.4`, `sbsa-13.2`, ...) that the prose since the block before names: the
-/// toolkits the README says it works with.
-struct Recipe {
-    toml: String,
-    targets: Vec<String>,
-}
-
-/// The README's Jetson recipes: every fenced ```toml block from the paragraph's bold title to the next bold title or
-/// heading, each with the targets its prose names.
-fn readme_jetson_recipes(readme: &str) -> Vec<Recipe> {
-    const TITLE: &str = "**Cross-compiling for Jetson.**";
-    let lines: Vec<&str> = readme.lines().collect();
-    let start = lines.iter().position(|l| l.starts_with(TITLE)).expect("README.md has no Jetson paragraph");
-    let mut recipes = Vec::new();
-    let mut prose = String::new();
-    let mut block: Option<String> = None;
-    for line in &lines[start..] {
-        match block.as_mut() {
-            Some(text) if line.starts_with("```") => {
-                let toml = std::mem::take(text);
-                recipes.push(Recipe { toml, targets: fetch_targets(&prose) });
-                prose.clear();
-                block = None;
-            }
-            Some(text) => {
-                text.push_str(line);
-                text.push('\n');
-            }
-            None if *line == "```toml" => block = Some(String::new()),
-            None if (line.starts_with("**") && !line.starts_with(TITLE)) || line.starts_with('#') => break,
-            None => {
-                prose.push_str(line);
-                prose.push('\n');
-            }
-        }
+/// A host-only view of a toolkit, as a Nix store path would be: `bin/` of per-file symlinks (nvcc takes its `TOP`
+/// from argv[0], so the view is the root nvcc sees), `nvvm` and `targets/x86_64-linux`, and no other `targets/`.
+fn host_only_view(root: &Path, view: &Path) -> PathBuf {
+    std::fs::create_dir_all(view.join("bin")).unwrap();
+    std::fs::create_dir_all(view.join("targets")).unwrap();
+    for entry in std::fs::read_dir(root.join("bin")).unwrap() {
+        let entry = entry.unwrap();
+        std::os::unix::fs::symlink(entry.path(), view.join("bin").join(entry.file_name())).unwrap();
     }
-    assert!(block.is_none(), "the README's Jetson paragraph has an unclosed ```toml block");
-    recipes
+    std::os::unix::fs::symlink(root.join("nvvm"), view.join("nvvm")).unwrap();
+    std::os::unix::fs::symlink(root.join("targets/x86_64-linux"), view.join("targets/x86_64-linux")).unwrap();
+    view.to_path_buf()
 }
 
-/// The cross target names in the code spans of `prose`: `scripts/fetch-toolkits.sh sbsa-13.2` and `sbsa-13.5` both
-/// count.
-fn fetch_targets(prose: &str) -> Vec<String> {
-    let spans = prose.split('`').skip(1).step_by(2);
-    let is_release = |r: &str| r.split_once('.').is_some_and(|(a, b)| [a, b].iter().all(|p| p.parse::<u32>().is_ok()));
-    let words = spans.flat_map(str::split_whitespace);
-    let targets = words.filter(|w| {
-        w.split_once('-').is_some_and(|(kind, release)| matches!(kind, "jetson" | "sbsa") && is_release(release))
-    });
-    targets.map(String::from).collect()
+/// The view of a toolkit that has the target files in `targets/<dir>` (so the view must hide them), in a tempdir.
+fn view_of(release: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    let root = real_toolkit(release)?;
+    let tmp = tempfile::tempdir().unwrap();
+    let view = host_only_view(&root, &tmp.path().canonicalize().unwrap().join("cuda"));
+    Some((tmp, view))
 }
 
-/// `sm_87` for `8.7`: the machine code a capability of the recipe's `[gpu]` list must put into the object.
-fn recipe_cubins(toml_text: &str) -> BTreeSet<String> {
-    let table: toml::Table =
-        toml::from_str(toml_text).unwrap_or_else(|e| panic!("the README's TOML: {e}\n{toml_text}"));
-    let caps = table.get("gpu").and_then(|g| g.get("capabilities")).and_then(|c| c.as_array());
-    let caps = caps.unwrap_or_else(|| panic!("the README's TOML has no [gpu] capabilities:\n{toml_text}"));
-    caps.iter().map(|c| format!("sm_{}", c.as_str().expect("a capability is a string").replace('.', ""))).collect()
-}
-
-/// Issue 33, item 4: the README's Jetson recipe failed as written with the README's own default release (13.0: exit
-/// 65), and said neither which releases it needs nor how to fetch the target files. Each TOML block of the paragraph,
-/// taken from README.md itself, is written to a file as it stands and used exactly as the README says: the wrapper
-/// installed as `nvcc` before the `bin` of the toolkit the prose names (`scripts/fetch-toolkits.sh NAME`), the file
-/// named by `NVCC_WRAPPER_CONFIG`. `explain` must show the cross build, and a compile must give an aarch64 object
-/// holding exactly the block's machine code. 13.0 and 13.1, which the README says build nothing for Orin, must
-/// refuse every block (exit 65) before nvcc makes anything.
-#[test]
-#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn issue_33_readme_jetson_recipe_builds_as_written() {
-    let recipes = readme_jetson_recipes(README);
-    assert!(!recipes.is_empty(), "the README's Jetson paragraph has no ```toml block");
-    let (Some(cuobjdump), Some(_), Some(_)) =
-        (real_tool("cuobjdump"), real_program("file"), real_program("aarch64-linux-gnu-g++"))
-    else {
-        return;
-    };
-    let config_call = |sb: &RealSandbox, cmd: &mut assert_cmd::Command, toml: &str| {
-        sb.prepare(cmd);
-        cmd.env("NVCC_WRAPPER_CONFIG", sb.write("jetson.toml", toml));
-    };
-    for recipe in &recipes {
-        assert!(
-            !recipe.targets.is_empty(),
-            "the README names no `scripts/fetch-toolkits.sh` target before this block:\n{}",
-            recipe.toml
-        );
-        let cubins = recipe_cubins(&recipe.toml);
-        for name in &recipe.targets {
-            let Some(root) = real_cross_target(name) else { continue };
-            let sb = RealSandbox::new(&root);
-            sb.write("k.cu", KERNEL_CU);
-
-            let mut explain = assert_cmd::Command::new(WRAPPER);
-            config_call(&sb, &mut explain, &recipe.toml);
-            let out = explain.args(["explain", "--", "-c", "k.cu", "-o", "k.o"]).output().unwrap();
-            let text = stdout(&out);
-            assert!(out.status.success(), "{name}: explain failed ({:?}):\n{}{}", out.status, text, stderr(&out));
-            let target = format!("target:      {} (cross-compiled)", cross_target_dir(name));
-            assert!(text.contains(&target), "{name}: no `{target}`:\n{text}");
-            assert!(text.contains(&format!("{}/bin/nvcc", root.display())), "{name}: another nvcc:\n{text}");
-            for sm in &cubins {
-                let arch = sm.replace("sm_", "compute_");
-                assert!(text.contains(&format!("-gencode=arch={arch},code={sm}")), "{name}: no {sm}:\n{text}");
-            }
-
-            let mut nvcc = sb.nvcc();
-            config_call(&sb, &mut nvcc, &recipe.toml);
-            let out = nvcc.args(["-c", "k.cu", "-o", "k.o"]).output().unwrap();
-            assert!(out.status.success(), "{name}: nvcc failed ({:?}): {}", out.status, stderr(&out));
-            let object = sb.file("k.o");
-            let file = stdout(&std::process::Command::new("file").arg("-b").arg(&object).output().unwrap());
-            assert!(file.starts_with("ELF 64-bit") && file.contains(AARCH64.file), "{name}: {file}");
-            assert!(file.contains("relocatable"), "{name}: {file}");
-            assert_eq!(embedded(&cuobjdump, &object), cubins, "{name}");
-        }
-    }
-
-    // The README: "13.0 and 13.1 ... build nothing for Orin: the wrapper refuses both files (exit 65)".
-    for release in ["13.0", "13.1"] {
-        let Some(root) = real_toolkit(release) else { continue };
-        for recipe in &recipes {
-            let sb = RealSandbox::new(&root);
-            sb.write("k.cu", KERNEL_CU);
-            let mut nvcc = sb.nvcc();
-            config_call(&sb, &mut nvcc, &recipe.toml);
-            let out = nvcc.args(["-c", "k.cu", "-o", "k.o"]).output().unwrap();
-            let err = stderr(&out);
-            assert_eq!(out.status.code(), Some(65), "{release}:\n{}{err}", recipe.toml);
-            assert!(err.contains("nvcc-wrapper: error:") && err.contains(release), "{release}: {err}");
-            assert!(!sb.file("k.o").exists(), "{release}: nvcc ran although the wrapper refused: {err}");
-        }
-    }
-}
+mod nix_style;
+mod readme;
