@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # install-nix.sh: a Nix that current Nixpkgs accepts (its lib/minfeatures.nix asks for 2.18 or newer; Debian 12's
-# nix-bin is 2.8), from Debian's own packages, for the Nix tests (tests/real/nix.rs). Debian 13 (trixie)'s nix-bin
+# nix-bin is 2.8), from Debian's own packages, for the Nix tests (tests/real/nix/). Debian 13 (trixie)'s nix-bin
 # is unpacked with its libraries by mmdebstrap into the cache outside the checkout:
 #   $NVCC_WRAPPER_CACHE (default ~/.cache/nvcc-wrapper)/nix/root      the unpacked packages (nothing is configured)
 #   $NVCC_WRAPPER_CACHE/nix/bin/{nix,nix-instantiate,nix-build,nix-store}

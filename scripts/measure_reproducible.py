@@ -66,7 +66,7 @@ class Setup:
 
 def setups(release):
     """The host compilers each release accepts here (GCC and Clang), an aarch64 Arm-server cross build, and for 12.4
-    a Jetson-shaped one (the targets/aarch64-linux that tests/real/cross.rs builds against)."""
+    a Jetson-shaped one (the targets/aarch64-linux that tests/real/cross/ builds against)."""
     v = major_minor(release)
     if v <= (11, 8):
         gcc, clang, cross = "g++-11", "clang++-14", "aarch64-linux-gnu-g++-11"

@@ -17,7 +17,7 @@ step "Nix 2.26 from Debian 13"
 scripts/install-nix.sh
 # The default set (real 13.0, 13.5, 12.4, 11.8 toolkits, the host_config.h of every release, and cuobjdump) and the
 # cross target files (aarch64 and ppc64le, into their toolkits' targets/<dir> and target-roots/; sbsa-13.1 to
-# sbsa-13.4 bring the 13.1 to 13.4 toolkits too) that tests/real/cross.rs builds against.
+# sbsa-13.4 bring the 13.1 to 13.4 toolkits too) that tests/real/cross/ builds against.
 step "real NVCC toolkits 11.8, 12.4, 13.0 to 13.5 and cross target files (1.19 GB to download the first time; cached after)"
 scripts/fetch-toolkits.sh default cross
 

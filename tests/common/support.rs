@@ -267,7 +267,7 @@ pub fn real_program(name: &str) -> Option<PathBuf> {
 
 /// The command that installs a program the tests look up on PATH: scripts/install-deps.sh, whose Debian packages
 /// hold every one (scripts/check-fresh-machine.sh checks it on a fresh Debian 12), but for Nix, which the tests take
-/// from scripts/install-nix.sh (tests/real/nix.rs, `nix_program`), and on PATH only when that one is missing.
+/// from scripts/install-nix.sh (tests/real/nix/, `nix_program`), and on PATH only when that one is missing.
 fn installer(name: &str) -> &'static str {
     if name.starts_with("nix") {
         "scripts/install-nix.sh"

@@ -1,4 +1,4 @@
-# The configs makeNvccWrapper writes for each case, evaluated (nothing is built): tests/real/nix.rs compares each
+# The configs makeNvccWrapper writes for each case, evaluated (nothing is built): tests/real/nix/ compares each
 # file with the expected text, then runs `nvcc-wrapper explain` on it against real toolkits.
 #
 # `root`: a directory the test fills with what the stand-in packages' paths name (host-only views of real toolkits

@@ -1,7 +1,7 @@
 # nix/overlay.nix and nix/overlay-backend-stdenv.nix applied to stand-in package sets shaped as Nixpkgs' (a `lib`,
 # the real one or tests/nix/lib; `_cuda` an extensible set whose `extensions` every CUDA package set applies, as
 # Nixpkgs' does; a CUDA scope with `cudaMajorMinorVersion`, `cuda_nvcc`, `flags`, `backendStdenv`, `pkgs`),
-# evaluated, not built. Returns the facts tests/real/nix.rs asserts.
+# evaluated, not built. Returns the facts tests/real/nix/ asserts.
 #
 # Two package-set shapes: a native x86_64 set, and a cross pair as pkgsCross.aarch64-multiplatform has it, the
 # aarch64 set (`cross`) and its build-host set (`crossBuildHost`, x86_64 host, aarch64 target), whose

@@ -1,6 +1,6 @@
 //! Cross builds as a user configures them, in front of the fake nvcc: what `[target]` and the
 //! `NVCC_WRAPPER_TARGET_*` variables make nvcc receive, and the errors, with their exit codes, when a piece is missing.
-//! The real builds, run under qemu-user, are tests/real/cross.rs.
+//! The real builds, run under qemu-user, are tests/real/cross/.
 
 use crate::support::*;
 

@@ -2,7 +2,7 @@
 # tests need nothing outside the clone. Each behaves as Nixpkgs documents it for the inputs these files give it
 # (store-path-free stand-in packages, the three Linux systems the wrapper builds for); nothing else is provided, so
 # a new use of `lib` in nix/ fails here with "attribute ... missing" until it is added, or is tested against the
-# real `lib` (tests/real/nix.rs: NIXPKGS_LIB or `<nixpkgs/lib>` on NIX_PATH).
+# real `lib` (tests/real/nix/: NIXPKGS_LIB or `<nixpkgs/lib>` on NIX_PATH).
 #
 # Only builtins are used, none newer than Nix 2.8.
 let
