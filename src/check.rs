@@ -49,7 +49,7 @@ pub fn reproducible(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
         )
         .with_help(
             "`nvcc-wrapper explain -- ARGS` shows the reproducible-builds flags this call gets and what no flag \
-             fixes; docs/guide/reproducible.md says what each section's difference means",
+             fixes; the guide's \"Reproducible builds\" page says what each section's difference means",
         )),
     }
 }

@@ -1,9 +1,10 @@
 //! A new user's session, replayed (issue 33): a fresh clone of this repository's HEAD, the README's demo command,
 //! the README's install block run twice, a configuration in `~/.config`, `nvcc` on the wrong PATH (doctor fails and
-//! says what to change), then the right one, with a real compile through the installed `nvcc`. Every step runs
-//! the README's own words (the install block is read from the clone's README), with a home of its own; only the
-//! Rust toolchain, the crates and the NVCC download cache are shared with this machine. (The test-suite command is
-//! not replayed inside the suite; scripts/check-fresh-machine.sh runs the demo on a fresh Debian root.)
+//! says what to change), then the right one, with a real compile through the installed `nvcc` and the README's
+//! CMake line on a CMake project. Every step runs the README's own words (the install block and the CMake line are
+//! read from the clone's README), with a home of its own; only the Rust toolchain, the crates and the NVCC download
+//! cache are shared with this machine. (The test-suite command is not replayed inside the suite;
+//! scripts/check-fresh-machine.sh runs the demo on a fresh Debian root.)
 
 // The test hands this machine's Rust toolchain to the replayed user: it reads where that is.
 #![allow(clippy::disallowed_methods)]
@@ -113,4 +114,20 @@ fn issue_33_a_new_users_session_from_a_fresh_clone() {
         .unwrap();
     assert!(out.status.success(), "nvcc examples/hello.cu: {}", shown(&out));
     run_smoke(&hello);
+
+    // The README's CMake line, as written, on a CMake project (tests/real/cmake-project): CMake adds no GPU flags,
+    // the wrapper adds the user's 8.6, and the object holds exactly that.
+    let Some(cuobjdump) = real_tool("cuobjdump") else { return };
+    let project = work.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    for file in ["CMakeLists.txt", "kern.cu", "dev.cu", "main.cpp"] {
+        std::fs::copy(Path::new(repo).join("tests/real/cmake-project").join(file), project.join(file)).unwrap();
+    }
+    let configure = block_after(&readme, "**CMake.**");
+    let out = user(&right).current_dir(&project).args(["-e", "-c", &configure]).output().unwrap();
+    assert!(out.status.success(), "the README's CMake line:\n{configure}\n{}", shown(&out));
+    let out = user(&right).current_dir(&project).args(["-c", "cmake --build build"]).output().unwrap();
+    assert!(out.status.success(), "cmake --build build: {}", shown(&out));
+    let embedded = embedded(&cuobjdump, &project.join("build/CMakeFiles/kern.dir/kern.cu.o"));
+    assert_eq!(embedded.into_iter().collect::<Vec<_>>(), ["sm_86"]);
 }
