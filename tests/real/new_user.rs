@@ -1,8 +1,8 @@
 //! A new user's session, replayed (issue 33): a fresh clone of this repository's HEAD, the README's demo command,
 //! the README's install block run twice, a configuration in `~/.config`, `nvcc` on the wrong PATH (doctor fails and
 //! says what to change), then the right one, with a real compile through the installed `nvcc` and the README's
-//! CMake line on a CMake project. Every step runs the README's own words (the install block and the CMake line are
-//! read from the clone's README), with a home of its own; only the Rust toolchain, the crates and the NVCC download
+//! CMake line (built as its "Parallel builds" says) and Meson recipe on small projects. Every step runs the README's
+//! own words (read from the clone's README), with a home of its own; only the Rust toolchain, the crates and the NVCC download
 //! cache are shared with this machine. (The test-suite command is not replayed inside the suite;
 //! scripts/check-fresh-machine.sh runs the demo on a fresh Debian root.)
 
@@ -126,8 +126,42 @@ fn issue_33_a_new_users_session_from_a_fresh_clone() {
     let configure = block_after(&readme, "**CMake.**");
     let out = user(&right).current_dir(&project).args(["-e", "-c", &configure]).output().unwrap();
     assert!(out.status.success(), "the README's CMake line:\n{configure}\n{}", shown(&out));
-    let out = user(&right).current_dir(&project).args(["-c", "cmake --build build"]).output().unwrap();
-    assert!(out.status.success(), "cmake --build build: {}", shown(&out));
+    // Built as the README's "Parallel builds" says for Ninja, with two job slots.
+    let parallel = inline_code(&readme, "**Parallel builds.**", "nvcc-wrapper jobserver").replace(" N ", " 2 ");
+    let out = user(&right).current_dir(&project).args(["-e", "-c", &parallel]).output().unwrap();
+    assert!(out.status.success(), "{parallel}: {}", shown(&out));
     let embedded = embedded(&cuobjdump, &project.join("build/CMakeFiles/kern.dir/kern.cu.o"));
     assert_eq!(embedded.into_iter().collect::<Vec<_>>(), ["sm_86"]);
+
+    // The README's Meson recipe: a native file naming the wrapper, and its setup line.
+    if real_program("meson").is_none() {
+        return;
+    }
+    let meson = work.path().join("meson-project");
+    std::fs::create_dir_all(&meson).unwrap();
+    std::fs::write(meson.join("meson.build"), "project('hello', 'cuda')\nexecutable('hello', 'hello.cu')\n").unwrap();
+    std::fs::copy(Path::new(repo).join("examples/hello.cu"), meson.join("hello.cu")).unwrap();
+    let binaries = inline_code(&readme, "**Meson.**", "[binaries]");
+    let cuda = inline_code(&readme, "**Meson.**", "cuda = ").replace("/home/you", home.to_str().unwrap());
+    std::fs::write(meson.join("native.ini"), format!("{binaries}\n{cuda}\n")).unwrap();
+    let setup = inline_code(&readme, "**Meson.**", "meson setup");
+    let out =
+        user(&right).current_dir(&meson).args(["-e", "-c", &format!("{setup}\nninja -C build")]).output().unwrap();
+    assert!(out.status.success(), "{setup}: {}", shown(&out));
+    assert!(stdout(&out).contains(&format!("{}", bin.join("nvcc").display())), "{}", shown(&out));
+    run_smoke(&meson.join("build/hello"));
+}
+
+/// The inline code (`...`, its line breaks as spaces) that starts with `start` in the paragraph that begins with
+/// `paragraph`.
+fn inline_code(markdown: &str, paragraph: &str, start: &str) -> String {
+    let at = markdown.find(paragraph).unwrap_or_else(|| panic!("no {paragraph:?} in the README"));
+    let text = &markdown[at..at + markdown[at..].find("\n\n").unwrap_or(markdown.len() - at)];
+    let text = text.replace('\n', " ");
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .find(|code| code.starts_with(start))
+        .unwrap_or_else(|| panic!("no `{start}...` in the README's {paragraph:?} paragraph"))
+        .to_string()
 }
