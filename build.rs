@@ -15,6 +15,10 @@ use std::path::Path;
 #[path = "src/version.rs"]
 mod version;
 
+#[macro_use]
+#[path = "src/compat/tables.rs"]
+mod tables;
+
 #[allow(dead_code)]
 #[path = "src/compat/capability.rs"]
 mod capability;
@@ -146,15 +150,13 @@ fn main() {
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let (out, manifest) = (Path::new(&out), Path::new(&manifest));
     println!("cargo:rerun-if-changed=build.rs");
-    for source in ["src/compat/schema.rs", "src/version.rs", "src/compat/capability.rs"] {
+    for source in ["src/compat/schema.rs", "src/compat/tables.rs", "src/version.rs", "src/compat/capability.rs"] {
         println!("cargo:rerun-if-changed={source}");
     }
-    translate::<schema::HostCompilersFile>(manifest, out, "host-compilers.toml", "HostCompilersFile");
-    translate::<schema::CapabilitiesFile>(manifest, out, "capabilities.toml", "CapabilitiesFile");
-    translate::<schema::PlatformsFile>(manifest, out, "platforms.toml", "PlatformsFile");
-    translate::<schema::FatbinFile>(manifest, out, "fatbin.toml", "FatbinFile");
-    translate::<schema::LaunchersFile>(manifest, out, "launchers.toml", "LaunchersFile");
-    translate::<schema::CombinationsFile>(manifest, out, "combinations.toml", "CombinationsFile");
-    translate::<schema::ReproducibleFile>(manifest, out, "reproducible.toml", "ReproducibleFile");
-    translate::<schema::ThreadsFile>(manifest, out, "threads.toml", "ThreadsFile");
+    macro_rules! translate_each {
+        ($($field:ident: $table:ident, $schema:ident, $file:literal;)*) => {
+            $(translate::<schema::$schema>(manifest, out, $file, stringify!($schema));)*
+        };
+    }
+    compat_tables!(translate_each);
 }

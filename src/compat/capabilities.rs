@@ -38,7 +38,6 @@ pub struct CapabilityTable {
 }
 
 impl Table for CapabilityTable {
-    const FILE: &'static str = "capabilities.toml";
     type File = CapabilitiesFile;
 
     fn check(file: CapabilitiesFile, origin: &str) -> Result<Self, CompatError> {

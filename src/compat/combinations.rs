@@ -21,7 +21,6 @@ const MESSAGE_KEYS: &[&str] = &["later"];
 const HELP_KEYS: &[&str] = &["a", "b", "release"];
 
 impl Table for CombinationTable {
-    const FILE: &'static str = "combinations.toml";
     type File = CombinationsFile;
 
     fn check(file: CombinationsFile, origin: &str) -> Result<Self, CompatError> {

@@ -16,7 +16,6 @@ pub struct FatbinTable {
 }
 
 impl Table for FatbinTable {
-    const FILE: &'static str = "fatbin.toml";
     type File = FatbinFile;
 
     fn check(file: FatbinFile, origin: &str) -> Result<Self, CompatError> {

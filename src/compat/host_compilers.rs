@@ -71,7 +71,6 @@ pub struct HostCompilerTable {
 }
 
 impl Table for HostCompilerTable {
-    const FILE: &'static str = "host-compilers.toml";
     type File = HostCompilersFile;
 
     fn check(file: HostCompilersFile, origin: &str) -> Result<Self, CompatError> {

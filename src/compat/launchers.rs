@@ -16,7 +16,6 @@ pub struct LauncherTable {
 }
 
 impl Table for LauncherTable {
-    const FILE: &'static str = "launchers.toml";
     type File = LaunchersFile;
 
     fn check(file: LaunchersFile, origin: &str) -> Result<Self, CompatError> {

@@ -19,6 +19,9 @@ macro_rules! schema {
     };
 }
 
+#[macro_use]
+mod tables;
+
 mod capabilities;
 mod capability;
 mod combinations;
@@ -89,9 +92,7 @@ impl std::error::Error for CompatError {
 /// One file of compat-data/, as the wrapper holds it: the copy build.rs compiled in, or an override file parsed at
 /// run time; both made of the types in `schema.rs`, and an override checked by the same rules the tests apply to
 /// the built-in files.
-pub(crate) trait Table: Sized + Clone + 'static {
-    /// Its name in compat-data/ (and in a config's `compat-data` directory).
-    const FILE: &'static str;
+pub(crate) trait Table: Named + Sized + Clone + 'static {
     /// What the file holds.
     type File: serde::de::DeserializeOwned;
     /// The table, once its rows pass the invariants its lookups rely on; `origin` names the file in errors.
@@ -104,17 +105,53 @@ pub(crate) trait Table: Sized + Clone + 'static {
     }
 }
 
-/// The files of compat-data/, each of which a config's `compat-data` directory may hold to replace its table.
-pub const FILES: [&str; 8] = [
-    HostCompilerTable::FILE,
-    CapabilityTable::FILE,
-    PlatformTable::FILE,
-    FatbinTable::FILE,
-    LauncherTable::FILE,
-    CombinationTable::FILE,
-    ReproducibleTable::FILE,
-    ThreadsTable::FILE,
-];
+/// `Compat`, its built-in tables and its overrides, `FILES`, and each table's file name, from the one list
+/// (`compat_tables!`, src/compat/tables.rs).
+macro_rules! compat {
+    ($($field:ident: $table:ident, $schema:ident, $file:literal;)*) => {
+        /// The files of compat-data/, each of which a config's `compat-data` directory may hold to replace its table.
+        pub const FILES: &[&str] = &[$($file,)*];
+
+        $(impl Named for $table {
+            const FILE: &'static str = $file;
+        })*
+
+        /// The tables a plan is decided with: the built-in ones, or those of the config's `compat-data` directory
+        /// (each file there replaces its built-in twin; a missing file keeps the built-in one).
+        #[derive(Debug, Clone)]
+        pub struct Compat {
+            $(pub $field: Cow<'static, $table>,)*
+        }
+
+        impl Compat {
+            pub fn built_in() -> Compat {
+                Compat { $($field: Cow::Borrowed($table::built_in()),)* }
+            }
+
+            /// Replace each table by its file in `dir`, where there is one.
+            fn replace_from(&mut self, dir: &Path) -> Result<(), CompatError> {
+                $(replace(&mut self.$field, dir)?;)*
+                Ok(())
+            }
+        }
+
+        /// For the test that the compiled-in tables equal the files: each file's name, and whether its parse equals
+        /// the compiled-in table (`None`) or the first difference.
+        #[cfg(test)]
+        fn each_table_against(read: impl Fn(&str) -> String) -> Vec<(&'static str, Option<String>)> {
+            let built = Compat::built_in();
+            vec![$(($file, tests::difference(&$table::parse(&read($file), $file).unwrap(), &*built.$field)),)*]
+        }
+    };
+}
+
+/// A file of compat-data/: its name, from the one list.
+pub(crate) trait Named {
+    /// Its name in compat-data/ (and in a config's `compat-data` directory).
+    const FILE: &'static str;
+}
+
+compat_tables!(compat);
 
 /// Deserializes one table file. `origin` names it in errors: the override's path, or the built-in file's name.
 fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result<T, CompatError> {
@@ -142,34 +179,7 @@ fn invalid(origin: &str, message: String) -> CompatError {
     CompatError::Invalid { origin: origin.to_string(), message }
 }
 
-/// The tables a plan is decided with: the built-in ones, or those of the config's `compat-data` directory
-/// (each file there replaces its built-in twin; a missing file keeps the built-in one).
-#[derive(Debug, Clone)]
-pub struct Compat {
-    pub host_compilers: Cow<'static, HostCompilerTable>,
-    pub capabilities: Cow<'static, CapabilityTable>,
-    pub platforms: Cow<'static, PlatformTable>,
-    pub fatbin: Cow<'static, FatbinTable>,
-    pub launchers: Cow<'static, LauncherTable>,
-    pub combinations: Cow<'static, CombinationTable>,
-    pub reproducible: Cow<'static, ReproducibleTable>,
-    pub threads: Cow<'static, ThreadsTable>,
-}
-
 impl Compat {
-    pub fn built_in() -> Compat {
-        Compat {
-            host_compilers: Cow::Borrowed(HostCompilerTable::built_in()),
-            capabilities: Cow::Borrowed(CapabilityTable::built_in()),
-            platforms: Cow::Borrowed(PlatformTable::built_in()),
-            fatbin: Cow::Borrowed(FatbinTable::built_in()),
-            launchers: Cow::Borrowed(LauncherTable::built_in()),
-            combinations: Cow::Borrowed(CombinationTable::built_in()),
-            reproducible: Cow::Borrowed(ReproducibleTable::built_in()),
-            threads: Cow::Borrowed(ThreadsTable::built_in()),
-        }
-    }
-
     /// The newest NVCC release the tables describe (the host-compiler table's last row): a newer one is decided as
     /// this one.
     pub fn newest_release(&self) -> Version {
@@ -194,14 +204,7 @@ impl Compat {
             crate::error::Error::new(crate::error::ErrorKind::Config, format!("invalid compatibility data: {e}"))
                 .with_help("compat-data/README.md in the source describes each file")
         };
-        replace(&mut compat.host_compilers, dir).map_err(bad)?;
-        replace(&mut compat.capabilities, dir).map_err(bad)?;
-        replace(&mut compat.platforms, dir).map_err(bad)?;
-        replace(&mut compat.fatbin, dir).map_err(bad)?;
-        replace(&mut compat.launchers, dir).map_err(bad)?;
-        replace(&mut compat.combinations, dir).map_err(bad)?;
-        replace(&mut compat.reproducible, dir).map_err(bad)?;
-        replace(&mut compat.threads, dir).map_err(bad)?;
+        compat.replace_from(dir).map_err(bad)?;
         Ok(compat)
     }
 }
@@ -241,7 +244,7 @@ mod tests {
 
     /// `None` when two tables print the same, field by field (`{:#?}` shows every field, and a version's parts as
     /// written, which `==` on `Version` does not compare); else the first line that differs.
-    fn difference(parsed: &impl fmt::Debug, compiled: &impl fmt::Debug) -> Option<String> {
+    pub(super) fn difference(parsed: &impl fmt::Debug, compiled: &impl fmt::Debug) -> Option<String> {
         let (parsed, compiled) = (format!("{parsed:#?}"), format!("{compiled:#?}"));
         if parsed == compiled {
             return None;
@@ -255,27 +258,10 @@ mod tests {
     #[test]
     fn compiled_in_tables_equal_the_toml_files() {
         // Parsed by the loader an override goes through, which also checks each table's invariants.
-        let host = HostCompilerTable::parse(&data_file("host-compilers.toml"), "host-compilers.toml").unwrap();
-        let caps = CapabilityTable::parse(&data_file("capabilities.toml"), "capabilities.toml").unwrap();
-        let platforms = PlatformTable::parse(&data_file("platforms.toml"), "platforms.toml").unwrap();
-        let fatbin = FatbinTable::parse(&data_file("fatbin.toml"), "fatbin.toml").unwrap();
-        let launchers = LauncherTable::parse(&data_file("launchers.toml"), "launchers.toml").unwrap();
-        let combinations = CombinationTable::parse(&data_file("combinations.toml"), "combinations.toml").unwrap();
-        let reproducible = ReproducibleTable::parse(&data_file("reproducible.toml"), "reproducible.toml").unwrap();
-        let threads = ThreadsTable::parse(&data_file("threads.toml"), "threads.toml").unwrap();
-        let built = Compat::built_in();
-        for (name, diff) in [
-            ("host-compilers.toml", difference(&host, &*built.host_compilers)),
-            ("capabilities.toml", difference(&caps, &*built.capabilities)),
-            ("platforms.toml", difference(&platforms, &*built.platforms)),
-            ("fatbin.toml", difference(&fatbin, &*built.fatbin)),
-            ("launchers.toml", difference(&launchers, &*built.launchers)),
-            ("combinations.toml", difference(&combinations, &*built.combinations)),
-            ("reproducible.toml", difference(&reproducible, &*built.reproducible)),
-            ("threads.toml", difference(&threads, &*built.threads)),
-        ] {
+        for (name, diff) in each_table_against(data_file) {
             assert!(diff.is_none(), "compat-data/{name} and the table build.rs compiled in differ: {}", diff.unwrap());
         }
+        let built = Compat::built_in();
         // Not vacuous: the tables are full, and compiled in (borrowed from the binary), not parsed.
         assert!(built.host_compilers.releases().len() >= 25 && built.capabilities.all().len() >= 39);
         assert!(matches!(built.platforms.all()[0].name, Cow::Borrowed("x86_64-linux")));

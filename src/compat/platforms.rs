@@ -36,7 +36,6 @@ pub struct PlatformTable {
 }
 
 impl Table for PlatformTable {
-    const FILE: &'static str = "platforms.toml";
     type File = PlatformsFile;
 
     fn check(file: PlatformsFile, origin: &str) -> Result<Self, CompatError> {

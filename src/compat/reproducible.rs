@@ -20,7 +20,6 @@ pub struct ReproducibleTable {
 pub const PLACEHOLDERS: [&str; 4] = ["output", "input", "tmpdir", "pid"];
 
 impl Table for ReproducibleTable {
-    const FILE: &'static str = "reproducible.toml";
     type File = ReproducibleFile;
 
     fn check(file: ReproducibleFile, origin: &str) -> Result<Self, CompatError> {

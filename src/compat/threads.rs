@@ -16,7 +16,6 @@ pub struct ThreadsTable {
 }
 
 impl Table for ThreadsTable {
-    const FILE: &'static str = "threads.toml";
     type File = ThreadsFile;
 
     fn check(file: ThreadsFile, origin: &str) -> Result<Self, CompatError> {

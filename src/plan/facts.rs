@@ -188,7 +188,7 @@ impl<'a> Facts<'a> {
         let named_only = capabilities.0.iter().all(|i| matches!(i, crate::compat::Item::One { .. }));
         let jetson_build =
             platform.jetson || (!capabilities.is_empty() && named_only && capabilities.named().all(jetson));
-        let overrides = config.compat_data.iter().flat_map(|dir| crate::compat::FILES.map(|f| dir.join(f)));
+        let overrides = config.compat_data.iter().flat_map(|dir| crate::compat::FILES.iter().map(|f| dir.join(f)));
         let settings_files = inputs
             .config_file
             .map(Path::to_path_buf)
