@@ -70,13 +70,7 @@ impl Planner {
             config_file: self.loaded.path.as_deref(),
             depth: 0,
             scratch: Path::new("/nonexistent/scratch"),
-            nvcc_process: &plan::NvccProcess {
-                pid: 4242,
-                tmpdir: "/tmp".into(),
-                given_bytes: 4096,
-                arg_max: 2 << 20,
-                nix_build: false,
-            },
+            nvcc_process: &plan::NvccProcess::fixed(),
             jobserver: &plan::JobSlots::None,
         })
         .expect("a plan");

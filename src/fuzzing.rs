@@ -48,13 +48,7 @@ pub fn command_line(data: &[u8]) {
             config_file: None,
             depth: 0,
             scratch: Path::new("/nonexistent/scratch"),
-            nvcc_process: &plan::NvccProcess {
-                pid: 4242,
-                tmpdir: "/tmp".into(),
-                given_bytes: 4096,
-                arg_max: 2 << 20,
-                nix_build: false,
-            },
+            nvcc_process: &plan::NvccProcess::fixed(),
             jobserver: &plan::JobSlots::None,
         };
         if let Ok(p) = plan::plan(inputs) {

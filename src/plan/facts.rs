@@ -106,6 +106,13 @@ pub struct NvccProcess {
     pub nix_build: bool,
 }
 
+impl NvccProcess {
+    /// A fixed process, for the in-process benchmark and fuzz entry points: pid 4242, `/tmp`, a small call.
+    pub fn fixed() -> NvccProcess {
+        NvccProcess { pid: 4242, tmpdir: "/tmp".into(), given_bytes: 4096, arg_max: 2 << 20, nix_build: false }
+    }
+}
+
 /// The kernel's limit on one string of a program's arguments or environment (`MAX_ARG_STRLEN`, 32 pages).
 pub const MAX_ARG_STRLEN: u64 = 128 << 10;
 

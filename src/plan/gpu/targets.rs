@@ -20,7 +20,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::compat::{Capability, CapabilityInfo, Compat, Form, Platform, Refusal, TargetList, Targets, Unresolved};
+use crate::compat::{
+    Capability, CapabilityInfo, Compat, Form, Item, Platform, Refusal, TargetList, Targets, Unresolved,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::target::Named;
 use crate::version::Version;
@@ -47,7 +49,9 @@ pub fn resolve(
     nix_build: bool,
     gpus: impl FnOnce() -> std::result::Result<Vec<Capability>, String>,
 ) -> Result<Targets> {
-    let sets = release.and_then(|r| {
+    // Only a list that names `all` or `all-major` needs the release's sets: every other call skips the table walk.
+    let keywords = list.has(Item::All) || list.has(Item::AllMajor);
+    let sets = release.filter(|_| keywords).and_then(|r| {
         let (all, major, _) = compat.capabilities.nvcc_all(r)?;
         let runs = |c: &Capability| {
             platform
@@ -92,7 +96,6 @@ pub fn expand(targets: &Targets, forward_compat: bool) -> Expansion {
 /// `expand` of a plain list of capabilities (machine code for each), for tests.
 #[cfg(test)]
 pub fn expand_capabilities(capabilities: &[Capability], forward_compat: bool) -> Expansion {
-    use crate::compat::Item;
     let list =
         TargetList(capabilities.iter().map(|&capability| Item::One { capability, sass: true, ptx: false }).collect());
     let targets = Targets::resolve(&list, None, || Ok(Vec::new())).expect("a list without keywords resolves");
