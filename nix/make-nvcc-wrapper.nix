@@ -60,7 +60,7 @@
         or (throw "makeNvccWrapper: the stdenv compiler is Clang: pass `gccForLibs`, the GCC whose libstdc++ it uses")
     else
       stdenv.cc.cc,
-  # The GCC (a cc-wrapper building for hostPlatform) of a major version, or null where the package set has none, for
+  # The GCC (a cc-wrapper building for hostPlatform) of a major version ("13"), or null where the package set has none, for
   # when nvcc does not accept the stdenv compiler. The default, buildPackages."gccN", is the cross GCC in a cross
   # package set, as stdenv.cc is.
   gccForMajor ? major: buildPackages."gcc${toString major}" or null,
@@ -72,7 +72,6 @@ let
     optional
     optionalString
     optionals
-    toInt
     ;
 
   toml = import ./toml.nix { inherit lib; };
@@ -114,13 +113,11 @@ let
 
   # The binary's own table decides whether a second GCC enters the closure: when the stdenv compiler is newer than
   # this release accepts, the newest GCC it accepts that the package set has.
-  newestMajor = compat.newestMajor cudaMajorMinorVersion;
+  acceptedMajors = compat.acceptedMajors cudaMajorMinorVersion;
   tooNew =
-    newestMajor stdenvCompiler.family != null
-    && toInt (lib.versions.major stdenvCompiler.version) > newestMajor stdenvCompiler.family;
-  compatibleGcc = lib.findFirst (gcc: gcc != null) null (
-    map gccForMajor (lib.reverseList (lib.range 1 (newestMajor "gcc")))
-  );
+    acceptedMajors stdenvCompiler.family != null
+    && !lib.elem (lib.versions.major stdenvCompiler.version) (acceptedMajors stdenvCompiler.family);
+  compatibleGcc = lib.findFirst (gcc: gcc != null) null (map gccForMajor (acceptedMajors "gcc"));
 
   candidates = optional (tooNew && compatibleGcc != null) (compiler compatibleGcc) ++ map compiler extraCandidates;
 

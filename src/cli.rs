@@ -202,12 +202,8 @@ fn gencode(
             let v = v
                 .parse::<Version>()
                 .map_err(|e| usage(format!("`--cuda-version {v}`: {e}"), "give the release as --cuda-version 12.4"))?;
-            let (oldest, newest) = (compat.host_compilers.releases()[0].nvcc.release(), compat.newest_release());
             if !v.has_minor() || compat.host_compilers.limits_for(v).is_none() {
-                return Err(usage(
-                    format!("`--cuda-version {v}` is not an NVCC release the tables know"),
-                    &format!("give a release from {oldest} to {newest}, with its minor part (12.4, 13.0)"),
-                ));
+                return Err(crate::plan::not_in_tables(compat, &format!("`--cuda-version {v}`"), ErrorKind::Usage));
             }
             Some(v)
         }

@@ -29,6 +29,9 @@ pub(crate) mod exec;
 pub mod fuzzing;
 pub(crate) mod locate;
 pub(crate) mod log;
+/// What nix/compat.nix looks up: also what tests/real/nix/answers.rs compares its answers with.
+#[doc(hidden)]
+pub mod nix_answers;
 pub(crate) mod output;
 pub(crate) mod pipeline;
 pub(crate) mod plan;

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 pub use facts::{Facts, JobSlots, NvccProcess, Release};
 pub use model::{Plan, WrittenFile};
+pub use release::not_in_tables;
 
 use crate::args::split::{first_unpassable, UNPASSABLE_HELP};
 use crate::args::Invocation;

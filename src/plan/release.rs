@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::compat::Compat;
+use crate::error::{Error, ErrorKind};
 use crate::probe::system::Probes;
 use crate::version::Version;
 
@@ -17,6 +18,14 @@ pub enum Release {
     Newer { version: Version, from: &'static str, newest: Version },
     /// Cannot be told: nothing is decided by release.
     Unknown { why: String },
+}
+
+/// A release the tables do not know, named as the user gave it (`` `--cuda-version 12.7` ``, or Nix's
+/// `` `cudaMajorMinorVersion` "12.7" ``): the error, with the range that would be accepted.
+pub fn not_in_tables(compat: &Compat, named: &str, kind: ErrorKind) -> Error {
+    let (oldest, newest) = (compat.host_compilers.releases()[0].nvcc.release(), compat.newest_release());
+    Error::new(kind, format!("{named} is not an NVCC release the tables know"))
+        .with_help(format!("give a release from {oldest} to {newest}, with its minor part (12.4, 13.0)"))
 }
 
 /// Where a release from the config's `cuda-version` comes from.

@@ -18,14 +18,25 @@ pub const NATIVE_SYSTEM: &str = if cfg!(target_arch = "aarch64") {
 
 /// How the user gave the two settings that select a target, so that a message names what they wrote, and what
 /// kind of error a bad value is: config keys (exit 78), `NVCC_WRAPPER_TARGET_*` variables (64) or the wrapper's own
-/// `gencode` flags (2).
+/// `gencode` flags (2); or, for the answers Nix looks up (nix/answers.json), `makeNvccWrapper`'s arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Named {
     pub system: String,
     pub platform: String,
     pub kind: ErrorKind,
-    /// Whether help lines suggest flags (`gencode`) or config keys.
-    pub flags: bool,
+    /// Whom help lines speak to.
+    pub audience: Audience,
+}
+
+/// Where a user sets what a help line suggests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// Config keys (or the variables that replace them).
+    Config,
+    /// `gencode`'s flags.
+    Flags,
+    /// Nix: `hostPlatform` and `hostRedistSystem`, as makeNvccWrapper and Nixpkgs' CUDA package sets take them.
+    Nix,
 }
 
 impl Named {
@@ -45,35 +56,48 @@ impl Named {
                 system: "`--system`".into(),
                 platform: "`--platform`".into(),
                 kind: ErrorKind::Usage,
-                flags: true,
+                audience: Audience::Flags,
             };
         }
         Named {
             system: name(system, "system"),
             platform: name(platform, "platform"),
             kind: given.map_or(ErrorKind::Config, Origin::error_kind),
-            flags: false,
+            audience: Audience::Config,
+        }
+    }
+
+    /// As a Nix user gives them: the target's Nix system and Nixpkgs' redist system.
+    pub fn nix() -> Named {
+        Named {
+            system: "`hostPlatform.system`".into(),
+            platform: "`hostRedistSystem`".into(),
+            kind: ErrorKind::Request,
+            audience: Audience::Nix,
         }
     }
 
     /// The settings that select `platform`, as this user would write them.
     pub fn settings_for(&self, platform: &Platform) -> String {
         let kind = if platform.jetson { "jetson" } else { "sbsa" };
+        let (system, redist) = (&platform.nix_system, &platform.nvidia_redist);
         let shared = platform.nix_system == "aarch64-linux";
-        match (self.flags, shared) {
-            (true, true) => format!("`--system {} --platform {kind}`", platform.nix_system),
-            (true, false) => format!("`--system {}`", platform.nix_system),
-            (false, true) => format!("`[target] system = \"{}\"` and `platform = \"{kind}\"`", platform.nix_system),
-            (false, false) => format!("`[target] system = \"{}\"`", platform.nix_system),
+        match (self.audience, shared) {
+            (Audience::Flags, true) => format!("`--system {system} --platform {kind}`"),
+            (Audience::Flags, false) => format!("`--system {system}`"),
+            (Audience::Config, true) => format!("`[target] system = \"{system}\"` and `platform = \"{kind}\"`"),
+            (Audience::Config, false) => format!("`[target] system = \"{system}\"`"),
+            (Audience::Nix, true) => format!("`hostPlatform` to {system} and `hostRedistSystem` to \"{redist}\""),
+            (Audience::Nix, false) => format!("`hostPlatform` to {system}"),
         }
     }
 
-    /// "pass X" or "set X in the config".
+    /// "pass X", "set X in the config" or "set X".
     pub fn how_to_set(&self, settings: &str) -> String {
-        if self.flags {
-            format!("pass {settings}")
-        } else {
-            format!("set {settings} in the config")
+        match self.audience {
+            Audience::Flags => format!("pass {settings}"),
+            Audience::Config => format!("set {settings} in the config"),
+            Audience::Nix => format!("set {settings}"),
         }
     }
 }
@@ -135,7 +159,7 @@ pub fn platform<'a>(target: &TargetConfig, table: &'a PlatformTable, named: &Nam
 }
 
 /// Fail unless NVCC `release` ships the platform.
-fn check_shipped(platforms: &PlatformTable, platform: &Platform, release: Version, named: &Named) -> Result<()> {
+pub fn check_shipped(platforms: &PlatformTable, platform: &Platform, release: Version, named: &Named) -> Result<()> {
     let release = release.release();
     if platform.shipped_in(release) {
         return Ok(());
@@ -155,9 +179,10 @@ fn check_shipped(platforms: &PlatformTable, platform: &Platform, release: Versio
             .jetson_served_by()
             .iter()
             .map(|s| {
-                let how = match (&*s.platform, named.flags) {
-                    ("sbsa-linux", true) => "`--platform sbsa`".to_string(),
-                    ("sbsa-linux", false) => "`platform = \"sbsa\"`".to_string(),
+                let how = match (&*s.platform, named.audience) {
+                    ("sbsa-linux", Audience::Flags) => "`--platform sbsa`".to_string(),
+                    ("sbsa-linux", Audience::Config) => "`platform = \"sbsa\"`".to_string(),
+                    ("sbsa-linux", Audience::Nix) => "`hostRedistSystem = \"linux-sbsa\"`".to_string(),
                     (other, _) => format!("the target {other}"),
                 };
                 format!("Jetson {} from {} with {how}", s.part, s.first_cuda.release())

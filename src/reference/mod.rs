@@ -211,7 +211,48 @@ fn pages() -> Vec<(&'static str, String)> {
         ("docs/reference/config.md", config_page()),
         ("docs/reference/nvcc-options.md", options_page()),
         ("docs/man/nvcc-wrapper.1", man_page()),
+        ("nix/answers.json", nix_answers()),
     ]
+}
+
+/// What nix/compat.nix looks up (src/nix_answers.rs).
+fn nix_answers() -> String {
+    let answers = crate::nix_answers::answers(&crate::compat::Compat::built_in());
+    inline_scalar_arrays(&serde_json::to_string_pretty(&answers).expect("the answers are JSON")) + "\n"
+}
+
+/// Pretty JSON with each array of strings or numbers on one line (`["8.6", "9.0"]`): a third of the lines.
+fn inline_scalar_arrays(pretty: &str) -> String {
+    let mut out = String::with_capacity(pretty.len());
+    let mut lines = pretty.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.ends_with('[') {
+            let mut items = Vec::new();
+            while let Some(next) = lines.peek() {
+                let item = next.trim().trim_end_matches(',');
+                if item.starts_with(['[', '{', ']']) {
+                    break;
+                }
+                items.push(item.to_string());
+                lines.next();
+            }
+            if lines.peek().is_some_and(|l| l.trim_start().starts_with(']')) {
+                let close = lines.next().unwrap().trim_start();
+                out += &format!("{}{}{close}\n", line, items.join(", "));
+                continue;
+            }
+            // Not an array of scalars: as it was.
+            out += line;
+            out.push('\n');
+            for item in items {
+                out += &format!("{item}\n");
+            }
+            continue;
+        }
+        out += line;
+        out.push('\n');
+    }
+    out.trim_end().to_string()
 }
 
 mod tests;

@@ -6,7 +6,7 @@ mod targets;
 
 use std::fmt;
 
-pub use targets::{check, expand, resolve, Against, Expansion};
+pub use targets::{accepted_clause, check, expand, problem, refused_together, resolve, Against, Expansion};
 
 use targets::{appended_refusal, pair_error};
 

@@ -167,52 +167,52 @@ pub struct Against<'a> {
 /// Check every capability of an expansion (the PTX one too), then its pairs; one error listing every problem, with
 /// what would be accepted instead.
 pub fn check(expansion: &Expansion, against: &Against) -> Result<()> {
-    let table = &against.compat.capabilities;
     let mut problems = Vec::new();
-    let mut help = Vec::new();
+    let mut help = vec![accepted_clause(against)];
     let ptx = expansion.ptx.iter().filter(|p| !expansion.real.contains(p));
     for (cap, for_ptx) in expansion.real.iter().map(|c| (*c, false)).chain(ptx.map(|p| (*p, true))) {
-        let what = if for_ptx { format!("{cap} (for PTX)") } else { cap.to_string() };
-        let Some(info) = table.get(cap) else {
-            problems.push(format!("{what} is not a known GPU capability"));
-            continue;
-        };
-        if let Some(release) = against.release {
-            if !info.accepted_by(release) {
-                problems.push(match info.last_cuda {
-                    Some(last) if release.release() > last.release() => {
-                        format!("{what} was last accepted by nvcc {last}")
-                    }
-                    _ => format!("{what} needs nvcc {} or later", info.first_cuda),
-                });
-                continue;
-            }
-        }
-        if let Some(platform) = against.platform {
-            if let Some(problem) = platform_problem(against, platform, info, &mut help) {
-                problems.push(problem);
-            }
+        if let Some(problem) = problem(cap, for_ptx, against) {
+            problems.push(problem.text);
+            help.extend(problem.help);
         }
     }
     if problems.is_empty() {
         return check_pairs(expansion, against);
     }
-    let accepted = accepted(against);
     let message = match against.release {
         Some(release) => format!("nvcc {} cannot build these GPU targets: {}", release.release(), problems.join("; ")),
         None => format!("cannot build these GPU targets: {}", problems.join("; ")),
     };
-    let scope = match (against.release, against.platform) {
-        (Some(r), Some(p)) => format!("nvcc {} accepts, for {}: ", r.release(), describe_platform(p)),
-        (Some(r), None) => format!("nvcc {} accepts: ", r.release()),
-        (None, Some(p)) => format!("known capabilities for {}: ", describe_platform(p)),
-        (None, None) => "known capabilities: ".to_string(),
-    };
-    help.insert(0, format!("{scope}{}", if accepted.is_empty() { "none".to_string() } else { accepted.join(", ") }));
     // Two capabilities of one Jetson part need the same setting: say it once.
     let mut said = BTreeSet::new();
     help.retain(|clause| said.insert(clause.clone()));
     Err(Error::new(ErrorKind::Request, message).with_help(help.join("; ")))
+}
+
+/// Why one target of an expansion cannot be built, and the help clause that would fix it, where one would.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub text: String,
+    pub help: Option<String>,
+}
+
+/// The problem with `cap` (as machine code, or `for_ptx`), if it has one: unknown, not accepted by the release, or
+/// not buildable for the target platform.
+pub fn problem(cap: Capability, for_ptx: bool, against: &Against) -> Option<Problem> {
+    let what = if for_ptx { format!("{cap} (for PTX)") } else { cap.to_string() };
+    let text = |text: String| Some(Problem { text, help: None });
+    let Some(info) = against.compat.capabilities.get(cap) else {
+        return text(format!("{what} is not a known GPU capability"));
+    };
+    if let Some(release) = against.release {
+        if !info.accepted_by(release) {
+            return text(match info.last_cuda {
+                Some(last) if release.release() > last.release() => format!("{what} was last accepted by nvcc {last}"),
+                _ => format!("{what} needs nvcc {} or later", info.first_cuda),
+            });
+        }
+    }
+    platform_problem(against, against.platform?, info)
 }
 
 /// The forms a configured list takes on the calls of one build: compiled (with its PTX when asked), compiled for
@@ -230,12 +230,15 @@ fn check_pairs(expansion: &Expansion, against: &Against) -> Result<()> {
     let Some(release) = against.release else { return Ok(()) };
     let table = &against.compat.combinations;
     match forms(expansion).into_iter().find_map(|form| table.first_refused(release, &expansion.real, form)) {
-        Some(refusal) => {
-            let what = format!("{} and {} together", refusal.a, refusal.b);
-            Err(pair_error(release, &refusal, &what).with_help(refusal.help(release)))
-        }
+        Some(refusal) => Err(refused_together(release, &refusal)),
         None => Ok(()),
     }
+}
+
+/// The error for two configured capabilities the release refuses together, with the row's help.
+pub fn refused_together(release: Version, refusal: &Refusal) -> Error {
+    let what = format!("{} and {} together", refusal.a, refusal.b);
+    pair_error(release, refusal, &what).with_help(refusal.help(release))
 }
 
 /// A user's GPU target next to a configured capability that the release refuses with it in `form`, for
@@ -267,13 +270,8 @@ pub fn pair_error(release: Version, refusal: &Refusal, what: &str) -> Error {
     Error::new(ErrorKind::Request, format!("{doing}: it refuses the pair (\"{}\")", refusal.nvcc_message()))
 }
 
-/// Why `info` cannot be built for `platform`, if it cannot; adds the `[target]` settings that would make it valid.
-fn platform_problem(
-    against: &Against,
-    platform: &Platform,
-    info: &CapabilityInfo,
-    help: &mut Vec<String>,
-) -> Option<String> {
+/// Why `info` cannot be built for `platform`, if it cannot, with the `[target]` settings that would make it valid.
+fn platform_problem(against: &Against, platform: &Platform, info: &CapabilityInfo) -> Option<Problem> {
     let platforms = &against.compat.platforms;
     // With the release unknown, judge as the newest releases do (the served-by rows only ever add parts).
     let release = against.release.unwrap_or(Version::new(u32::MAX, 0, 0));
@@ -289,24 +287,31 @@ fn platform_problem(
                 .filter(|p| platforms.allows(p, info, release) && against.release.map_or(true, |r| p.shipped_in(r)))
                 .map(|p| against.named.settings_for(p))
                 .collect();
-            if valid.is_empty() {
-                help.push(format!("no target platform of nvcc {} serves Jetson {part}", release.release()));
+            let help = if valid.is_empty() {
+                format!("no target platform of nvcc {} serves Jetson {part}", release.release())
             } else {
-                help.push(format!("to build for Jetson {part}, {}", against.named.how_to_set(&valid.join(", or "))));
-            }
-            Some(format!("{cap} is Jetson {part}, which the target {} is not", describe_platform(platform)))
+                format!("to build for Jetson {part}, {}", against.named.how_to_set(&valid.join(", or ")))
+            };
+            Some(Problem {
+                text: format!("{cap} is Jetson {part}, which the target {} is not", describe_platform(platform)),
+                help: Some(help),
+            })
         }
-        None => Some(format!(
-            "{cap} is not a Jetson capability, and the target {} takes only Jetson capabilities",
-            describe_platform(platform)
-        )),
+        None => Some(Problem {
+            text: format!(
+                "{cap} is not a Jetson capability, and the target {} takes only Jetson capabilities",
+                describe_platform(platform)
+            ),
+            help: None,
+        }),
     }
 }
 
-/// What would be accepted, for the error's help line.
-fn accepted(against: &Against) -> Vec<String> {
+/// What would be accepted, as the first clause of the error's help line: `nvcc 12.4 accepts, for x86_64-linux: 5.0,
+/// 5.2, ...`.
+pub fn accepted_clause(against: &Against) -> String {
     let release = against.release.unwrap_or(Version::new(u32::MAX, 0, 0));
-    against
+    let accepted: Vec<String> = against
         .compat
         .capabilities
         .all()
@@ -314,7 +319,14 @@ fn accepted(against: &Against) -> Vec<String> {
         .filter(|info| against.release.map_or(true, |r| info.accepted_by(r)))
         .filter(|info| against.platform.map_or(true, |p| against.compat.platforms.allows(p, info, release)))
         .map(|info| info.capability.to_string())
-        .collect()
+        .collect();
+    let scope = match (against.release, against.platform) {
+        (Some(r), Some(p)) => format!("nvcc {} accepts, for {}: ", r.release(), describe_platform(p)),
+        (Some(r), None) => format!("nvcc {} accepts: ", r.release()),
+        (None, Some(p)) => format!("known capabilities for {}: ", describe_platform(p)),
+        (None, None) => "known capabilities: ".to_string(),
+    };
+    format!("{scope}{}", if accepted.is_empty() { "none".to_string() } else { accepted.join(", ") })
 }
 
 fn describe_platform(platform: &Platform) -> String {

@@ -360,6 +360,7 @@ in
   getBin = getOutput "bin";
   getDev = getOutput "dev";
   getLib = getOutput "lib";
+  importJSON = path: builtins.fromJSON (builtins.readFile path);
   importTOML = path: builtins.fromTOML (builtins.readFile path);
 
   systems = {

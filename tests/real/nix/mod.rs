@@ -205,6 +205,7 @@ fn executed(trace: &Path) -> Vec<String> {
         .collect()
 }
 
+mod answers;
 mod eval;
 mod overlay;
 mod realise;
