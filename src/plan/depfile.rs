@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use super::facts::Facts;
 use super::model::{DepfileInputs, Plan};
-use super::Step;
+use super::{Decision, Step};
 use crate::args::Depfiles;
 use crate::config::{Config, Sourced};
 use crate::depfile::{escape, Unwritable};
@@ -72,6 +72,8 @@ impl fmt::Display for Reason {
 
 impl Step for Depfile {
     const NAME: &'static str = "depfile";
+    const READS: &'static [Decision] = &[Decision::Host];
+    const WRITES: &'static [Decision] = &[Decision::Depfile];
     /// `depfile-inputs`: unset is on.
     type Section = Option<Sourced<bool>>;
 

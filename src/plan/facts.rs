@@ -74,8 +74,6 @@ pub struct Facts<'a> {
     pub scratch: &'a Path,
     /// What nvcc's process will be, as far as the wrapper can tell in advance.
     pub nvcc_process: &'a NvccProcess,
-    /// The configured `launcher`, as the config names it: nvcc runs behind it, as its child.
-    pub launcher: Option<&'a Path>,
     /// The job slots the build shares, as the environment names them.
     pub jobserver: &'a JobSlots,
 }
@@ -215,7 +213,6 @@ impl<'a> Facts<'a> {
             nvcc,
             scratch,
             nvcc_process,
-            launcher: config.launcher.as_ref().map(|l| l.value.as_path()),
             jobserver,
         })
     }

@@ -6,6 +6,9 @@
 //! A launcher some release of which is known to break with some NVCC releases (compat-data/launchers.toml) is left
 //! out for those, with a note: the wrapper must never be the reason a build fails, and the build then runs as it
 //! would without a cache.
+//!
+//! Two steps: `Launcher` decides early which program runs nvcc (the reproducible-builds step reads that decision);
+//! `LauncherKey` runs last and puts into the command line what the cache key must cover.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -13,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use super::facts::Facts;
 use super::model::Plan;
-use super::{edit, Step};
+use super::{edit, Decision, Step};
 use crate::args::{Channel, HostCompilerGiven, Invocation, Phase};
 use crate::compat::{LauncherCall, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, Origin, Sourced};
@@ -22,6 +25,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::version::Version;
 
 pub struct Launcher;
+
+/// The second part: what the launcher's cache key must cover, folded into the command line once every other step
+/// has added its part.
+pub struct LauncherKey;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
@@ -69,6 +76,7 @@ impl fmt::Display for Reason {
 
 impl Step for Launcher {
     const NAME: &'static str = "launcher";
+    const WRITES: &'static [Decision] = &[Decision::Launcher];
     type Section = Option<Sourced<PathBuf>>;
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
@@ -76,8 +84,7 @@ impl Step for Launcher {
     }
 
     /// Find the launcher and put it in the plan, or say why nvcc runs without it. A launcher that cannot be found
-    /// is an error: the user asked for a cache and would otherwise never learn that builds are not cached. Runs
-    /// last, so that what it moves and hashes is everything the other steps decided.
+    /// is an error: the user asked for a cache and would otherwise never learn that builds are not cached.
     fn decide(facts: &Facts, setting: &Self::Section, plan: &mut Plan) -> Result<()> {
         let Some(Sourced { value: setting, origin }) = setting else { return Ok(()) };
         let Some(path) = facts.probes.resolve(setting) else {
@@ -101,8 +108,26 @@ impl Step for Launcher {
         }
         plan.note(Note::RunsThrough { launcher: path.clone(), origin: origin.clone() });
         plan.launcher = Some(path);
-        fold_env_channels(facts, plan);
-        pass_nvcc_ccbin(facts, plan);
+        Ok(())
+    }
+}
+
+impl Step for LauncherKey {
+    const NAME: &'static str = "launcher-key";
+    const READS: &'static [Decision] = &[Decision::Launcher, Decision::Removed];
+    type Section = ();
+
+    fn section<'c>(_: &'c Config, _: &Facts) -> &'c Self::Section {
+        &()
+    }
+
+    /// Behind a launcher, move onto the command line what nvcc would read from elsewhere, so that the cache key
+    /// covers it. Runs last, so that what it moves is everything the other steps decided.
+    fn decide(facts: &Facts, _: &(), plan: &mut Plan) -> Result<()> {
+        if plan.launcher.is_some() {
+            fold_env_channels(facts, plan);
+            pass_nvcc_ccbin(facts, plan);
+        }
         Ok(())
     }
 }

@@ -43,10 +43,33 @@ use crate::error::{Error, Result};
 use crate::locate::RealNvcc;
 use crate::probe::system::Probes;
 
+/// What a step records in the plan for later steps to read. A step names those it writes and those it reads
+/// (`Step::WRITES`, `Step::READS`); `check_order` holds `STEPS` to them, and a test holds each step's code to its
+/// declarations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The host compiler chosen (`plan.host`).
+    Host,
+    /// The GPU targets added (the `-gencode` flags among `plan.before` and `plan.after`).
+    GpuTargets,
+    /// The user's tokens a documented policy removed (`plan.removed`).
+    Removed,
+    /// The job slots lent to nvcc (`plan.threads`).
+    Threads,
+    /// The dependency files the wrapper completes after nvcc (`plan.depfile`).
+    Depfile,
+    /// The launcher nvcc runs behind, if any (`plan.launcher`): the one decided, not the one configured.
+    Launcher,
+}
+
 /// One decision of the plan.
 pub trait Step {
     /// Its name, as the debug log and `explain --format json` give it.
     const NAME: &'static str;
+    /// The decisions of earlier steps it reads: each must be written before it, and none after it.
+    const READS: &'static [Decision] = &[];
+    /// The decisions it records for later steps.
+    const WRITES: &'static [Decision] = &[];
     /// The part of the config it decides from.
     type Section;
     /// Its section of `config` (for some steps, which one depends on the facts: the target's for a cross build).
@@ -72,11 +95,22 @@ fn passable(key: &str, setting: &Sourced<PathBuf>, to: &str) -> Result<()> {
 
 type Run = fn(&Facts, &Config, &mut Plan) -> Result<()>;
 
+/// A step in `STEPS`: its name, how to run it, and what it declares (which the order check reads, in tests).
+#[cfg_attr(not(test), allow(dead_code))]
+#[derive(Clone, Copy)]
+pub struct StepEntry {
+    pub name: &'static str,
+    run: Run,
+    pub reads: &'static [Decision],
+    pub writes: &'static [Decision],
+}
+
 /// The steps, in the order they decide: the host compiler first (cross and GPU flags go after its `-ccbin`), threads
-/// after the GPU targets they count, the cuda-compat runpath before every runpath added so far, the
-/// reproducible-builds flags after the depfile and threads steps (which decide whether nvcc keeps the wrapper's pid),
-/// the launcher last (it hashes what the others added).
-const STEPS: &[(&str, Run)] = &[
+/// after the GPU targets they count, the cuda-compat runpath before every runpath added so far, the launcher nvcc
+/// runs behind before the reproducible-builds flags (which depend on it, on the depfile step and on the threads step:
+/// each decides whether nvcc keeps the wrapper's pid), and the launcher's cache key last (it moves and hashes what
+/// the others added). The reads and writes each step declares are checked against this order (`check_order`).
+const STEPS: &[StepEntry] = &[
     step::<host_compiler::HostCompiler>(),
     step::<cross::Cross>(),
     step::<gpu::Gpu>(),
@@ -84,18 +118,45 @@ const STEPS: &[(&str, Run)] = &[
     step::<cuda_compat::CudaCompat>(),
     step::<fatbin::Fatbin>(),
     step::<depfile::Depfile>(),
-    step::<reproducible::Reproducible>(),
     step::<launcher::Launcher>(),
+    step::<reproducible::Reproducible>(),
+    step::<launcher::LauncherKey>(),
 ];
+
+/// The steps, in order.
+#[cfg(test)]
+pub fn steps() -> &'static [StepEntry] {
+    STEPS
+}
 
 /// The steps' names, in order (as `explain --format json` gives them).
 #[cfg(test)]
 pub fn step_names() -> impl Iterator<Item = &'static str> {
-    STEPS.iter().map(|(name, _)| *name)
+    STEPS.iter().map(|s| s.name)
 }
 
-const fn step<S: Step>() -> (&'static str, Run) {
-    (S::NAME, run::<S>)
+/// Whether `steps` run in an order their declarations allow: every decision a step reads is written by an earlier
+/// step and by no later one. The first violation, in words.
+#[cfg(test)]
+pub fn check_order(steps: &[StepEntry]) -> std::result::Result<(), String> {
+    for (at, step) in steps.iter().enumerate() {
+        for read in step.reads {
+            let writers = |range: &[StepEntry]| {
+                range.iter().filter(|s| s.writes.contains(read)).map(|s| s.name).collect::<Vec<_>>()
+            };
+            if writers(&steps[..at]).is_empty() {
+                return Err(format!("{} reads {read:?}, which no step before it writes", step.name));
+            }
+            if let Some(later) = writers(&steps[at + 1..]).first() {
+                return Err(format!("{} reads {read:?}, which {later} writes after it", step.name));
+            }
+        }
+    }
+    Ok(())
+}
+
+const fn step<S: Step>() -> StepEntry {
+    StepEntry { name: S::NAME, run: run::<S>, reads: S::READS, writes: S::WRITES }
 }
 
 fn run<S: Step>(facts: &Facts, config: &Config, plan: &mut Plan) -> Result<()> {
@@ -154,8 +215,8 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
         return Ok(plan);
     }
     let facts = Facts::gather(&inputs, &mut plan)?;
-    for (_, step) in STEPS {
-        step(&facts, inputs.config, &mut plan)?;
+    for step in STEPS {
+        (step.run)(&facts, inputs.config, &mut plan)?;
     }
     plan.release = Some(facts.release);
     Ok(plan)

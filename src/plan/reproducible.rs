@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use super::facts::{ArgEdge, Facts};
 use super::model::Plan;
-use super::Step;
+use super::{Decision, Step};
 use crate::args::split::{first_unpassable, Unpassable};
 use crate::args::{HostCompilerGiven, Phase, Role};
 use crate::compat::{placeholders, Call, Cause, CompilerFamily, Fix, Limit, Output};
@@ -141,6 +141,7 @@ impl fmt::Display for Reason {
 
 impl Step for Reproducible {
     const NAME: &'static str = "reproducible";
+    const READS: &'static [Decision] = &[Decision::Host, Decision::Depfile, Decision::Threads, Decision::Launcher];
     /// `reproducible`: unset is on.
     type Section = Option<Sourced<bool>>;
 
@@ -187,7 +188,9 @@ impl Step for Reproducible {
             }
         }
         let outputs = outputs(facts, call);
-        for limit in table.limits(release).filter(|limit| holds(limit, facts, &outputs, family)) {
+        let limits: Vec<&Limit> =
+            table.limits(release).filter(|limit| holds(limit, facts, plan, &outputs, family)).collect();
+        for limit in limits {
             let named: Vec<&str> =
                 limit.outputs.iter().filter(|o| outputs.contains(o)).map(|o| output_name(*o)).collect();
             plan.note(Note::Limit {
@@ -342,7 +345,7 @@ fn value(facts: &Facts, plan: &Plan, name: &str) -> std::result::Result<String, 
     let inv = facts.invocation;
     let (what, value) = match name {
         "pid" => {
-            if facts.launcher.is_some() {
+            if plan.launcher.is_some() {
                 return Err(Missing::Pid("nvcc runs behind a launcher"));
             }
             if plan.depfile.is_some() {
@@ -400,10 +403,12 @@ fn outputs(facts: &Facts, call: Call) -> Vec<Output> {
 
 /// Whether a limit is about this call: its outputs, its host compiler (any, when the family is unknown), its
 /// launcher, and for a source read from standard input, such a source.
-fn holds(limit: &Limit, facts: &Facts, outputs: &[Output], family: Option<CompilerFamily>) -> bool {
+fn holds(limit: &Limit, facts: &Facts, plan: &Plan, outputs: &[Output], family: Option<CompilerFamily>) -> bool {
     let launcher = match &limit.launcher {
         None => true,
-        Some(name) => facts.launcher.and_then(|l| l.file_name()).is_some_and(|l| l == OsStr::new(name.as_ref())),
+        Some(name) => {
+            plan.launcher.as_deref().and_then(Path::file_name).is_some_and(|l| l == OsStr::new(name.as_ref()))
+        }
     };
     let stdin = limit.cause != Cause::StdinInput || facts.invocation.inputs.iter().any(|i| i == "-");
     launcher

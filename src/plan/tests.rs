@@ -24,6 +24,8 @@ struct FakeProbes {
     files: std::collections::BTreeSet<PathBuf>,
     /// Outputs nvcc cannot put files beside (every other one it can).
     unusable: BTreeMap<PathBuf, crate::probe::system::OutputPlace>,
+    /// Launchers whose version a probe finds.
+    launchers: BTreeMap<PathBuf, Version>,
 }
 
 impl FakeProbes {
@@ -57,7 +59,15 @@ impl FakeProbes {
             probed: Default::default(),
             files: Default::default(),
             unusable: Default::default(),
+            launchers: Default::default(),
         }
+    }
+
+    /// This launcher is installed, and says it is `version`.
+    fn with_launcher(mut self, path: &str, version: &str) -> FakeProbes {
+        self.files.insert(PathBuf::from(path));
+        self.launchers.insert(PathBuf::from(path), version.parse().unwrap());
+        self
     }
 
     /// These files and directories exist too.
@@ -118,6 +128,9 @@ impl Probes for FakeProbes {
     }
     fn output_place(&self, path: &Path) -> crate::probe::system::OutputPlace {
         self.unusable.get(path).copied().unwrap_or(crate::probe::system::OutputPlace::Usable)
+    }
+    fn launcher_version(&self, launcher: &Path) -> std::result::Result<Version, String> {
+        self.launchers.get(launcher).copied().ok_or_else(|| format!("{} was not probed", launcher.display()))
     }
 }
 
@@ -613,3 +626,6 @@ mod threads;
 mod depfile;
 
 mod repro;
+
+/// Issue 32: steps declare the decisions they read, and `STEPS` runs in an order the declarations allow.
+mod steps;

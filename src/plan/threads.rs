@@ -12,7 +12,7 @@ use std::fmt;
 
 use super::facts::{Facts, JobSlots};
 use super::model::{Plan, ThreadsDecision};
-use super::Step;
+use super::{Decision, Step};
 use crate::args::table::GpuFlag;
 use crate::args::{Phase, Role};
 use crate::config::{Config, Sourced};
@@ -79,6 +79,8 @@ impl fmt::Display for Reason {
 
 impl Step for Threads {
     const NAME: &'static str = "threads";
+    const READS: &'static [Decision] = &[Decision::GpuTargets, Decision::Removed];
+    const WRITES: &'static [Decision] = &[Decision::Threads];
     /// `threads`: unset is as many as the call's GPU targets.
     type Section = Option<Sourced<u32>>;
 

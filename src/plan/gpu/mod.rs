@@ -12,7 +12,7 @@ use targets::{appended_refusal, pair_error};
 
 use super::facts::Facts;
 use super::model::Plan;
-use super::{edit, Step};
+use super::{edit, Decision, Step};
 use crate::args::table::GpuFlag;
 use crate::args::{Found, Invocation, Phase, Role};
 use crate::compat::{Capability, Form, Item};
@@ -168,6 +168,7 @@ impl fmt::Display for Reason {
 
 impl Step for Gpu {
     const NAME: &'static str = "gpu";
+    const WRITES: &'static [Decision] = &[Decision::GpuTargets, Decision::Removed];
     type Section = GpuConfig;
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {

@@ -25,7 +25,7 @@ pub use rule::{choose, libstdcxx_flags, Choice, NoneAccepted};
 
 use super::facts::{Facts, Release};
 use super::model::{HostDecision, Plan};
-use super::Step;
+use super::{Decision, Step};
 use crate::args::HostCompilerGiven;
 use crate::compat::{Accepts, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, HostCompilerConfig, LtoMismatch};
@@ -37,6 +37,7 @@ pub struct HostCompiler;
 
 impl Step for HostCompiler {
     const NAME: &'static str = "host-compiler";
+    const WRITES: &'static [Decision] = &[Decision::Host];
     /// The compilers to choose from: `[host-compiler]`, or `[target.host-compiler]` for another CPU.
     type Section = HostCompilerConfig;
 
