@@ -10,6 +10,7 @@
 //!    with the sysroot's library directories, so that the linker finds the dependencies of the target's shared
 //!    libraries there and not on the build machine.
 
+use crate::plan::model::codes;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -28,12 +29,22 @@ pub enum Note {
     TargetDirectoryGiven { option: String, place: String, value: String },
 }
 
+codes!(Note {
+    TargetDirectoryGiven => "target-directory-given",
+});
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     InToolkit { platform: String, dir: PathBuf, unused_cuda_root: Option<PathBuf> },
     FromCudaRoot { platform: String, toolkit: String },
     Sysroot { sysroot: PathBuf },
 }
+
+codes!(Reason {
+    InToolkit => "in-toolkit",
+    FromCudaRoot => "from-cuda-root",
+    Sysroot => "sysroot",
+});
 
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -6,6 +6,7 @@
 //! `LD_LIBRARY_PATH`, which would reach every program the build starts. Compiles, device links and static libraries
 //! get nothing; neither does a build for any other GPU.
 
+use crate::plan::model::codes;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -23,10 +24,18 @@ pub enum Note {
     NotJetson { platform: String },
 }
 
+codes!(Note {
+    NotJetson => "not-jetson",
+});
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     FirstInRunpath { dir: PathBuf },
 }
+
+codes!(Reason {
+    FirstInRunpath => "first-in-runpath",
+});
 
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

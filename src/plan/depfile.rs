@@ -5,6 +5,7 @@
 //! wrapper chose. nvcc writes the file; the wrapper adds these after nvcc ends, which needs it to wait for nvcc
 //! instead of replacing itself with it (`exec::run_to_end`). The user's own dependency options are never changed.
 
+use crate::plan::model::codes;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -31,10 +32,20 @@ pub enum Note {
     },
 }
 
+codes!(Note {
+    TurnedOff => "turned-off",
+    ToStdout => "to-stdout",
+    Unwritable => "unwritable",
+});
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     Inputs { depfiles: Vec<PathBuf> },
 }
+
+codes!(Reason {
+    Inputs => "inputs",
+});
 
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

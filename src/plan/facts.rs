@@ -3,6 +3,7 @@
 //! Jetson, the tables, and the only door to the OS (`Probes`). A fact more than one step needs is found here, and
 //! said here once (an unknown release is one warning, not one per step).
 
+use crate::plan::model::codes;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,13 @@ pub enum Note {
     TargetIsNative { platform: String },
     TargetHostCompilerUnused { platform: String },
 }
+
+codes!(Note {
+    ReleaseUnknown => "release-unknown",
+    ReleaseNewer => "release-newer",
+    TargetIsNative => "target-is-native",
+    TargetHostCompilerUnused => "target-host-compiler-unused",
+});
 
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

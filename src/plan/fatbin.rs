@@ -9,6 +9,7 @@
 //! `--compress-mode`, `--concat`, or a `-compress...` option in `-Xfatbin`): that choice is theirs, and 13.x warns
 //! about a `--compress-mode` given twice.
 
+use crate::plan::model::codes;
 use std::fmt;
 
 use super::facts::Facts;
@@ -28,10 +29,21 @@ pub enum Note {
     NotInTable { release: Version },
 }
 
+codes!(Note {
+    TurnedOff => "turned-off",
+    NoFatbinWritten => "no-fatbin-written",
+    UserChose => "user-chose",
+    NotInTable => "not-in-table",
+});
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     Smallest { release: Version },
 }
+
+codes!(Reason {
+    Smallest => "smallest",
+});
 
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -10,6 +10,7 @@
 //! Two steps: `Launcher` decides early which program runs nvcc (the reproducible-builds step reads that decision);
 //! `LauncherKey` runs last and puts into the command line what the cache key must cover.
 
+use crate::plan::model::codes;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,11 @@ pub enum Note {
     KnownBad { launcher: PathBuf, name: String, version: Version, releases: String, why: String, source: String },
 }
 
+codes!(Note {
+    RunsThrough => "runs-through",
+    KnownBad => "known-bad",
+});
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     /// `$NVCC_CCBIN` also as `-ccbin=`, which the cache hashes.
@@ -43,6 +49,11 @@ pub enum Reason {
     /// A variable's tokens moved onto the command line.
     EnvFlagsInKey { var: &'static str },
 }
+
+codes!(Reason {
+    NvccCcbinInKey => "nvcc-ccbin-in-key",
+    EnvFlagsInKey => "env-flags-in-key",
+});
 
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

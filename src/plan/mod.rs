@@ -27,6 +27,7 @@ pub mod reproducible;
 pub mod target;
 pub mod threads;
 
+use crate::plan::model::codes;
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -170,6 +171,11 @@ pub enum Note {
     Query { option: String },
     NotUnderstood { why: String },
 }
+
+codes!(Note {
+    Query => "query",
+    NotUnderstood => "not-understood",
+});
 
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

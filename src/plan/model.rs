@@ -9,22 +9,51 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::release::Release;
-use crate::args::{Channel, Found, Invocation};
+use crate::args::{Channel, Found, Invocation, Unread};
 use crate::compat::CompilerFamily;
 use crate::context::vars;
 use crate::locate::RealNvcc;
 
 /// A step's own words: a reason, note or warning, typed by the step (each step has its own enums, whose `Display`
-/// is the sentence `explain` prints). Implemented for every such type.
-pub trait Message: fmt::Display + fmt::Debug + Send + Sync + 'static {
+/// is the sentence `explain` prints, and whose `codes!` declares each variant's stable code). Implemented for every
+/// such type.
+pub trait Message: fmt::Display + fmt::Debug + Coded + Send + Sync + 'static {
     fn as_any(&self) -> &dyn Any;
 }
 
-impl<T: fmt::Display + fmt::Debug + Send + Sync + 'static> Message for T {
+impl<T: fmt::Display + fmt::Debug + Coded + Send + Sync + 'static> Message for T {
     fn as_any(&self) -> &dyn Any {
         self
     }
 }
+
+/// A message's stable name, `explain --format json`'s `code`: its variant's, in kebab case (`StdenvAccepted` is
+/// `stdenv-accepted`), declared beside the enum with `codes!` so that a renamed variant keeps its code and a new
+/// one does not compile without one.
+pub trait Coded {
+    fn code(&self) -> &'static str;
+}
+
+/// `codes!(Note { StdenvAccepted => "stdenv-accepted", ... });`: `Coded` for an enum, one code per variant (the
+/// match is exhaustive).
+macro_rules! codes {
+    ($ty:ident { $($variant:ident => $code:literal,)* }) => {
+        impl $crate::plan::model::Coded for $ty {
+            fn code(&self) -> &'static str {
+                match self {
+                    $($ty::$variant { .. } => $code,)*
+                }
+            }
+        }
+    };
+}
+pub(crate) use codes;
+
+// The arguments layer cannot name the planner: its warning's codes are declared here.
+codes!(Unread {
+    NotRegular => "not-regular",
+    Refused => "refused",
+});
 
 /// A message and the step that said it.
 #[derive(Clone)]
@@ -40,24 +69,15 @@ impl Said {
     }
 
     /// The message as its step's type, for tests and tools that match variants.
-    pub fn get<T: Message>(&self) -> Option<&T> {
+    pub fn get<T: 'static>(&self) -> Option<&T> {
         // Through the trait object: the `Arc` is a `Message` itself, and would answer for itself.
         let message: &dyn Message = &*self.message;
         message.as_any().downcast_ref()
     }
 
-    /// A stable name for the message: its variant, in kebab case (`StdenvAccepted` is `stdenv-accepted`).
+    /// A stable name for the message (`Coded`).
     pub fn code(&self) -> String {
-        let debug = format!("{:?}", self.message);
-        let variant = debug.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default();
-        let mut code = String::new();
-        for (i, c) in variant.chars().enumerate() {
-            if c.is_uppercase() && i > 0 {
-                code.push('-');
-            }
-            code.extend(c.to_lowercase());
-        }
-        code
+        self.message.code().to_string()
     }
 }
 
@@ -338,6 +358,52 @@ mod tests {
     enum Words {
         StdenvAccepted { compiler: String },
         Plain,
+    }
+
+    codes!(Words {
+        StdenvAccepted => "stdenv-accepted",
+        Plain => "plain",
+    });
+
+    /// Every declared code is its variant's name in kebab case, as docs/reference/explain-json.md promises: read from
+    /// the `codes!` of every file under src/.
+    #[test]
+    fn every_declared_code_is_its_variant_in_kebab_case() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+        let mut declared = 0;
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for block in text.split("codes!(").skip(1) {
+                let body = &block[..block.find("});").unwrap_or(0)];
+                // One `Variant => "code",` a line (the doc comment's one-line example is not a declaration).
+                for line in
+                    body.lines().filter(|l| l.contains(" => \"") && l.trim().ends_with("\",") && !l.contains('{'))
+                {
+                    let (variant, code) = line.trim().trim_end_matches(',').split_once(" => ").unwrap();
+                    let mut kebab = String::new();
+                    for (i, c) in variant.chars().enumerate() {
+                        if c.is_uppercase() && i > 0 {
+                            kebab.push('-');
+                        }
+                        kebab.extend(c.to_lowercase());
+                    }
+                    assert_eq!(code.trim_matches('"'), kebab, "{}", file.display());
+                    declared += 1;
+                }
+            }
+        }
+        assert!(declared >= 75, "found {declared} codes");
     }
 
     impl fmt::Display for Words {

@@ -12,6 +12,7 @@
 //! a later option of theirs wins. What no flag fixes for this call (`[[limit]]`) is said in a note; the build is
 //! then unchanged by it.
 
+use crate::plan::model::codes;
 use std::ffi::OsStr;
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
@@ -69,10 +70,25 @@ pub enum Note {
     },
 }
 
+codes!(Note {
+    TurnedOff => "turned-off",
+    NotMeasured => "not-measured",
+    UsersOwn => "users-own",
+    NoValue => "no-value",
+    ArgEdge => "arg-edge",
+    ObjtempUnsafe => "objtemp-unsafe",
+    PidUnknown => "pid-unknown",
+    Limit => "limit",
+});
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     Fix { cause: Cause, release: Version },
 }
+
+codes!(Reason {
+    Fix => "fix",
+});
 
 /// What a cause is, for notes and reasons.
 fn describe(cause: Cause) -> &'static str {

@@ -8,6 +8,7 @@
 //! memory free then holds (`Memory`, judged only once a slot was taken, so that a call that finds none reads
 //! nothing more), are known only when nvcc starts: `explain` shows the most, and what it would be now.
 
+use crate::plan::model::codes;
 use std::fmt;
 
 use super::facts::{Facts, JobSlots};
@@ -36,10 +37,22 @@ pub enum Note {
     JobserverUnusable { why: String, targets: u32 },
 }
 
+codes!(Note {
+    UsersOwn => "users-own",
+    TurnedOff => "turned-off",
+    NotMeasured => "not-measured",
+    NoJobserver => "no-jobserver",
+    JobserverUnusable => "jobserver-unusable",
+});
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     FromSlots { targets: u32, most: u32, per_thread_mib: u32, release: Version },
 }
+
+codes!(Reason {
+    FromSlots => "from-slots",
+});
 
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -4,6 +4,7 @@
 
 mod targets;
 
+use crate::plan::model::codes;
 use std::fmt;
 
 pub use targets::{accepted_clause, check, expand, problem, refused_together, resolve, Against, Expansion};
@@ -67,6 +68,18 @@ pub enum Note {
     },
 }
 
+codes!(Note {
+    NvccDefault => "nvcc-default",
+    OlderThanTable => "older-than-table",
+    Respected => "respected",
+    OneFile => "one-file",
+    OneFileBuildsDefault => "one-file-builds-default",
+    LtoOtherPhase => "lto-other-phase",
+    LtoAppendRefused => "lto-append-refused",
+    LtoOneCallSeveral => "lto-one-call-several",
+    NativeTargets => "native-targets",
+});
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     Capabilities {
@@ -93,6 +106,15 @@ pub enum Reason {
         spelled: String,
     },
 }
+
+codes!(Reason {
+    Capabilities => "capabilities",
+    Appended => "appended",
+    Replaced => "replaced",
+    InPlaceOfRemoved => "in-place-of-removed",
+    Lto => "lto",
+    DltoNextToGencode => "dlto-next-to-gencode",
+});
 
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

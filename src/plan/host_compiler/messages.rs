@@ -1,5 +1,6 @@
 //! What the host-compiler step says: why it passes a compiler, and what it notes or warns about.
 
+use crate::plan::model::codes;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -66,6 +67,19 @@ pub enum Note {
     },
 }
 
+codes!(Note {
+    NotInTable => "not-in-table",
+    Given => "given",
+    GivenRejected => "given-rejected",
+    StdenvLeftOut => "stdenv-left-out",
+    CandidateForAnotherMachine => "candidate-for-another-machine",
+    CandidateLeftOut => "candidate-left-out",
+    LtoMismatch => "lto-mismatch",
+    NoLibstdcxx => "no-libstdcxx",
+    LibstdcxxUnpassable => "libstdcxx-unpassable",
+    NvccCcbinIgnored => "nvcc-ccbin-ignored",
+});
+
 /// Why the wrapper ignores `$NVCC_CCBIN` as the release does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IgnoredWhy {
@@ -84,6 +98,17 @@ pub enum Reason {
     NvccCcbinIgnored { release: Version, first: Version },
     SharedLibstdcxx { chosen: Known, gcc_install_dir: PathBuf },
 }
+
+codes!(Reason {
+    CrossStdenvUnchecked => "cross-stdenv-unchecked",
+    LinksObjectsOnly => "links-objects-only",
+    StdenvAccepted => "stdenv-accepted",
+    NewestAccepted => "newest-accepted",
+    UnsupportedKept => "unsupported-kept",
+    AllowUnsupported => "allow-unsupported",
+    NvccCcbinIgnored => "nvcc-ccbin-ignored",
+    SharedLibstdcxx => "shared-libstdcxx",
+});
 
 /// "target's " for a cross build.
 fn whose(cross: bool) -> &'static str {
