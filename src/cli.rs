@@ -101,6 +101,12 @@ enum CompatCommand {
         /// A CUDA toolkit root (holding bin/ and include/), or a header set.
         root: std::path::PathBuf,
     },
+    /// Write the built-in tables, each file as the wrapper was built with it (comments on every field included),
+    /// into a directory (created if missing; no file is overwritten): to read, or to edit for `compat-data`.
+    Dump {
+        /// The directory to write them to.
+        dir: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -151,6 +157,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
         Command::Doctor => crate::doctor::main(ctx),
         Command::CheckReproducible { args } => crate::check::reproducible(ctx, args),
         Command::Compat(CompatCommand::Scan { root }) => compat_scan(ctx, &ctx.absolute(&root)),
+        Command::Compat(CompatCommand::Dump { dir }) => compat_dump(&ctx.absolute(&dir)),
         Command::Jobserver { jobs, command } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
             crate::exec::jobserver::serve(ctx, jobs, &command)
@@ -326,6 +333,20 @@ fn threads_now(ctx: &Context, prepared: &prepare::Prepared) -> Option<(usize, cr
     let memory = crate::plan::threads::Memory::judge(threads.per_thread_mib, crate::probe::memory::free());
     let extra = (threads.most - 1).min(slots as u32).min(memory.threads() - 1);
     Some((slots, memory, 1 + extra))
+}
+
+fn compat_dump(dir: &std::path::Path) -> Result<i32> {
+    output::directory(dir)?;
+    for (name, text) in crate::compat::BUILT_IN_FILES {
+        output::new_file(&dir.join(name), text)?;
+    }
+    output::stdout(format!(
+        "wrote {} to {}; set `compat-data = {:?}` in the config to use them\n",
+        crate::compat::FILES.join(", "),
+        crate::shell::path(dir),
+        dir.display().to_string()
+    ))?;
+    Ok(0)
 }
 
 fn compat_scan(ctx: &Context, root: &std::path::Path) -> Result<i32> {

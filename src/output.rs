@@ -1,4 +1,5 @@
-//! Writing what the wrapper itself prints to stdout (`explain`, `doctor`, `gencode`, `compat scan`, a dry run). A
+//! Writing what the wrapper itself prints to stdout (`explain`, `doctor`, `gencode`, `compat scan`, a dry run), and
+//! the files `compat dump` writes. A
 //! reader that went away (`nvcc-wrapper gencode 8.6 | head -1`) ends the command quietly and successfully, as
 //! ripgrep and other command-line tools do; any other failure (a full disk) is reported as a write error, exit 74.
 //! Nothing here panics, unlike `print!`.
@@ -16,4 +17,32 @@ pub fn stdout(bytes: impl AsRef<[u8]>) -> Result<()> {
         Err(e) => Err(Error::new(ErrorKind::Output, format!("cannot write to stdout: {e}"))
             .with_help("make room on the device stdout goes to, or send the output elsewhere")),
     }
+}
+
+/// Write `bytes` to a new file at `path`: one that exists already is an error (a usage error: the user named it), never
+/// overwritten.
+pub fn new_file(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> Result<()> {
+    let shown = crate::shell::path(path);
+    let mut file = match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(Error::new(ErrorKind::Usage, format!("{shown} already exists"))
+                .with_help("name a new or empty directory, or remove the file: nothing is overwritten"))
+        }
+        Err(e) => {
+            return Err(Error::new(ErrorKind::Output, format!("cannot create {shown}: {e}"))
+                .with_help("name a directory you can write to"))
+        }
+    };
+    file.write_all(bytes.as_ref()).map_err(|e| {
+        Error::new(ErrorKind::Output, format!("cannot write {shown}: {e}")).with_help("make room on its device")
+    })
+}
+
+/// Make `dir` and its parents, where missing.
+pub fn directory(dir: &std::path::Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::new(ErrorKind::Output, format!("cannot create the directory {}: {e}", crate::shell::path(dir)))
+            .with_help("name a directory you can write to")
+    })
 }

@@ -112,6 +112,11 @@ macro_rules! compat {
         /// The files of compat-data/, each of which a config's `compat-data` directory may hold to replace its table.
         pub const FILES: &[&str] = &[$($file,)*];
 
+        /// Each file's text as compat-data/ holds it (comments on every field included), for `compat dump`: a
+        /// config's `compat-data` directory starts from these.
+        pub const BUILT_IN_FILES: &[(&str, &str)] =
+            &[$(($file, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/compat-data/", $file))),)*];
+
         $(impl Named for $table {
             const FILE: &'static str = $file;
         })*
@@ -202,7 +207,7 @@ impl Compat {
         }
         let bad = |e: CompatError| {
             crate::error::Error::new(crate::error::ErrorKind::Config, format!("invalid compatibility data: {e}"))
-                .with_help("compat-data/README.md in the source describes each file")
+                .with_help("`nvcc-wrapper compat dump DIR` writes the built-in tables, each with comments on its fields, to compare with or start from")
         };
         compat.replace_from(dir).map_err(bad)?;
         Ok(compat)

@@ -152,3 +152,50 @@ fn wrapper_version_and_usage_errors() {
         .stdout(format!("nvcc-wrapper {}\n", env!("CARGO_PKG_VERSION")));
     sb.wrapper_cli().arg("frobnicate").assert().code(2);
 }
+
+/// Issue 33, item 6: the help for a broken `compat-data` table pointed at compat-data/README.md "in the source",
+/// which an installed user does not have. `nvcc-wrapper compat dump DIR` writes the built-in tables as the binary was
+/// built with them (each with its comments on the fields): the files of compat-data/, byte for byte, which a config's
+/// `compat-data` then reads as they are; nothing is overwritten; the help names the command.
+#[test]
+fn compat_dump_writes_the_built_in_tables_which_a_config_can_start_from() {
+    let sb = Sandbox::new();
+    let dir = sb.dir.path().join("tables");
+    let out = sb.wrapper_cli().args(["compat", "dump"]).arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("set `compat-data = "), "{}", stdout(&out));
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("compat-data");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&repo).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let name = path.file_name().unwrap();
+            assert_eq!(std::fs::read(dir.join(name)).unwrap(), std::fs::read(&path).unwrap(), "{name:?}");
+            files += 1;
+        }
+    }
+    assert_eq!(files, std::fs::read_dir(&dir).unwrap().count(), "compat dump wrote another set of files");
+    assert!(files >= 8);
+
+    // Nothing is overwritten: exit 2, naming the file.
+    let out = sb.wrapper_cli().args(["compat", "dump"]).arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("host-compilers.toml already exists"), "{}", stderr(&out));
+
+    // A config reads the dump as it is; a broken row names the file and the command.
+    let config = sb.write("config.toml", &format!("compat-data = {:?}\n", dir.display().to_string()));
+    let explain =
+        || sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &config).args(["explain", "--", "-c", "k.cu"]).output().unwrap();
+    let out = explain();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.join("launchers.toml")).unwrap();
+    std::fs::write(dir.join("launchers.toml"), text.replacen("last-version = \"0.16\"", "last-version = \"0.15\"", 1))
+        .unwrap();
+    let out = explain();
+    assert_eq!(out.status.code(), Some(78), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("launchers.toml") && stderr(&out).contains("help: `nvcc-wrapper compat dump DIR`"),
+        "{}",
+        stderr(&out)
+    );
+}
