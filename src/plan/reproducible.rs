@@ -359,7 +359,7 @@ enum Missing {
 /// The value of placeholder `name` for this call.
 fn value(facts: &Facts, plan: &Plan, name: &str) -> std::result::Result<String, Missing> {
     let inv = facts.invocation;
-    let (what, value) = match name {
+    let (what, value, none) = match name {
         "pid" => {
             if plan.launcher.is_some() {
                 return Err(Missing::Pid("nvcc runs behind a launcher"));
@@ -372,19 +372,25 @@ fn value(facts: &Facts, plan: &Plan, name: &str) -> std::result::Result<String, 
             }
             return Ok(format!("{:08x}", facts.nvcc_process.pid));
         }
-        "tmpdir" => ("nvcc's temporary directory", Some(facts.nvcc_process.tmpdir.as_os_str())),
-        "input" => ("the call's one `.cu` input", inv.single_cu_input()),
+        // (what the value is, for messages; the value; why there is none)
+        "tmpdir" => ("nvcc's temporary directory", Some(facts.nvcc_process.tmpdir.as_os_str()), ""),
+        "input" => (
+            "the call's `.cu` input",
+            inv.single_cu_input(),
+            "the call has more than one input, or its input is not a `.cu` source",
+        ),
         "output" => {
             let one_input = inv.single_cu_input().or(match inv.inputs.as_slice() {
                 [only] => Some(only.as_os_str()),
                 _ => None,
             });
-            ("the call's output file", inv.output_file().or(one_input))
+            let none = "the call names no output file (`-o`), and has more than one input";
+            ("the call's output file", inv.output_file().or(one_input), none)
         }
         other => return Err(Missing::Value(format!("the table names {{{other}}}, which the wrapper cannot fill"))),
     };
     let Some(value) = value else {
-        return Err(Missing::Value(format!("the call has no single {what} to name")));
+        return Err(Missing::Value(none.to_string()));
     };
     // The value goes inside an `-X` list, which must carry it unchanged; an `=` would also split a prefix map.
     let unpassable =

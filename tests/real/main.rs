@@ -30,3 +30,4 @@ mod reproducible;
 mod signals;
 mod splitters;
 mod threads;
+mod transcripts;
