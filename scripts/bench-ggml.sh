@@ -21,6 +21,10 @@
 #   OUT_DIR    where the logs and results.tsv go (default: a new temporary folder); results already in its
 #              results.tsv count in the table, and new runs are numbered after them
 #   WORK_DIR   where the build folders go (default: a new temporary folder, removed at the end)
+#   CPUSETS    CPU lists, one per build ("0-15 16-31 32-47 48-63" for RUNS=2): every build of the runs starts at
+#              once, each pinned to its own list (taskset), direct and wrapper alternating over the lists; for a
+#              machine with that many cores, where one build at a time would outlast the time a command may run
+#              (the builds then share the memory and the disk, each kind alike). Default: one build at a time.
 #
 # The wrapper is installed as `nvcc` in a prefix of its own, with a config file that names the real nvcc and turns
 # off the reproducible-builds flags and fatbin compression, so that the two builds differ only in threads (ggml
@@ -112,7 +116,8 @@ build() {
     -DCUDAToolkit_ROOT="$(dirname "$(dirname "$nvcc")")" -DGGML_CUDA=ON -DGGML_BUILD_TESTS=ON -DGGML_CCACHE=OFF \
     "${extra[@]}" >"$out/configure-$kind-$run.log" 2>&1 ||
     { tail -n 40 "$out/configure-$kind-$run.log" >&2; echo "bench-ggml: configure $kind $run failed" >&2; exit 1; }
-  echo "run $run, $kind: building ..."
+  if [[ -n ${3:-} ]]; then cmd=(taskset -c "$3" "${cmd[@]}"); fi
+  echo "run $run, $kind: building ${3:+on CPUs $3 }..."
   local json
   json=$(python3 "$here/tree_peak.py" "$kind $run" -- "${cmd[@]}" 2>"$out/build-$kind-$run.log") || true
   echo "$json"
@@ -133,23 +138,45 @@ print(sys.argv[2], sys.argv[3], r["wall_s"], r["peak_mib"], r["rc"], sep="\t")' 
   fi
 }
 
+# The MUL_MAT tests on the wrapper's build of run $1.
+mul_mat() {
+  local run=$1 rc=0
+  echo "test-backend-ops test -o MUL_MAT -b CUDA0, the wrapper's build of run $run:"
+  "$work/build-wrapper-$run/bin/test-backend-ops" test -o MUL_MAT -b CUDA0 >"$out/test-backend-ops.log" 2>&1 || rc=$?
+  echo "exit code: $rc" >>"$out/test-backend-ops.log"
+  # Its verdicts are coloured: take the escapes out before reading them.
+  sed 's/\x1b\[[0-9;]*m//g' "$out/test-backend-ops.log" >"$out/test-backend-ops.txt"
+  echo "  not supported by CUDA0: $(grep -c 'not supported' "$out/test-backend-ops.txt" || true)"
+  grep -E 'FAIL' "$out/test-backend-ops.txt" | head -n 20 || true
+  grep -E 'tests passed|backends passed|Backend CUDA0:|^exit code' "$out/test-backend-ops.txt" | sed 's/^ */  /'
+}
+
+if [[ -n ${CPUSETS:-} ]]; then
+  read -r -a sets <<<"$CPUSETS"
+  ((${#sets[@]} >= 2 * runs)) || { echo "bench-ggml: CPUSETS names ${#sets[@]} lists, and $runs runs need $((2 * runs))" >&2; exit 1; }
+  i=0
+  pids=()
+  for ((run = first; run < first + runs; run++)); do
+    for kind in direct wrapper; do
+      build "$kind" "$run" "${sets[$i]}" &
+      pids+=($!)
+      i=$((i + 1))
+    done
+  done
+  failed=0
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  ((failed == 0)) || { echo "bench-ggml: a build failed" >&2; exit 1; }
+  if [[ ${TEST:-1} == 1 ]]; then mul_mat "$first"; fi
+  runs=0
+fi
+
 for ((run = first; run < first + runs; run++)); do
   if ((run % 2)); then order=(direct wrapper); else order=(wrapper direct); fi
   for kind in "${order[@]}"; do
     build "$kind" "$run"
     if [[ $kind == direct ]]; then rm -rf "$work/build-direct-$run"; fi
   done
-  if [[ ${TEST:-1} == 1 && $run == "$first" ]]; then
-    echo "test-backend-ops test -o MUL_MAT -b CUDA0, the wrapper's build of run $run:"
-    rc=0
-    "$work/build-wrapper-$run/bin/test-backend-ops" test -o MUL_MAT -b CUDA0 >"$out/test-backend-ops.log" 2>&1 || rc=$?
-    echo "exit code: $rc" >>"$out/test-backend-ops.log"
-    # Its verdicts are coloured: take the escapes out before reading them.
-    sed 's/\x1b\[[0-9;]*m//g' "$out/test-backend-ops.log" >"$out/test-backend-ops.txt"
-    echo "  not supported by CUDA0: $(grep -c 'not supported' "$out/test-backend-ops.txt" || true)"
-    grep -E 'FAIL' "$out/test-backend-ops.txt" | head -n 20 || true
-    grep -E 'tests passed|backends passed|Backend CUDA0:|^exit code' "$out/test-backend-ops.txt" | sed 's/^ */  /'
-  fi
+  if [[ ${TEST:-1} == 1 && $run == "$first" ]]; then mul_mat "$run"; fi
   if ((run != first)); then rm -rf "$work/build-wrapper-$run"; fi
 done
 
