@@ -395,3 +395,36 @@ pub fn embedded(cuobjdump: &Path, file: &Path) -> BTreeSet<String> {
     assert!(!found.is_empty(), "cuobjdump found nothing in {}:\n{text}{}", file.display(), stderr(&out));
     found
 }
+
+/// The pages users copy recipes from: README.md and docs/guide/*.md, relative to the repository, sorted.
+pub fn recipe_pages() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut guide: Vec<PathBuf> = std::fs::read_dir(root.join("docs/guide"))
+        .unwrap()
+        .map(|e| e.unwrap().path().strip_prefix(root).unwrap().to_path_buf())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    guide.sort();
+    [vec![PathBuf::from("README.md")], guide].concat()
+}
+
+/// The fenced blocks of `lang` in Markdown `text` (indented ones too, their indentation taken off), each as the
+/// 1-based line of its opening fence and its lines.
+pub fn fenced_blocks(text: &str, lang: &str) -> Vec<(usize, Vec<String>)> {
+    let fence = format!("```{lang}");
+    let mut out = Vec::new();
+    let mut open: Option<(usize, usize, Vec<String>)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let indent = line.len() - line.trim_start().len();
+        match open.take() {
+            Some((at, _, lines)) if line.trim_start().starts_with("```") => out.push((at, lines)),
+            Some((at, indent, mut lines)) => {
+                lines.push(line.get(indent..).unwrap_or(line.trim_start()).to_string());
+                open = Some((at, indent, lines));
+            }
+            None if line.trim() == fence => open = Some((i + 1, indent, Vec::new())),
+            None => {}
+        }
+    }
+    out
+}

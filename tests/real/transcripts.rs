@@ -46,25 +46,6 @@ struct Step {
     home_files: Vec<(String, String)>,
 }
 
-/// The ```console blocks of `text` (indented ones too), as (line of the fence, lines).
-fn console_blocks(text: &str) -> Vec<(usize, Vec<String>)> {
-    let mut out = Vec::new();
-    let mut open: Option<(usize, usize, Vec<String>)> = None;
-    for (i, line) in text.lines().enumerate() {
-        let indent = line.len() - line.trim_start().len();
-        match open.take() {
-            Some((at, _, lines)) if line.trim_start().starts_with("```") => out.push((at, lines)),
-            Some((at, indent, mut lines)) => {
-                lines.push(line.get(indent..).unwrap_or("").to_string());
-                open = Some((at, indent, lines));
-            }
-            None if line.trim() == "```console" => open = Some((i + 1, indent, Vec::new())),
-            None => {}
-        }
-    }
-    out
-}
-
 /// A block's `$` commands with the lines shown after each.
 fn commands(block: &[String]) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
@@ -83,18 +64,10 @@ fn commands(block: &[String]) -> Vec<(String, Vec<String>)> {
 
 /// Every step of every transcript, and the working-directory files the pages show.
 fn transcripts() -> (Vec<Step>, Vec<(String, String)>) {
-    let mut pages = vec![PathBuf::from("README.md")];
-    let mut guide: Vec<PathBuf> = std::fs::read_dir(Path::new(REPO).join("docs/guide"))
-        .unwrap()
-        .map(|e| e.unwrap().path().strip_prefix(REPO).unwrap().to_path_buf())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    guide.sort();
-    pages.extend(guide);
     let (mut steps, mut files) = (Vec::new(), Vec::new());
-    for page in pages {
+    for page in recipe_pages() {
         let text = std::fs::read_to_string(Path::new(REPO).join(&page)).unwrap();
-        for (line, block) in console_blocks(&text) {
+        for (line, block) in fenced_blocks(&text, "console") {
             let mut home_files = Vec::new();
             let mut block_steps = Vec::new();
             for (command, shown) in commands(&block) {

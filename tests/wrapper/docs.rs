@@ -234,40 +234,15 @@ fn sizes_are_read_as_the_readme_writes_them() {
     assert_eq!(sizes("about MB, 4 GiB, x12 MB"), Vec::<String>::new());
 }
 
-/// A fenced block: the line its fence opens on, and its lines.
-type Block<'t> = (usize, Vec<&'t str>);
-
-/// The fenced blocks of `lang` in `text`.
-fn blocks<'t>(text: &'t str, lang: &str) -> Vec<Block<'t>> {
-    let (mut out, mut open): (Vec<Block>, Option<Block>) = (Vec::new(), None);
-    for (i, line) in text.lines().enumerate() {
-        match open.take() {
-            Some(block) if line.trim_start().starts_with("```") => out.push(block),
-            Some(mut block) => {
-                block.1.push(line);
-                open = Some(block);
-            }
-            None if line.trim_start() == format!("```{lang}") => open = Some((i + 1, Vec::new())),
-            None => {}
-        }
-    }
-    out
-}
-
-/// The README's and the guide's pages: where users copy recipes from.
-fn recipe_pages() -> Vec<PathBuf> {
-    pages().into_iter().filter(|p| p == Path::new("README.md") || p.starts_with("docs/guide")).collect()
-}
-
 /// Every configuration the README and the guide show is one the wrapper reads (issue 33: recipes that work as
 /// written). Blocks of other programs' files say so on their first line (`# scheduler.conf: sccache-dist ...`).
 #[test]
 fn issue_33_every_config_the_docs_show_is_read_by_the_wrapper() {
     let work = tempfile::tempdir().unwrap();
     let mut read = 0;
-    for page in recipe_pages() {
+    for page in crate::support::recipe_pages() {
         let text = std::fs::read_to_string(Path::new(REPO).join(&page)).unwrap();
-        for (line, block) in blocks(&text, "toml") {
+        for (line, block) in crate::support::fenced_blocks(&text, "toml") {
             if block.first().is_some_and(|l| l.starts_with("# ") && l.contains(".conf")) {
                 continue;
             }
@@ -300,9 +275,9 @@ fn issue_33_every_config_the_docs_show_is_read_by_the_wrapper() {
 #[test]
 fn issue_33_every_gencode_example_prints_what_the_docs_show() {
     let mut ran = 0;
-    for page in recipe_pages() {
+    for page in crate::support::recipe_pages() {
         let text = std::fs::read_to_string(Path::new(REPO).join(&page)).unwrap();
-        for (line, block) in blocks(&text, "console") {
+        for (line, block) in crate::support::fenced_blocks(&text, "console") {
             let mut i = 0;
             while i < block.len() {
                 let Some(command) = block[i].strip_prefix("$ nvcc-wrapper gencode") else {
@@ -311,7 +286,8 @@ fn issue_33_every_gencode_example_prints_what_the_docs_show() {
                 };
                 let command = command.split(" #").next().unwrap();
                 let args = shlex::split(command).unwrap();
-                let shown: Vec<&str> = block[i + 1..].iter().take_while(|l| !l.starts_with("$ ")).copied().collect();
+                let shown: Vec<&str> =
+                    block[i + 1..].iter().map(String::as_str).take_while(|l| !l.starts_with("$ ")).collect();
                 let out = std::process::Command::new(crate::support::WRAPPER)
                     .arg("gencode")
                     .args(&args)
