@@ -371,11 +371,6 @@ mod tests {
 
     #[test]
     fn finds_the_gcc_installation_and_libstdcxx_of_real_compilers() {
-        // Each compiler runs once without the probes' time limit first: on a loaded two-core CI machine, the first
-        // start of clang++ (its LLVM library read from a cold disk cache) once took over the 10 s a probe allows.
-        for name in ["g++-12", "clang++-16", "aarch64-linux-gnu-g++"] {
-            let _ = std::process::Command::new(which::which(name).unwrap()).arg("--version").output();
-        }
         let gxx12 = which::which("g++-12").unwrap();
         let install = gcc_install_dir(&gxx12).unwrap();
         assert!(install.ends_with("x86_64-linux-gnu/12"), "{install:?}");

@@ -15,12 +15,15 @@ pub mod memory;
 pub mod nvcc;
 pub mod system;
 pub mod toolkit;
+mod watch;
+
+pub use watch::Stopped;
 
 use std::fmt;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The read end of a probed program's stdout or stderr.
 enum Pipe {
@@ -158,8 +161,8 @@ pub enum ProbeErrorKind {
     Failed { status: ExitStatus, first_line: String },
     /// The output did not say what we looked for.
     Unexpected { expected: &'static str, found: String },
-    /// The program did not finish in time and was killed, with everything it started.
-    TimedOut(Duration),
+    /// The program sat still, or ran too long, and was killed with everything it started.
+    TimedOut(Stopped),
     /// The program printed more than this many bytes on stdout or on stderr and was killed, with everything it
     /// started.
     TooMuchOutput(usize),
@@ -206,8 +209,14 @@ impl fmt::Display for ProbeError {
                 }
                 Ok(())
             }
-            ProbeErrorKind::TimedOut(limit) => {
-                write!(f, "`{command}` did not finish within {} s and was stopped", limit.as_secs())
+            ProbeErrorKind::TimedOut(Stopped::Still(limit)) => write!(
+                f,
+                "`{command}` did nothing for {} s (no CPU time, no page read, in any process it started) and was \
+                 stopped",
+                limit.as_secs()
+            ),
+            ProbeErrorKind::TimedOut(Stopped::Working(limit)) => {
+                write!(f, "`{command}` was still running after {} s and was stopped", limit.as_secs())
             }
             ProbeErrorKind::TooMuchOutput(limit) => {
                 write!(f, "`{command}` printed more than {} and was stopped", crate::bounded::size(*limit as u64))
@@ -238,10 +247,19 @@ fn first_line(text: &str) -> &str {
     }
 }
 
-/// How long a probe may take. `g++ --version` takes milliseconds and `nvcc --version` a few tens; a program that
-/// has not answered in this time is hung (waiting on a lock, a network file system, a terminal) and is stopped, so the
-/// wrapper never hangs a build with it.
+/// How long a probed program may do nothing. `g++ --version` takes milliseconds and `nvcc --version` a few tens; a
+/// program that has used no CPU time and read no page for this long is hung (waiting on a lock, a network file
+/// system, a terminal) and is stopped, so the wrapper never hangs a build with it.
 pub const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// How long a probed program may run in all, working or not. A loaded machine makes a compiler slow, not still: the
+/// first start of `clang++` from a cold disk cache has taken more than 10 s under a build's load (and 25 s with reads
+/// throttled to 8 MiB/s), and stopping it then would change what the wrapper decides. A program still busy after
+/// this long is looping, and is stopped.
+pub const WORKING_LIMIT: Duration = Duration::from_secs(120);
+
+const LIMITS: watch::Limits =
+    watch::Limits { still: TIME_LIMIT, working: WORKING_LIMIT, look_every: Duration::from_secs(1) };
 
 /// The most a probed program may print on stdout, and again on stderr. `g++ --version` prints under 1 KiB; a program
 /// that prints more is not answering the question (`yes`, a script gone wrong) and is stopped, so the wrapper never
@@ -258,14 +276,14 @@ pub const LOOP_GUARD: (&str, &str) = ("NVCC_WRAPPER_DEPTH", "8");
 /// No shell, and the environment is inherited (a compiler may be a Nix cc-wrapper or a ccache link that needs its
 /// environment, and none of the lines we parse is translated by the locale) but for the loop guard. Stdin is closed so
 /// that a program waiting for input fails instead of hanging. The program runs in a process group of its own, so that
-/// a program still running after `TIME_LIMIT`, or printing more than `OUTPUT_LIMIT`, is killed with everything it
-/// started (a compiler driver's own children included), and so is it when the wrapper is stopped by a signal
+/// a program that does nothing for `TIME_LIMIT` (or runs for `WORKING_LIMIT`), or prints more than `OUTPUT_LIMIT`,
+/// is killed with everything it started (a compiler driver's own children included), and so is it when the wrapper is stopped by a signal
 /// (`SIGTERM`, `SIGINT`, `SIGHUP`, `SIGQUIT`) while it probes.
 fn run(program: &Path, args: &[&str]) -> Result<String, ProbeError> {
-    run_within(program, args, TIME_LIMIT)
+    run_within(program, args, LIMITS)
 }
 
-fn run_within(program: &Path, args: &[&str], limit: Duration) -> Result<String, ProbeError> {
+fn run_within(program: &Path, args: &[&str], limits: watch::Limits) -> Result<String, ProbeError> {
     use std::os::unix::process::CommandExt;
     let fail = |kind| ProbeError::new(program, args, kind);
     let mut command = Command::new(program);
@@ -287,14 +305,14 @@ fn run_within(program: &Path, args: &[&str], limit: Duration) -> Result<String, 
     };
     let mut pipes: [Option<Pipe>; 2] = [child.stdout.take().map(Pipe::Out), child.stderr.take().map(Pipe::Err)];
     let mut output = [Vec::new(), Vec::new()];
-    let deadline = Instant::now() + limit;
+    let mut watch = watch::Watch::new(limits, group);
     let mut chunk = vec![0u8; 64 << 10];
     // Both pipes are read as they fill, so a chatty program never blocks on a full pipe, until both are closed.
     while pipes.iter().any(Option::is_some) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return stopped(&mut child, ProbeErrorKind::TimedOut(limit));
+        if let Some(why) = watch.check() {
+            return stopped(&mut child, ProbeErrorKind::TimedOut(why));
         }
+        let left = watch.until_next_look();
         let mut polled = pipes.each_ref().map(|p| libc::pollfd {
             fd: p.as_ref().map_or(-1, Pipe::fd),
             events: libc::POLLIN,
@@ -328,10 +346,10 @@ fn run_within(program: &Path, args: &[&str], limit: Duration) -> Result<String, 
         if let Some(status) = child.try_wait().map_err(|err| fail(ProbeErrorKind::Io(err)))? {
             break status;
         }
-        if Instant::now() >= deadline {
-            return stopped(&mut child, ProbeErrorKind::TimedOut(limit));
+        if let Some(why) = watch.check() {
+            return stopped(&mut child, ProbeErrorKind::TimedOut(why));
         }
-        std::thread::sleep(pause);
+        std::thread::sleep(pause.min(watch.until_next_look()));
         pause = (pause * 2).min(Duration::from_millis(5));
     };
     let [stdout, stderr] = output;
@@ -347,6 +365,12 @@ fn run_within(program: &Path, args: &[&str], limit: Duration) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
+
+    /// Limits short enough for a test: still for 300 ms, working for `working`.
+    fn limits(working: Duration) -> watch::Limits {
+        watch::Limits { still: Duration::from_millis(300), working, look_every: Duration::from_millis(50) }
+    }
 
     #[test]
     fn errors_name_the_command_and_what_it_said() {
@@ -378,10 +402,41 @@ mod tests {
     #[test]
     fn a_hung_program_is_stopped_and_named() {
         let started = Instant::now();
-        let err = run_within(Path::new("/bin/sleep"), &["30"], Duration::from_millis(300)).unwrap_err();
-        assert!(matches!(err.kind, ProbeErrorKind::TimedOut(_)), "{err:?}");
+        let err = run_within(Path::new("/bin/sleep"), &["30"], limits(Duration::from_secs(20))).unwrap_err();
+        assert!(matches!(err.kind, ProbeErrorKind::TimedOut(Stopped::Still(_))), "{err:?}");
         assert!(started.elapsed() < Duration::from_secs(5), "not stopped in time: {:?}", started.elapsed());
-        assert_eq!(err.to_string(), "`/bin/sleep 30` did not finish within 0 s and was stopped");
+        assert_eq!(
+            err.to_string(),
+            "`/bin/sleep 30` did nothing for 0 s (no CPU time, no page read, in any process it started) and was stopped"
+        );
+    }
+
+    /// A shell loop that keeps a CPU busy for about `seconds`, then says `done`.
+    fn busy(seconds: f32) -> String {
+        format!(
+            "end=$(($(date +%s%N) + {})); while [ $(date +%s%N) -lt $end ]; do :; done; echo done",
+            (seconds * 1e9) as u64
+        )
+    }
+
+    #[test]
+    fn a_slow_program_that_keeps_working_is_not_stopped() {
+        // Busy for four times the still limit, in the driver and then in a child the driver waits for (as a compiler
+        // driver waits for its compiler): the group's work is what counts.
+        for script in [busy(1.2), format!("sh -c '{}' & wait", busy(1.2))] {
+            let out = run_within(Path::new("/bin/sh"), &["-c", &script], limits(Duration::from_secs(20)));
+            assert_eq!(out.unwrap_or_else(|e| panic!("{script}: {e}")), "done\n");
+        }
+    }
+
+    #[test]
+    fn a_program_busy_past_the_working_limit_is_stopped() {
+        let started = Instant::now();
+        let script = busy(30.0);
+        let err = run_within(Path::new("/bin/sh"), &["-c", &script], limits(Duration::from_secs(1))).unwrap_err();
+        assert!(matches!(err.kind, ProbeErrorKind::TimedOut(Stopped::Working(_))), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "not stopped in time: {:?}", started.elapsed());
+        assert!(err.to_string().ends_with("` was still running after 1 s and was stopped"), "{err}");
     }
 
     /// Whether a process is gone (or a zombie, which runs nothing).
@@ -398,7 +453,7 @@ mod tests {
         let pids = dir.path().join("pids");
         // A driver that starts a child of its own and waits for it, as a compiler driver does.
         let script = format!("sleep 300 & echo $! > '{}'; wait", pids.display());
-        let err = run_within(Path::new("/bin/sh"), &["-c", &script], Duration::from_millis(500)).unwrap_err();
+        let err = run_within(Path::new("/bin/sh"), &["-c", &script], limits(Duration::from_secs(20))).unwrap_err();
         assert!(matches!(err.kind, ProbeErrorKind::TimedOut(_)), "{err:?}");
         let child = std::fs::read_to_string(&pids).unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);

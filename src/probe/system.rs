@@ -225,7 +225,8 @@ fn failure(err: super::ProbeError) -> Failure {
 }
 
 /// A failure as the planner is told it, with when it happened if the cache kept it. A program that had to be stopped
-/// costs the call up to `TIME_LIMIT` and changes what the wrapper decides, so it is said on stderr (`warn`), once.
+/// costs the call up to `TIME_LIMIT` (`WORKING_LIMIT` if it kept working) and changes what the wrapper decides, so it
+/// is said on stderr (`warn`), once.
 fn described(failure: Failure, warn: bool) -> String {
     let mut message = failure.message;
     if let Some(age) = failure.remembered {

@@ -1,6 +1,8 @@
 //! Hostile or careless input against real NVCC releases: what the fake nvcc's tests in tests/wrapper/hostile.rs
 //! show, checked where only the real nvcc can tell (issue 26). Needs real NVCC 12.4 and 13.5, and bash.
 
+use std::path::Path;
+
 use crate::support::*;
 
 /// Item 8 with the real nvcc 12.4, which ignores `NVCC_CCBIN`: nvcc alone builds with `NVCC_CCBIN=/nonexistent/g++`,
@@ -86,5 +88,100 @@ fn at_the_argument_length_edge_what_nvcc_alone_builds_the_wrapper_builds() {
         nvcc.env("NVCC_WRAPPER_CONFIG", &config);
         assert!(builds(nvcc, lo), "{release}: nvcc alone builds with {lo} flags of 100 bytes, the wrapper does not");
         eprintln!("{release}: nvcc alone and the wrapper build with {lo} flags of 100 bytes, not {hi}");
+    }
+}
+
+/// A host compiler slowed down by a slow disk is waited for, not left out. Under a build's load the first start of
+/// `clang++` took more than the probes' 10 s, and a probe stopped then made the wrapper pick another compiler (and
+/// remember that for 5 minutes). Here the stdenv compiler is a script, as Nix's cc-wrapper is, that first reads 16 MiB
+/// through a disk throttled to 1 MiB/s (a blkio cgroup; the file dropped from the page cache), then runs the real
+/// clang++-19: the probe takes over 10 s, and the wrapper keeps the compiler and says nothing. Needs real NVCC 13.5,
+/// clang++-19 and root (a cgroup of its own, on the disk that holds the build's target directory).
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_compiler_slowed_by_a_slow_disk_is_waited_for_and_kept() {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::io::AsRawFd;
+    let Some(root) = real_toolkit("13.5") else { return };
+    let Some(clang) = real_program("clang++-19") else { return };
+    // The file lives on a real disk (the target directory's), not in a tmpfs that no throttle reaches.
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let big = disk.path().join("big");
+    let file = std::fs::File::create(&big).unwrap();
+    let mut left = 16u64 << 20;
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut writer = std::io::BufWriter::new(&file);
+    while left > 0 {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        std::io::Write::write_all(&mut writer, &seed.to_le_bytes()).unwrap();
+        left -= 8;
+    }
+    drop(writer);
+    file.sync_all().unwrap();
+    let Some(device) = whole_disk(disk.path().metadata().unwrap().dev()) else { return };
+    let rate = 1u64 << 20;
+    let Some(cgroup) = Cgroup::new(
+        "blkio",
+        &[("blkio.throttle.read_bps_device", format!("{device} {rate}"))],
+        &[("io.max", format!("{device} rbps={rate}"))],
+    ) else {
+        return;
+    };
+    let sb = RealSandbox::new(&root);
+    sb.write("k.cu", "__global__ void k(int *p) { p[0] = 1; }\n");
+    let cc = sb.write(
+        "slow/clang++",
+        &format!("#!/bin/sh\ncat '{}' > /dev/null\nexec '{}' \"$@\"\n", big.display(), clang.display()),
+    );
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = sb.write("slow.toml", &format!("[host-compiler]\nstdenv = \"{}\"\n", cc.display()));
+    let prepare = |cmd: &mut std::process::Command| {
+        cmd.env("PATH", sb.path())
+            .env("NVCC_WRAPPER_CONFIG", &config)
+            .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
+            .current_dir(sb.dir.path());
+    };
+    // Everything but the file in the page cache first (clang, nvcc and its tools, the wrapper), so that only the
+    // file is read through the throttle: a cold clang++-19 alone reads over 100 MiB.
+    let warm = sb.write("warm.toml", &format!("[host-compiler]\nstdenv = \"{}\"\n", clang.display()));
+    let mut warm_up = sb.nvcc();
+    warm_up.env("NVCC_WRAPPER_CONFIG", &warm).args(["-c", "k.cu", "-o", "warm.o"]).assert().success();
+    // SAFETY: posix_fadvise only reads the open descriptor's number.
+    let dropped = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(dropped, 0, "the file could not be dropped from the page cache");
+    let mut build = cgroup.wrap(Path::new("nvcc"), &["-c", "k.cu", "-o", "k.o"]);
+    prepare(&mut build);
+    let started = std::time::Instant::now();
+    let out = build.output().unwrap();
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(sb.file("k.o").is_file());
+    assert!(
+        took > std::time::Duration::from_secs(10),
+        "the build took {took:?}: the throttled disk did not make the compiler slower than the probes' 10 s, so this \
+         test shows nothing"
+    );
+    assert!(warnings(&out).is_empty(), "{}", stderr(&out));
+    // What the call decided, from the answers it kept: the slow compiler, not another one.
+    let mut explain = std::process::Command::new(WRAPPER);
+    prepare(&mut explain);
+    let out = explain.args(["explain", "--", "-c", "k.cu"]).output().unwrap();
+    assert!(stdout(&out).contains(&format!("-ccbin={} ", cc.display())), "{}{}", stdout(&out), stderr(&out));
+}
+
+/// The `MAJOR:MINOR` of the whole disk that holds device `dev`, as cgroups name it; `None` (after a note) when `dev`
+/// is no block device (a tmpfs, an overlay), which fails the test under NVCC_WRAPPER_REQUIRE_REAL=1.
+fn whole_disk(dev: u64) -> Option<String> {
+    let sys = Path::new("/sys/dev/block").join(format!("{}:{}", libc::major(dev), libc::minor(dev)));
+    let sys = if sys.join("partition").exists() { sys.join("..") } else { sys };
+    match std::fs::read_to_string(sys.join("dev")) {
+        Ok(found) => Some(found.trim().to_string()),
+        Err(e) => {
+            let what =
+                format!("{} is not a block device's ({e}), so no disk can be throttled", env!("CARGO_TARGET_TMPDIR"));
+            assert!(!require_real(), "{what}");
+            eprintln!("note: skipped, {what}");
+            None
+        }
     }
 }

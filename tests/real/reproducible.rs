@@ -175,6 +175,10 @@ impl BuildDir {
                 out.status.code(),
                 stderr(&out)
             );
+            // A warning means this call decided otherwise than its twin might have (a probe stopped under load once
+            // gave one build directory a plan without its host compiler): say so, not only that the bytes differ.
+            let said = warnings(&out);
+            assert!(said.is_empty(), "{}: nvcc {} warned:\n{}", setup.label, args.join(" "), said.join("\n"));
         }
     }
 

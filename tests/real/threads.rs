@@ -337,56 +337,6 @@ fn threads_give_the_same_bytes_as_one() {
     }
 }
 
-/// A memory cgroup of `limit` bytes under this process's own (v1 or v2), removed when dropped; `None` (after a note)
-/// when none can be made here (not root, no memory controller).
-struct MemoryCgroup {
-    dir: PathBuf,
-}
-
-impl MemoryCgroup {
-    fn new(limit: u64) -> Option<MemoryCgroup> {
-        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-        let v1 = own.lines().find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_string()));
-        let (dir, limit_file) = match v1 {
-            Some(path) => {
-                (Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/')), "memory.limit_in_bytes")
-            }
-            None => {
-                let path = own.lines().find_map(|l| l.strip_prefix("0::")).unwrap_or("/").to_string();
-                (Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/')), "memory.max")
-            }
-        };
-        let dir = dir.join(format!("nvcc-wrapper-test-{}", std::process::id()));
-        let made = std::fs::create_dir(&dir).and_then(|()| std::fs::write(dir.join(limit_file), limit.to_string()));
-        if let Err(e) = made {
-            let _ = std::fs::remove_dir(&dir);
-            assert!(!require_real(), "cannot make a memory cgroup at {} ({e}): run the tests as root", dir.display());
-            eprintln!("note: skipped, cannot make a memory cgroup at {} ({e})", dir.display());
-            return None;
-        }
-        Some(MemoryCgroup { dir })
-    }
-
-    /// `cmd` run inside the cgroup: through `sh`, which moves itself in and then execs it.
-    fn wrap(&self, program: &Path, args: &[&str]) -> std::process::Command {
-        let mut cmd = std::process::Command::new("sh");
-        cmd.arg("-c").arg("echo $$ > \"$0\" && exec \"$@\"").arg(self.dir.join("cgroup.procs")).arg(program).args(args);
-        cmd
-    }
-}
-
-impl Drop for MemoryCgroup {
-    fn drop(&mut self) {
-        // Empty once its processes ended; a few tries, as the kernel lets go of it a little later.
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
 /// Issue 31: under a memory cgroup of 1.5 GiB (a Nix builder's or a CI container's limit), nvcc 13.5 with
 /// `--threads 4` on a heavy source for two targets runs out of memory (two cicc of 885 MiB), while the wrapper, with
 /// three free job slots, reads the cgroup's limit, takes no thread (1.5 GiB less 512 MiB kept holds one at 890 MiB)
@@ -395,7 +345,11 @@ impl Drop for MemoryCgroup {
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn under_a_memory_limit_the_wrapper_takes_no_threads_and_builds_what_t4_cannot() {
     let Some(root) = real_toolkit("13.5") else { return };
-    let Some(cgroup) = MemoryCgroup::new(1536 << 20) else { return };
+    let limit = (1536u64 << 20).to_string();
+    let Some(cgroup) = Cgroup::new("memory", &[("memory.limit_in_bytes", limit.clone())], &[("memory.max", limit)])
+    else {
+        return;
+    };
     let sb = RealSandbox::new(&root);
     std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/thrust-heavy.cu"), sb.file("heavy.cu")).unwrap();
     let config = sb.write(

@@ -1,0 +1,144 @@
+//! When a probed program is stopped: once it has sat still for `Limits::still` (no CPU time, no wait for a CPU, no
+//! page faulted in, by any process of its group), or once it has run `Limits::working` in all, busy or not.
+//!
+//! A wall-clock limit alone cannot tell a hung program from a slow one: on a loaded machine the first start of
+//! `clang++` (its LLVM library read from a cold disk cache) has taken more than 10 s, and a probe stopped then made
+//! the wrapper decide without that compiler's answer, for every call while the failure was remembered. A program that
+//! waits on a lock, a network file system or a pipe does no work at all; one that is starved of CPU waits on the run
+//! queue, and one that reads a slow disk faults its pages in or runs for a few microseconds between reads, so it is
+//! given until `working`.
+
+use std::time::{Duration, Instant};
+
+/// How long a probed program may go without doing any work, and how long it may run in all.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Limits {
+    pub still: Duration,
+    pub working: Duration,
+    /// How often the group's work is read (from the first look on; a probe that answers sooner never reads it).
+    pub look_every: Duration,
+}
+
+/// Why a program was stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// It did no work for this long.
+    Still(Duration),
+    /// It was still running, working, after this long.
+    Working(Duration),
+}
+
+/// Watches the process group of one probed program.
+pub(super) struct Watch {
+    limits: Limits,
+    group: i32,
+    started: Instant,
+    work: Option<u64>,
+    last_change: Instant,
+    next_look: Instant,
+}
+
+impl Watch {
+    pub fn new(limits: Limits, group: i32) -> Self {
+        let now = Instant::now();
+        Watch { limits, group, started: now, work: None, last_change: now, next_look: now + limits.look_every }
+    }
+
+    /// How long the caller may wait (for output, or for the program to end) before it calls `check` again.
+    pub fn until_next_look(&self) -> Duration {
+        self.next_look.saturating_duration_since(Instant::now())
+    }
+
+    /// Whether the program must be stopped now. Reads the group's work only when a look is due.
+    pub fn check(&mut self) -> Option<Stopped> {
+        let now = Instant::now();
+        if now < self.next_look {
+            return None;
+        }
+        if now.duration_since(self.started) >= self.limits.working {
+            return Some(Stopped::Working(self.limits.working));
+        }
+        // Where /proc cannot be read, `work` stays `None` and the program is stopped `still` after the first look:
+        // the wall-clock limit of old.
+        let work = work_done(self.group);
+        if work.is_some() && work != self.work {
+            self.work = work;
+            self.last_change = now;
+        }
+        if now.duration_since(self.last_change) >= self.limits.still {
+            return Some(Stopped::Still(self.limits.still));
+        }
+        self.next_look = (now + self.limits.look_every).min(self.started + self.limits.working);
+        None
+    }
+}
+
+/// The work the processes of `group` have done so far: CPU time and time spent waiting for a CPU (in nanoseconds,
+/// from `/proc/PID/schedstat`, where the kernel keeps them), and page faults and CPU ticks (from `/proc/PID/stat`),
+/// those of their reaped children included. A program blocked on a slow disk still runs a few microseconds between
+/// reads, and one starved of CPU waits on the run queue; one that sleeps on a lock does neither. `None` when no
+/// process of the group could be read.
+fn work_done(group: i32) -> Option<u64> {
+    let mut total = None;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some((pgrp, counters)) = parse_stat(&stat) else { continue };
+        if pgrp != group {
+            continue;
+        }
+        let scheduled = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok();
+        let scheduled = scheduled.as_deref().and_then(parse_schedstat).unwrap_or(0);
+        total = Some(total.unwrap_or(0u64).wrapping_add(counters).wrapping_add(scheduled));
+    }
+    total
+}
+
+/// A `/proc/PID/schedstat` line's time on a CPU plus time waiting for one, in nanoseconds.
+fn parse_schedstat(line: &str) -> Option<u64> {
+    let mut fields = line.split_whitespace().map(|f| f.parse::<u64>().ok());
+    Some(fields.next()??.wrapping_add(fields.next()??))
+}
+
+/// A `/proc/PID/stat` line's process group, and the sum of its fault and time counters.
+fn parse_stat(stat: &str) -> Option<(i32, u64)> {
+    // The command's name, in parentheses, may hold spaces and parentheses: the fields start after the last `)`.
+    // Then: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime ...
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let pgrp = fields.get(2)?.parse().ok()?;
+    let counters = fields.get(7..15)?.iter().map(|f| f.parse::<u64>().ok()).sum::<Option<u64>>()?;
+    Some((pgrp, counters))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_are_read_after_the_command_name() {
+        // A real line (bash, `cat /proc/$$/stat`), its name changed to hold a space and a parenthesis.
+        let line = "4242 (we(ird) name) S 4200 4242 4200 34816 4250 4194560 1530 2914 3 7 2 1 11 6 20 0 1 0 \
+                    8123456 9015296 1032 18446744073709551615 1 1 0 0 0 0 65536 3686404 1266761467 0 0 0 17 1 0 0";
+        assert_eq!(parse_stat(line), Some((4242, 1530 + 2914 + 3 + 7 + 2 + 1 + 11 + 6)));
+        for bad in ["", "4242 (sh)", "4242 (sh) S 1 x 1 0 0 0 1 2 3 4 5 6 7 8"] {
+            assert_eq!(parse_stat(bad), None, "{bad:?}");
+        }
+        // A real schedstat line: nanoseconds on a CPU, nanoseconds waiting for one, times scheduled.
+        assert_eq!(parse_schedstat("152008889 99217 9\n"), Some(152008889 + 99217));
+        assert_eq!(parse_schedstat("152008889"), None);
+    }
+
+    #[test]
+    fn the_own_group_is_seen_working() {
+        // SAFETY: getpgrp has no preconditions.
+        let group = unsafe { libc::getpgrp() };
+        let before = work_done(group).expect("this test's own process group");
+        let mut x = 0u64;
+        for i in 0..50_000_000u64 {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
+        assert!(work_done(group).unwrap() > before);
+        assert_eq!(work_done(-1), None);
+    }
+}
