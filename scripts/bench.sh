@@ -17,7 +17,8 @@
 #                               call with no jobserver, in one run (issue 31)
 #   scripts/bench.sh depfile    a call that writes a dependency file (the wrapper waits for nvcc and adds its
 #                               inputs) against the same call without one, in one run; with BASELINE=BINARY (an
-#                               older static build of the wrapper) both calls through it too, in the same run
+#                               older static build of the wrapper) both calls through it too, in the same run; and
+#                               what exec, spawn-and-wait and a forked keeper cost without the wrapper
 #
 # The "real nvcc" of the per-call rows is a static no-op C program built here and installed as nvcc in a
 # toolkit-shaped directory (with a version.json, as NVIDIA's installers write), so that each row measures only what
@@ -183,6 +184,34 @@ int main(int argc, char **argv) {
 }
 C
   cc -static -O2 -o "$work/cuda/bin/nvcc" "$work/writer.c"
+  # What starting the command costs in each shape the wrapper could use, without the wrapper: exec it; spawn it and
+  # wait; fork a keeper that spawns it and waits, and wait for the keeper (the dependency-file path's shape).
+  cat > "$work/shapes.c" <<'C'
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char **environ;
+static int spawn_wait(char **cmd) {
+  pid_t pid;
+  int status;
+  if (posix_spawn(&pid, cmd[0], NULL, NULL, cmd, environ) != 0) return 127;
+  waitpid(pid, &status, 0);
+  return WEXITSTATUS(status);
+}
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  char **cmd = argv + 2;
+  if (strcmp(argv[1], "exec") == 0) { execv(cmd[0], cmd); return 127; }
+  if (strcmp(argv[1], "spawn") == 0) return spawn_wait(cmd);
+  pid_t keeper = fork();
+  if (keeper == 0) _exit(spawn_wait(cmd));
+  int status;
+  waitpid(keeper, &status, 0);
+  return WEXITSTATUS(status);
+}
+C
+  cc -static -O2 -o "$work/shapes" "$work/shapes.c"
   printf '{"cuda_nvcc": {"name": "CUDA NVCC", "version": "13.0.88"}}\n' > "$work/cuda/version.json"
   install_wrapper recorded-static "$static" "nvcc = \"$work/cuda/bin/nvcc\"
 [host-compiler]
@@ -205,7 +234,11 @@ capabilities = [\"8.6\"]
     -n 'writer as nvcc, directly, -MD -MF' "cuda/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o" \
     -n 'wrapper (static glibc), no dependency file (exec)' "recorded-static/bin/nvcc -c kernel.cu -o kernel.o" \
     -n 'wrapper (static glibc), -MD -MF kernel.d (waits, adds its inputs)' \
-    "recorded-static/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o" "${baseline[@]}"
+    "recorded-static/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o" "${baseline[@]}" \
+    -n 'no wrapper: exec the writer' "./shapes exec cuda/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o" \
+    -n 'no wrapper: posix_spawn the writer, wait' "./shapes spawn cuda/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o" \
+    -n 'no wrapper: fork a keeper that spawns the writer and waits, wait' \
+    "./shapes keeper cuda/bin/nvcc -MD -MF kernel.d -c kernel.cu -o kernel.o"
   cat depfile.md
   echo
   echo "| row | median [ms] |"
