@@ -277,8 +277,8 @@ pub const LOOP_GUARD: (&str, &str) = ("NVCC_WRAPPER_DEPTH", "8");
 /// environment, and none of the lines we parse is translated by the locale) but for the loop guard. Stdin is closed so
 /// that a program waiting for input fails instead of hanging. The program runs in a process group of its own, so that
 /// a program that does nothing for `TIME_LIMIT` (or runs for `WORKING_LIMIT`), or prints more than `OUTPUT_LIMIT`,
-/// is killed with everything it started (a compiler driver's own children included), and so is it when the wrapper is stopped by a signal
-/// (`SIGTERM`, `SIGINT`, `SIGHUP`, `SIGQUIT`) while it probes.
+/// is killed with everything it started (a compiler driver's own children included), and so is it when the wrapper
+/// is stopped by a signal (`SIGTERM`, `SIGINT`, `SIGHUP`, `SIGQUIT`) while it probes.
 fn run(program: &Path, args: &[&str]) -> Result<String, ProbeError> {
     run_within(program, args, LIMITS)
 }
