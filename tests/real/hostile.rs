@@ -107,16 +107,8 @@ fn a_compiler_slowed_by_a_slow_disk_is_waited_for_and_kept() {
     // The file lives on a real disk (the target directory's), not in a tmpfs that no throttle reaches.
     let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let big = disk.path().join("big");
-    let file = std::fs::File::create(&big).unwrap();
-    let mut left = 16u64 << 20;
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut writer = std::io::BufWriter::new(&file);
-    while left > 0 {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        std::io::Write::write_all(&mut writer, &seed.to_le_bytes()).unwrap();
-        left -= 8;
-    }
-    drop(writer);
+    let mut file = std::fs::File::create(&big).unwrap();
+    std::io::Write::write_all(&mut file, &vec![b'x'; 16 << 20]).unwrap();
     file.sync_all().unwrap();
     let Some(device) = whole_disk(disk.path().metadata().unwrap().dev()) else { return };
     let rate = 1u64 << 20;
