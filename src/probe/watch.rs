@@ -129,16 +129,27 @@ mod tests {
         assert_eq!(parse_schedstat("152008889"), None);
     }
 
+    /// `program` started in a process group of its own, and the work that group has done 200 ms apart, after 200 ms.
+    fn work_of(program: &str, args: &[&str]) -> (Option<u64>, Option<u64>) {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new(program).args(args).process_group(0).spawn().unwrap();
+        let group = child.id() as i32;
+        std::thread::sleep(Duration::from_millis(200));
+        let first = work_done(group);
+        std::thread::sleep(Duration::from_millis(200));
+        let second = work_done(group);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        (first, second)
+    }
+
     #[test]
-    fn the_own_group_is_seen_working() {
-        // SAFETY: getpgrp has no preconditions.
-        let group = unsafe { libc::getpgrp() };
-        let before = work_done(group).expect("this test's own process group");
-        let mut x = 0u64;
-        for i in 0..50_000_000u64 {
-            x = std::hint::black_box(x.wrapping_add(i));
-        }
-        assert!(work_done(group).unwrap() > before);
+    fn a_busy_group_is_seen_working_and_a_sleeping_one_still() {
+        // A group of its own, not the test's: other processes of the test's group may end between two reads.
+        let (first, second) = work_of("/bin/sh", &["-c", "while :; do :; done"]);
+        assert!(first.is_some() && second > first, "busy: {first:?} then {second:?}");
+        let (first, second) = work_of("/bin/sleep", &["30"]);
+        assert!(first.is_some() && second == first, "sleeping: {first:?} then {second:?}");
         assert_eq!(work_done(-1), None);
     }
 }
