@@ -128,7 +128,11 @@ fn a_real_nvcc_that_cannot_run_is_exit_126() {
     // Named by the config (PATH search would skip it): a file without the execute bit.
     sb.write("cuda-broken/bin/nvcc", "not a program");
     let config = sb.write("wrapper.toml", "nvcc = \"cuda-broken/bin/nvcc\"\n");
-    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).arg("-c").output().unwrap();
-    assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
-    assert!(stderr(&out).contains("cannot run the real nvcc"), "{}", stderr(&out));
+    // Exec, and the child that a dependency file needs (its keeper reports the failed start to the wrapper).
+    for args in [&["-c"][..], &["-MD", "-MF", "k.d", "-c", "k.cu"]] {
+        let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(126), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("cannot run the real nvcc"), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("Permission denied"), "{args:?}: {}", stderr(&out));
+    }
 }
