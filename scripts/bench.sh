@@ -204,6 +204,7 @@ int main(int argc, char **argv) {
   char **cmd = argv + 2;
   if (strcmp(argv[1], "exec") == 0) { execv(cmd[0], cmd); return 127; }
   if (strcmp(argv[1], "spawn") == 0) return spawn_wait(cmd);
+  if (strcmp(argv[1], "keeper") != 0) return 2;
   pid_t keeper = fork();
   if (keeper == 0) _exit(spawn_wait(cmd));
   int status;
