@@ -329,7 +329,7 @@ fn explain(ctx: &Context, format: ExplainFormat, args: Vec<OsString>) -> Result<
 fn threads_now(ctx: &Context, prepared: &prepare::Prepared) -> Option<(usize, crate::plan::threads::Memory, u32)> {
     let threads = prepared.plan.threads.as_ref()?;
     let crate::context::Jobserver::Usable(client) = &ctx.jobserver else { return None };
-    let slots = client.available().unwrap_or(0);
+    let slots = client.free();
     let memory = crate::plan::threads::Memory::judge(threads.per_thread_mib, crate::probe::memory::free());
     let extra = (threads.most - 1).min(slots as u32).min(memory.threads() - 1);
     Some((slots, memory, 1 + extra))

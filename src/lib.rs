@@ -60,7 +60,7 @@ pub fn main_with(ctx: &Context) -> i32 {
     });
     result.unwrap_or_else(|e| {
         if e.kind != error::ErrorKind::ClosedOutput {
-            eprintln!("{e}");
+            crate::output::stderr(&e);
         }
         e.exit_code()
     })

@@ -29,8 +29,7 @@ pub fn init(ctx: &Context) -> Result<()> {
             },
         )?;
     // A second init (only possible in tests) keeps the first subscriber.
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).event_format(Line).try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(|| Stderr).event_format(Line).try_init();
     Ok(())
 }
 
@@ -52,15 +51,13 @@ fn is_filter(text: &str) -> bool {
 /// deep inside a step (a probed program that had to be stopped); the plan's own warnings are printed by the
 /// personalities.
 pub fn warning(message: &str) {
-    use std::io::Write;
     static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if said.iter().any(|m| m == message) {
         return;
     }
     said.push(message.to_string());
-    // A closed or full stderr is not a reason to fail the call.
-    let _ = writeln!(std::io::stderr(), "nvcc-wrapper: warning: {message}");
+    crate::output::warning(message);
 }
 
 /// The filter's directives without blanks around them or empty ones: `" debug ,"` is `debug`.
@@ -69,6 +66,21 @@ fn normalized(text: &str) -> String {
 }
 
 struct Line;
+
+/// stderr for the log, best effort: a line that cannot be written (the reader gone, a full disk) is dropped, and the
+/// call ends as it would have (tracing's own writer reports the failure on stderr, which then panics).
+struct Stderr;
+
+impl std::io::Write for Stderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _ = std::io::stderr().lock().write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 impl<S, N> FormatEvent<S, N> for Line
 where

@@ -19,6 +19,18 @@ pub fn stdout(bytes: impl AsRef<[u8]>) -> Result<()> {
     }
 }
 
+/// Say `line` on stderr, best effort: the wrapper's own warnings and errors never change how a call ends, so a reader
+/// of stderr that went away (EPIPE), a full disk or a closed stderr leaves the call's exit status nvcc's, or the
+/// wrapper's documented one (`eprintln!` would panic, and the call would end 101).
+pub fn stderr(line: impl std::fmt::Display) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// Say `message` on stderr as a warning of the wrapper's (`nvcc-wrapper: warning: ...`), best effort (`stderr`).
+pub fn warning(message: impl std::fmt::Display) {
+    stderr(format_args!("nvcc-wrapper: warning: {message}"));
+}
+
 /// Write `bytes` to a new file at `path`: one that exists already is an error (a usage error: the user named it), never
 /// overwritten.
 pub fn new_file(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> Result<()> {

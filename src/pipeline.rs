@@ -29,7 +29,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
         }
     }
     for warning in &prepared.plan.warnings {
-        eprintln!("nvcc-wrapper: warning: {warning}");
+        output::warning(warning);
     }
     let command = prepared.final_command();
     // The dry run's command names them too, so it can be run as printed. Not written, nvcc runs as given instead.
@@ -50,32 +50,35 @@ pub fn run(ctx: &Context) -> Result<i32> {
     // The launcher when there is one: it runs the real nvcc, named by its full path, with the rest.
     let program = prepared.plan.launcher.as_ref().unwrap_or(nvcc);
     let env = prepared.nvcc_env(ctx);
-    // Threads from job slots free now, as many as the memory free holds: `--threads N` right after nvcc, and the
-    // wrapper waits to give the slots back.
-    let mut slots = match (&prepared.plan.threads, &ctx.jobserver) {
-        (Some(threads), crate::context::Jobserver::Usable(client)) => exec::take_slots(client, threads.most - 1),
-        _ => Vec::new(),
+    // Threads from job slots free when nvcc starts, as many as the memory free then holds: `--threads N` first on
+    // nvcc's command line, or behind a launcher in NVCC_PREPEND_FLAGS (out of a compiler cache's key). The keeper that waits for nvcc takes them and gives them back (`exec::child`); with no slot free
+    // now, there is nothing to wait for.
+    let memory_holds = || {
+        let per_thread = prepared.plan.threads.as_ref().map_or(0, |t| t.per_thread_mib);
+        let memory = crate::plan::threads::Memory::judge(per_thread, crate::probe::memory::free());
+        debug!("a job slot is free; {memory}");
+        memory.threads()
     };
-    if let (Some(threads), false) = (&prepared.plan.threads, slots.is_empty()) {
-        let memory = crate::plan::threads::Memory::judge(threads.per_thread_mib, crate::probe::memory::free());
-        debug!("{} free job slots; {memory}", slots.len());
-        slots.truncate(memory.threads().saturating_sub(1) as usize);
-    }
-    let mut command = command;
-    if !slots.is_empty() {
-        let at = usize::from(prepared.plan.launcher.is_some()) + 1;
-        let threads = format!("{}", slots.len() + 1);
-        debug!("{} job slots taken: nvcc runs with --threads {threads}", slots.len());
-        command.splice(at..at, ["--threads".into(), threads.into()]);
-    }
-    let err = if prepared.plan.depfile.is_some() || !slots.is_empty() {
+    let lend = match (&prepared.plan.threads, &ctx.jobserver) {
+        (Some(threads), crate::context::Jobserver::Usable(client)) if client.has_free() => Some(exec::child::Lend {
+            client,
+            most: threads.most,
+            memory_holds: &memory_holds,
+            channel: match prepared.plan.launcher {
+                Some(_) => exec::child::ThreadsIn::PrependFlags,
+                None => exec::child::ThreadsIn::Argv(0),
+            },
+        }),
+        _ => None,
+    };
+    let err = if prepared.plan.depfile.is_some() || lend.is_some() {
         // Work left after nvcc: wait for it, give back its slots, complete its dependency files if it succeeded,
         // end as it ended.
-        match exec::child::run(program, &command[1..], &env, slots) {
+        match exec::child::run(program, &command[1..], &env, lend, leftovers(ctx, &prepared)) {
             Ok(status) => {
                 if let Some(depfile) = prepared.plan.depfile.as_ref().filter(|_| status.success()) {
                     for warning in exec::complete_depfiles(depfile) {
-                        eprintln!("nvcc-wrapper: warning: {warning}");
+                        output::warning(warning);
                     }
                 }
                 exec::end_as(status);
@@ -96,6 +99,19 @@ pub fn run(ctx: &Context) -> Result<i32> {
         Some(launcher) => Err(exec::cannot_run_launcher(launcher, &err)),
         None => Err(exec::cannot_run(nvcc, &err)),
     }
+}
+
+/// What to look for of nvcc's temporary files if the call fails (`exec::child::Leftovers`): none when the user keeps
+/// intermediates.
+fn leftovers(ctx: &Context, prepared: &Prepared) -> Option<exec::child::Leftovers> {
+    let inv = &prepared.invocation;
+    if inv.keeps_intermediates().is_some() {
+        return None;
+    }
+    let tmpdir = ctx.env.non_empty(vars::TMPDIR).map_or_else(|| "/tmp".into(), |t| ctx.absolute(t.as_ref()));
+    let beside =
+        inv.output_file().filter(|_| prepared.plan.intermediates_beside_output).map(|o| ctx.absolute(o.as_ref()));
+    Some(exec::child::Leftovers { tmpdir, beside })
 }
 
 /// The command as one shell line, exact for any bytes. Variables the plan changes for nvcc (a rewritten

@@ -89,11 +89,8 @@ pub const OVERRIDES: &[Override] = &[
         key: "threads",
         expects: "a whole number from 1 (1: never more than nvcc's one thread)",
         apply: |c, v, origin| {
-            let most: u32 = utf8(v)?.parse().map_err(|_| "not a whole number".to_string())?;
-            if most == 0 {
-                return Err("is 0; the least is 1".into());
-            }
-            c.threads = Some(Sourced::new(most, origin));
+            let most: i64 = utf8(v)?.parse().map_err(|_| "not a whole number".to_string())?;
+            c.threads = Some(Sourced::new(super::ThreadCount::try_from(most)?, origin));
             Ok(())
         },
     },

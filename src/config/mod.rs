@@ -45,13 +45,36 @@ pub struct Config {
     pub reproducible: Option<Sourced<bool>>,
     /// The most threads nvcc may run one call's GPU targets with (`--threads N`), taken from free job slots when
     /// memory holds them. `1`: never more than nvcc's one. Unset: as many as the call has GPU targets.
-    pub threads: Option<Sourced<u32>>,
+    pub threads: Option<Sourced<ThreadCount>>,
     #[serde(default)]
     pub host_compiler: HostCompilerConfig,
     #[serde(default)]
     pub gpu: GpuConfig,
     #[serde(default)]
     pub target: TargetConfig,
+}
+
+/// `threads`: a count of threads, from 1. Checked here, where the file's value and the environment's are both read
+/// (`TryFrom`), so that 0 is refused whatever its origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "i64")]
+pub struct ThreadCount(std::num::NonZeroU32);
+
+impl ThreadCount {
+    pub fn get(self) -> u32 {
+        self.0.get()
+    }
+}
+
+impl TryFrom<i64> for ThreadCount {
+    type Error = String;
+    fn try_from(n: i64) -> std::result::Result<ThreadCount, String> {
+        match u32::try_from(n).ok().and_then(std::num::NonZeroU32::new) {
+            Some(n) => Ok(ThreadCount(n)),
+            None if n <= 0 => Err(format!("{n} is not a number of threads: the least is 1 (nvcc's one thread)")),
+            None => Err(format!("{n} is not a number of threads: the most is {}", u32::MAX)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -6,15 +6,24 @@
 //! K when W dies (`PR_SET_PDEATHSIG`), and K stops what W started. K is a child subreaper, so the processes nvcc starts
 //! (`sh`, `cicc`, `ptxas`, `gcc`) stay its descendants when nvcc dies before them and can be stopped too.
 //!
-//! - A signal W catches (those in `FORWARDED` that the caller did not ignore) is passed to K and by K to nvcc, which
-//!   answers it as it would alone (nvcc 11.8 to 13.5 end on SIGTERM, 255, and ignore SIGINT and SIGQUIT while a
-//!   program of theirs runs, as `system(3)` does). One the terminal sent already reached them all (they share W's
-//!   process group, so a terminal's job control works as with nvcc alone): it is not sent again.
+//! Process groups: nvcc runs in the caller's process group, as it would alone, so that a terminal's job control and a
+//! signal to the group (make's and Ninja's interrupt, `timeout`, `kill -- -PGID`) reach nvcc and its programs once,
+//! exactly as they would reach nvcc alone. W leaves that group while nvcc runs (unless it leads it: a shell's job),
+//! and K has a group of its own, so neither hears a group's signal a second time, and a kill of the whole group
+//! (`timeout -s KILL` in a make rule) ends nvcc and its programs but not W or K. Job slots lent to the call (`Lend`)
+//! are taken by K, once it is out of every group a kill could name, and go back to the build once nvcc and
+//! everything it started have ended, however they ended.
+//!
+//! - A signal sent to W itself (those in `FORWARDED` that the caller did not ignore) is passed to K and by K to nvcc,
+//!   which answers it as it would alone (nvcc 11.8 to 13.5 end on SIGTERM, 255, and ignore SIGINT and SIGQUIT while a
+//!   program of theirs runs, as `system(3)` does). One a terminal sent to a W that leads its group reached nvcc too:
+//!   it is not sent again.
 //! - When W dies, K gets SIGTERM and sends it to nvcc and every process nvcc started, at once.
-//! - After any of these, once nvcc has ended, what is left of its processes is killed before K ends (nvcc alone
-//!   leaves its `cicc` or `gcc` running when SIGTERM ends it): no program of nvcc's writes an object after the
-//!   wrapper has gone. On an ordinary end nothing is killed (a compiler cache's server that a launcher started lives
-//!   on).
+//! - After any of these, once nvcc has ended, what is left of its processes is stopped before K ends (nvcc alone
+//!   leaves its `cicc` or `gcc` running when SIGTERM ends it): SIGTERM first, so that `gcc` removes its temporary
+//!   files as it does when a build is interrupted, and SIGKILL for what is left after `GRACE`. No program of nvcc's
+//!   writes an object after the wrapper has gone. On an ordinary end nothing is stopped (a compiler cache's server
+//!   that a launcher started lives on).
 //! - K ends as nvcc ended (its exit code, or the same signal), and W then does: the caller sees nvcc's status.
 //! - nvcc starts with what exec would give it: argv, environment, the caller's signal mask and ignored signals, the
 //!   caller's SIGPIPE disposition, its descriptors (a make jobserver's included), and the standard streams the caller
@@ -32,6 +41,7 @@ use std::path::Path;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use crate::context::jobserver::Client;
 use crate::context::Env;
 
 /// Signals a caller sends to stop or poke a compiler (make and ninja on an interrupt, a CI's timeout, `kill`): sent to
@@ -91,11 +101,53 @@ fn action_of(signal: libc::c_int) -> libc::sigaction {
     }
 }
 
+/// Job slots a call may take from the build's jobserver, one thread of nvcc's each (`plan::threads`): K takes them,
+/// without waiting, once it is out of every process group a kill could name, and gives nvcc `--threads N`.
+pub struct Lend<'a> {
+    pub client: &'a Client,
+    /// The most threads in all, nvcc's own included (`ThreadsDecision::most`).
+    pub most: u32,
+    /// How many threads in all the memory free now holds (read only when a slot is free, by K).
+    pub memory_holds: &'a dyn Fn() -> u32,
+    /// Where `--threads N` goes.
+    pub channel: ThreadsIn,
+}
+
+/// Where `--threads N` goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadsIn {
+    /// Among the arguments, at this index (first, for nvcc run directly).
+    Argv(usize),
+    /// In front of `NVCC_PREPEND_FLAGS`, which nvcc reads as if it came first on its command line: for nvcc run
+    /// behind a compiler cache, whose key holds the arguments (ccache's, every one of them) but not that variable,
+    /// so that a hit does not depend on how many slots were free.
+    PrependFlags,
+}
+
+/// Where nvcc's temporary files are, to remove what a call that failed left of them (nvcc alone leaves them when it is
+/// killed, or when its programs outlive it): its own in `tmpdir` (`tmpxft_<pid, 8 hex digits>_...`), and, where the
+/// wrapper added `-objtemp`, those named after the output (`beside`: the output, whose `NAME.*` files that were not
+/// there before nvcc started are its, beside it and in `tmpdir`, where `cicc` puts its own). Never when the user
+/// keeps intermediates (`--keep`).
+pub struct Leftovers {
+    pub tmpdir: std::path::PathBuf,
+    pub beside: Option<std::path::PathBuf>,
+}
+
+/// How long nvcc's programs left running after a stop get after SIGTERM before SIGKILL.
+pub const GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Run `program` (nvcc, or the launcher in front of it) with `args` and exactly `env` as described above, and wait for
-/// it: how it ended, or why it could not start. `slots` are job slots lent to nvcc (`super::take_slots`): K holds them
-/// and gives them back once nvcc and what it started have ended, whatever ends them, W's death included. Returns
-/// with the forwarded signals blocked (see the module's header).
-pub fn run(program: &Path, args: &[OsString], env: &Env, slots: Vec<jobserver::Acquired>) -> io::Result<ExitStatus> {
+/// it: how it ended, or why it could not start. With `lend`, K takes free job slots as nvcc's threads and gives them
+/// back once nvcc and what it started have ended, whatever ends them, W's death included. Returns with the forwarded
+/// signals blocked (see the module's header).
+pub fn run(
+    program: &Path,
+    args: &[OsString],
+    env: &Env,
+    lend: Option<Lend>,
+    leftovers: Option<Leftovers>,
+) -> io::Result<ExitStatus> {
     let saved: Vec<(libc::c_int, libc::sigaction)> =
         FORWARDED.into_iter().map(|s| (s, action_of(s))).filter(|(_, a)| a.sa_sigaction != libc::SIG_IGN).collect();
     let caught: Vec<libc::c_int> = saved.iter().map(|(s, _)| *s).collect();
@@ -118,8 +170,20 @@ pub fn run(program: &Path, args: &[OsString], env: &Env, slots: Vec<jobserver::A
             libc::signal(libc::SIGCHLD, libc::SIG_DFL);
         }
     }
+    // Out of the caller's process group while nvcc runs in it (see the module's header): a signal sent to the group
+    // then reaches nvcc once, as it would alone, and a pid's signal reaches W, which passes it on. A group's leader
+    // (a shell's job) cannot leave its group, and stays.
+    // SAFETY: getpid, getpgrp and setpgid take and return plain integers.
+    let caller_group = unsafe { libc::getpgrp() };
+    let left_group = caller_group != unsafe { libc::getpid() } && unsafe { libc::setpgid(0, 0) } == 0;
     let restore = || {
         mask(libc::SIG_BLOCK, &forwarded);
+        if left_group {
+            // Back in the caller's group, for what W says after nvcc (or the nvcc it runs instead). A group that has
+            // gone meanwhile cannot be joined, and W ends soon.
+            // SAFETY: as above.
+            unsafe { libc::setpgid(0, caller_group) };
+        }
         KEEPER.store(0, Ordering::SeqCst);
         for (signal, old) in &saved {
             // SAFETY: puts back the action read above.
@@ -130,22 +194,16 @@ pub fn run(program: &Path, args: &[OsString], env: &Env, slots: Vec<jobserver::A
             unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
         }
     };
-    let result = start_keeper(program, args, env, &caught, caller_mask, slots);
+    let start = Start { program, args, env, group: caller_group, lend, leftovers };
+    let result = start_keeper(start, &caught, caller_mask);
     restore();
     result
 }
 
 /// Fork K, let it start nvcc, and wait for it (W's side).
-fn start_keeper(
-    program: &Path,
-    args: &[OsString],
-    env: &Env,
-    caught: &[libc::c_int],
-    caller_mask: libc::sigset_t,
-    slots: Vec<jobserver::Acquired>,
-) -> io::Result<ExitStatus> {
-    // Built before the fork, so that K only starts it.
-    let command = Spawn::new(program, args, env)?;
+fn start_keeper(start: Start, caught: &[libc::c_int], caller_mask: libc::sigset_t) -> io::Result<ExitStatus> {
+    // Built before the fork, so that a command nvcc cannot be given fails here (K builds it again with threads).
+    let command = Spawn::new(start.program, start.args, start.env)?;
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills `fds` with two new descriptors, closed on exec.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -165,12 +223,11 @@ fn start_keeper(
     }
     if keeper == 0 {
         close(read_end);
-        keep(&command, wrapper, caught, caller_mask, write_end, slots);
+        keep(start, command, wrapper, caught, caller_mask, write_end);
     }
-    // K holds the slots now and gives them back: W's copies must not give them back twice.
-    for slot in slots {
-        std::mem::forget(slot);
-    }
+    // Out of W's group at once, as K itself does first: whichever runs first, no kill of W's group reaches K after this.
+    // SAFETY: setpgid takes plain integers; K may already have done it (then this changes nothing).
+    unsafe { libc::setpgid(keeper, keeper) };
     KEEPER.store(keeper, Ordering::SeqCst);
     close(write_end);
     mask(libc::SIG_SETMASK, &caller_mask);
@@ -214,33 +271,82 @@ fn wait(pid: libc::pid_t) -> io::Result<ExitStatus> {
     }
 }
 
-/// K: start nvcc, pass signals on, stop what is left when told to, and end as nvcc ended. Never returns.
+/// What K needs to start nvcc and to leave nothing behind: the command, the caller's process group (where nvcc runs),
+/// the slots lent and the temporary files to look for.
+struct Start<'a> {
+    program: &'a Path,
+    args: &'a [OsString],
+    env: &'a Env,
+    group: libc::pid_t,
+    lend: Option<Lend<'a>>,
+    leftovers: Option<Leftovers>,
+}
+
+/// K: leave W's group, take the lent slots, start nvcc, pass signals on, stop what is left when told to, remove what
+/// a failed call left, give the slots back, and end as nvcc ended. `command` is the one W built. Never returns.
 fn keep(
-    command: &Spawn,
+    start: Start,
+    command: Spawn,
     wrapper: libc::pid_t,
     caught: &[libc::c_int],
     caller_mask: libc::sigset_t,
     report: libc::c_int,
-    slots: Vec<jobserver::Acquired>,
 ) -> ! {
     // The forwarded signals are blocked (inherited); SIGCHLD joins them, and all are taken by `sigwaitinfo`.
     let mut waited: Vec<libc::c_int> = caught.to_vec();
     waited.extend([libc::SIGCHLD, PARENT_DIED]);
     let waited = set_of(&waited);
     mask(libc::SIG_BLOCK, &waited);
-    // SAFETY: prctl with these options takes plain integers. A W that died before this line sent nothing: then
-    // the parent is no longer W, and nothing is started.
+    // SAFETY: setpgid and prctl with these options take plain integers. A W that died before this line sent nothing:
+    // then the parent is no longer W, and nothing is started.
     unsafe {
+        libc::setpgid(0, 0);
         libc::prctl(libc::PR_SET_PDEATHSIG, PARENT_DIED as libc::c_ulong, 0, 0, 0);
         if libc::getppid() != wrapper {
             libc::_exit(NOT_STARTED);
         }
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
     }
-    let nvcc = match command.spawn(&caller_mask) {
+    let lend = &start.lend;
+    let held = lend.as_ref().map(take).unwrap_or_default();
+    let give_back = |held: &[u8]| {
+        if let Some(lend) = lend {
+            let lost = held.iter().filter(|b| !lend.client.give_back(**b)).count();
+            if lost > 0 {
+                tracing::debug!("{lost} job slots could not be given back: the jobserver is full or gone");
+            }
+        }
+    };
+    let command = match (lend, held.len()) {
+        (Some(lend), n) if n > 0 => {
+            let threads = (n + 1).to_string();
+            tracing::debug!("{n} job slots taken: nvcc runs with --threads {threads}");
+            match lend.channel {
+                ThreadsIn::Argv(at) => {
+                    let mut args = start.args.to_vec();
+                    args.splice(at..at, [OsString::from("--threads"), OsString::from(threads)]);
+                    Spawn::new(start.program, &args, start.env)
+                }
+                ThreadsIn::PrependFlags => {
+                    let name = crate::context::vars::NVCC_PREPEND_FLAGS;
+                    let mut flags = OsString::from(format!("--threads {threads}"));
+                    if let Some(given) = start.env.non_empty(name) {
+                        flags.push(" ");
+                        flags.push(given);
+                    }
+                    let mut env = start.env.clone();
+                    env.set(name, flags);
+                    Spawn::new(start.program, start.args, &env)
+                }
+            }
+        }
+        _ => Ok(command),
+    };
+    let before = start.leftovers.as_ref().map(named_after_output).unwrap_or_default();
+    let nvcc = match command.map_err(|_| libc::EINVAL).and_then(|c| c.spawn(&caller_mask, start.group)) {
         Ok(pid) => pid,
         Err(errno) => {
-            drop(slots);
+            give_back(&held);
             let errno = errno.to_ne_bytes();
             // SAFETY: writes four bytes from a local array to the pipe W reads; then ends this process.
             unsafe {
@@ -265,7 +371,7 @@ fn keep(
         // SAFETY: getppid has no preconditions.
         let wrapper_gone = unsafe { libc::getppid() } != wrapper;
         if !wrapper_gone && !caught.contains(&signal) {
-            // SIGTERM that the caller ignores, sent to the process group: ignored, as by nvcc alone.
+            // SIGTERM that the caller ignores, sent to K: ignored, as by nvcc alone.
             continue;
         }
         stopping = true;
@@ -277,12 +383,75 @@ fn keep(
             unsafe { libc::kill(nvcc, signal) };
         }
     };
+    let failed = !ExitStatus::from_raw(status).success();
     if stopping {
-        kill_orphans();
+        stop_orphans();
+    } else if failed {
+        // Programs of nvcc's that a signal to its group is ending too may still write a temporary file.
+        settle(start.group);
+    }
+    if let (Some(leftovers), true) = (&start.leftovers, failed) {
+        remove_leftovers(leftovers, nvcc, &before);
     }
     // Nothing of nvcc's runs any more: its threads' slots go back to the build.
-    drop(slots);
+    give_back(&held);
     end_as_status(status)
+}
+
+/// Take free slots for `lend`, without waiting: as many as nvcc may use, and the memory free holds, read only when a
+/// slot is free. The bytes taken, to be written back as they were.
+fn take(lend: &Lend) -> Vec<u8> {
+    let mut held = Vec::new();
+    if lend.most < 2 || !lend.client.has_free() {
+        return held;
+    }
+    let most = lend.most.min((lend.memory_holds)()).saturating_sub(1);
+    while held.len() < most as usize {
+        match lend.client.try_take() {
+            Some(byte) => held.push(byte),
+            None => break,
+        }
+    }
+    held
+}
+
+/// The files named after the output (`NAME.`, as `-objtemp` names nvcc's temporary files) in the output's
+/// directory and in the temporary directory, before nvcc starts.
+fn named_after_output(leftovers: &Leftovers) -> Vec<std::path::PathBuf> {
+    let Some((dir, prefix)) = leftovers.beside.as_deref().and_then(beside_prefix) else { return Vec::new() };
+    let mut found = Vec::new();
+    for dir in [dir, &leftovers.tmpdir] {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        found.extend(entries.flatten().filter(|e| e.file_name().as_bytes().starts_with(&prefix)).map(|e| e.path()));
+    }
+    found
+}
+
+/// The output's directory and the prefix of the temporary files `-objtemp` names after it (`NAME.`).
+fn beside_prefix(output: &Path) -> Option<(&Path, Vec<u8>)> {
+    let dir = output.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = output.file_name()?;
+    Some((dir, [name.as_bytes(), b"."].concat()))
+}
+
+/// Remove the regular files a failed nvcc left: its own in the temporary directory, and new ones named after the
+/// output, beside it and there.
+fn remove_leftovers(leftovers: &Leftovers, nvcc: libc::pid_t, before: &[std::path::PathBuf]) {
+    let remove = |dir: &Path, theirs: &dyn Fn(&std::fs::DirEntry) -> bool| {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            if theirs(&entry) && entry.file_type().is_ok_and(|t| t.is_file()) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    };
+    let own = format!("tmpxft_{nvcc:08x}_");
+    remove(&leftovers.tmpdir, &|e| e.file_name().as_bytes().starts_with(own.as_bytes()));
+    if let Some((dir, prefix)) = leftovers.beside.as_deref().and_then(beside_prefix) {
+        let new = |e: &std::fs::DirEntry| e.file_name().as_bytes().starts_with(&prefix) && !before.contains(&e.path());
+        remove(dir, &new);
+        remove(&leftovers.tmpdir, &new);
+    }
 }
 
 /// nvcc's command, ready for `posix_spawn` (a vfork, which copies no memory): argv[0] the program's path, exactly
@@ -313,8 +482,8 @@ impl Spawn {
         Ok(Spawn { program, _strings: strings, argv, envp })
     }
 
-    /// Start it with `mask`; its pid, or the errno of the failure.
-    fn spawn(&self, mask: &libc::sigset_t) -> Result<libc::pid_t, i32> {
+    /// Start it with `mask`, in process group `group`; its pid, or the errno of the failure.
+    fn spawn(&self, mask: &libc::sigset_t, group: libc::pid_t) -> Result<libc::pid_t, i32> {
         let (sigpipe_ignored, closed) = super::caller_state();
         // SAFETY: the attribute and file-action objects are initialised before use and destroyed after; every
         // pointer handed to posix_spawn points into `self`, which outlives the call; signal() changes only this
@@ -326,7 +495,11 @@ impl Spawn {
             libc::posix_spawnattr_init(&mut attr);
             libc::posix_spawn_file_actions_init(&mut actions);
             libc::posix_spawnattr_setsigmask(&mut attr, mask);
-            libc::posix_spawnattr_setflags(&mut attr, libc::POSIX_SPAWN_SETSIGMASK as libc::c_short);
+            libc::posix_spawnattr_setpgroup(&mut attr, group);
+            libc::posix_spawnattr_setflags(
+                &mut attr,
+                (libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETPGROUP) as libc::c_short,
+            );
             for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
                 libc::posix_spawn_file_actions_addclose(&mut actions, fd);
             }
@@ -376,10 +549,62 @@ fn signal_tree(nvcc: libc::pid_t, signal: libc::c_int) {
     }
 }
 
-/// Kill what is left of nvcc's processes: once nvcc has ended, they are K's children (K is their subreaper).
-fn kill_orphans() {
+/// Stop what is left of nvcc's processes (once nvcc has ended, they are K's children: K is their subreaper): SIGTERM,
+/// up to `GRACE` for them to end, then SIGKILL.
+fn stop_orphans() {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
+    let left = descendants(me);
+    if left.is_empty() {
+        return;
+    }
+    for pid in &left {
+        // SAFETY: kill takes plain integers.
+        unsafe { libc::kill(*pid, libc::SIGTERM) };
+    }
+    let deadline = std::time::Instant::now() + GRACE;
+    loop {
+        let mut status = 0;
+        // SAFETY: reaps K's own ended children, without waiting.
+        while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
+        if descendants(me).is_empty() {
+            return;
+        }
+        if std::time::Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    kill_orphans(me);
+}
+
+/// Wait, up to `GRACE`, for the processes below K that are in nvcc's process group to end by themselves (none is
+/// stopped: a server a launcher started has a session of its own, and lives on).
+fn settle(group: libc::pid_t) {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let deadline = std::time::Instant::now() + GRACE;
+    loop {
+        let mut status = 0;
+        // SAFETY: reaps K's own ended children, without waiting.
+        while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
+        let busy = descendants(me).into_iter().any(|pid| group_of(pid) == Some(group));
+        if !busy || std::time::Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// A process's group, from `/proc/PID/stat` (the field after the parent's).
+fn group_of(pid: libc::pid_t) -> Option<libc::pid_t> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
+    std::str::from_utf8(after).ok()?.split_ascii_whitespace().nth(2)?.parse().ok()
+}
+
+/// Kill what is left below K.
+fn kill_orphans(me: libc::pid_t) {
     // Bounded: each round kills every child there is and reaps them; a child that forks while dying adds a round.
     for _ in 0..64 {
         let children = descendants(me);

@@ -77,7 +77,7 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
         env.set(vars::MAKEFLAGS, makeflags(jobs, &fifo, ctx.env.get(vars::MAKEFLAGS)));
         tracing::debug!("jobserver: {jobs} slots in {}", crate::shell::path(&fifo));
         let status =
-            super::child::run(&program, args, &env, Vec::new()).map_err(|e| super::cannot_run_program(&program, &e))?;
+            super::child::run(&program, args, &env, None, None).map_err(|e| super::cannot_run_program(&program, &e))?;
         let mut left = Vec::new();
         let _ = held.read_to_end(&mut left);
         if left.len() != tokens.len() {

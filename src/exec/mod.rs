@@ -190,19 +190,6 @@ fn replace_whole(path: &Path, contents: &[u8], mode: Option<u32>) -> std::io::Re
     renamed
 }
 
-/// Take up to `most` free job slots from the build's jobserver, without waiting: each one a thread nvcc may run
-/// (`plan::threads`). A slot that cannot be read (none free, or the jobserver gone) ends the taking.
-pub fn take_slots(client: &::jobserver::Client, most: u32) -> Vec<::jobserver::Acquired> {
-    let mut slots = Vec::new();
-    while slots.len() < most as usize {
-        match client.try_acquire() {
-            Ok(Some(slot)) => slots.push(slot),
-            _ => break,
-        }
-    }
-    slots
-}
-
 /// `E2BIG`: the arguments and environment are more than the kernel takes (`std::io::ErrorKind::ArgumentListTooLong`
 /// is newer than this crate's minimum Rust).
 const E2BIG: i32 = 7;
@@ -320,7 +307,7 @@ pub fn run_as_given(
     if dry_run {
         return why;
     }
-    eprintln!("nvcc-wrapper: warning: {}: running nvcc as given, {}", why.message, dropped(plan));
+    crate::output::warning(format_args!("{}: running nvcc as given, {}", why.message, dropped(plan)));
     let err = exec_as_given(&plan.nvcc.path, &ctx.args, &ctx.env, depth);
     cannot_run(&plan.nvcc.path, &err)
 }

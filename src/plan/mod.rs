@@ -51,7 +51,7 @@ use crate::probe::system::Probes;
 pub enum Decision {
     /// The host compiler chosen (`plan.host`).
     Host,
-    /// The GPU targets added (the `-gencode` flags among `plan.before` and `plan.after`).
+    /// The GPU targets added (`plan.gpu`, and the flags among `plan.before`).
     GpuTargets,
     /// The user's tokens a documented policy removed (`plan.removed`).
     Removed,

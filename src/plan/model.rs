@@ -153,6 +153,13 @@ pub struct ThreadsDecision {
     pub why: Said,
 }
 
+/// The GPU targets the wrapper added (`plan::gpu`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuDecision {
+    /// How many target pipelines the added flags make nvcc run (one a `-gencode`, one for `-arch=sm_XY`).
+    pub targets: u32,
+}
+
 /// The host compiler the wrapper told nvcc to use, and whose libstdc++ the programs it links will load.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostDecision {
@@ -212,6 +219,11 @@ pub struct Plan {
     pub launcher: Option<PathBuf>,
     /// What to add to the dependency files nvcc writes; the wrapper then waits for nvcc instead of replacing itself.
     pub depfile: Option<DepfileInputs>,
+    /// The GPU targets the wrapper added, when it added any.
+    pub gpu: Option<GpuDecision>,
+    /// The wrapper added `-objtemp`: nvcc's temporary files are named after the output, beside it (what a killed
+    /// call leaves is there, not in the temporary directory).
+    pub intermediates_beside_output: bool,
     /// Threads nvcc may take from free job slots; when it takes any, the wrapper waits for nvcc to give them back.
     pub threads: Option<ThreadsDecision>,
     /// The step deciding now: what it says is said by it.
@@ -236,6 +248,8 @@ impl Plan {
             release: None,
             launcher: None,
             depfile: None,
+            gpu: None,
+            intermediates_beside_output: false,
             threads: None,
             step: "plan",
         }

@@ -199,6 +199,7 @@ impl Step for Reproducible {
             };
             let new: Vec<String> = flags.into_iter().filter(|f| !added.contains(f)).collect();
             if !new.is_empty() {
+                plan.intermediates_beside_output |= new.iter().any(|f| f == "-objtemp");
                 added.extend(new.iter().cloned());
                 plan.add_before(new.into_iter().map(Into::into).collect(), Reason::Fix { cause: fix.cause, release });
             }

@@ -26,6 +26,8 @@ struct FakeProbes {
     unusable: BTreeMap<PathBuf, crate::probe::system::OutputPlace>,
     /// Launchers whose version a probe finds.
     launchers: BTreeMap<PathBuf, Version>,
+    /// What `nvidia-smi` says of this machine's GPUs.
+    gpus: std::result::Result<Vec<crate::compat::Capability>, String>,
 }
 
 impl FakeProbes {
@@ -60,6 +62,7 @@ impl FakeProbes {
             files: Default::default(),
             unusable: Default::default(),
             launchers: Default::default(),
+            gpus: Err("no GPU here".into()),
         }
     }
 
@@ -86,6 +89,10 @@ impl FakeProbes {
 const CROSS_TRIPLES: [&str; 2] = ["aarch64-linux-gnu", "powerpc64le-linux-gnu"];
 
 impl Probes for FakeProbes {
+    fn gpus(&self) -> std::result::Result<Vec<crate::compat::Capability>, String> {
+        self.gpus.clone()
+    }
+
     fn nvcc_version(&self, _: &Path) -> std::result::Result<(Version, &'static str), String> {
         self.nvcc.clone().map(|v| (v, "the toolkit's version.json"))
     }

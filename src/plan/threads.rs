@@ -16,7 +16,7 @@ use super::model::{Plan, ThreadsDecision};
 use super::{Decision, Step};
 use crate::args::table::GpuFlag;
 use crate::args::{Phase, Role};
-use crate::config::{Config, Sourced};
+use crate::config::{Config, Sourced, ThreadCount};
 use crate::error::Result;
 use crate::probe::memory::MemoryFree;
 use crate::version::Version;
@@ -73,7 +73,7 @@ impl fmt::Display for Note {
             ),
             Note::JobserverUnusable { why, targets } => write!(
                 f,
-                "MAKEFLAGS names a jobserver this call cannot use ({why}; GNU make 4.3 passes it only to rules marked `+`): nvcc runs its {targets} GPU targets one after another"
+                "MAKEFLAGS names a jobserver this call cannot use ({why}): nvcc runs its {targets} GPU targets one after another"
             ),
         }
     }
@@ -95,7 +95,7 @@ impl Step for Threads {
     const READS: &'static [Decision] = &[Decision::GpuTargets, Decision::Removed];
     const WRITES: &'static [Decision] = &[Decision::Threads];
     /// `threads`: unset is as many as the call's GPU targets.
-    type Section = Option<Sourced<u32>>;
+    type Section = Option<Sourced<ThreadCount>>;
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
         &config.threads
@@ -112,7 +112,8 @@ impl Step for Threads {
         if !compiles {
             return Ok(());
         }
-        let targets = targets(facts, plan);
+        // `-arch=native` asks the driver for this machine's GPUs: only where a jobserver could lend threads.
+        let targets = targets(facts, plan, matches!(facts.jobserver, JobSlots::Shared));
         if targets < 2 {
             return Ok(());
         }
@@ -121,11 +122,11 @@ impl Step for Threads {
             return Ok(());
         }
         let most_configured = match setting {
-            Some(Sourced { value: 1, origin }) => {
+            Some(Sourced { value, origin }) if value.get() == 1 => {
                 plan.note(Note::TurnedOff { origin: origin.to_string() });
                 return Ok(());
             }
-            Some(s) => s.value,
+            Some(s) => s.value.get(),
             None => u32::MAX,
         };
         let Some(release) = facts.release.version() else { return Ok(()) };
@@ -204,27 +205,34 @@ impl fmt::Display for Memory {
 }
 
 /// How many GPU targets the call compiles, as nvcc will run them: one pipeline for each `-gencode` (the user's that
-/// stay and the wrapper's), else one for each code of `-code`, else one (`-arch=sm_XX`, or nvcc's default); `-arch`
-/// `all` or `all-major` is as many as there are.
-fn targets(facts: &Facts, plan: &Plan) -> u32 {
+/// stay, and those the GPU step added), else one for each code of `-code`, else one (`-arch=sm_XY`, or nvcc's
+/// default). `-arch=all` and `all-major` are as many as the release's own lists hold (compat-data/capabilities.toml,
+/// as nvcc's `-arch=all` builds them: every platform's), and none when the release is not in the table; `-arch=native`
+/// one for each kind of GPU this machine has, asked only when `native_counts`, else one.
+fn targets(facts: &Facts, plan: &Plan, native_counts: bool) -> u32 {
     let inv = facts.invocation;
     let removed = |f: &crate::args::Found| plan.removed.iter().any(|r| r.found == *f);
     let users = |flag| inv.with_role(Role::GpuTarget(flag)).filter(|f| !removed(f));
-    let ours = plan
-        .before
-        .iter()
-        .chain(&plan.after)
-        .flat_map(|a| a.args.iter())
-        .filter(|a| a.to_str().is_some_and(|a| a.starts_with("-gencode") || a.starts_with("--generate-code")))
-        .count();
-    let gencodes = users(GpuFlag::Gencode).count() + ours;
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let gencodes = count(users(GpuFlag::Gencode).count()).saturating_add(plan.gpu.as_ref().map_or(0, |g| g.targets));
     if gencodes > 0 {
-        return u32::try_from(gencodes).unwrap_or(u32::MAX);
+        return gencodes;
     }
     let value = |f: &crate::args::Found| f.value.as_ref().and_then(|v| v.to_str().map(str::to_string));
-    if users(GpuFlag::Arch).filter_map(value).any(|v| v == "all" || v == "all-major") {
-        return u32::MAX;
-    }
     let codes = users(GpuFlag::Code).filter_map(value).map(|v| v.split(',').count()).sum::<usize>();
-    u32::try_from(codes.max(1)).unwrap_or(u32::MAX)
+    if codes > 0 {
+        return count(codes);
+    }
+    let Some(arch) = users(GpuFlag::Arch).filter_map(value).last() else { return 1 };
+    match arch.as_str() {
+        "all" | "all-major" => {
+            let sets = facts.release.version().and_then(|r| facts.compat.capabilities.nvcc_all(r));
+            sets.map_or(1, |(all, major, _)| count(if arch == "all" { all.len() } else { major.len() }))
+        }
+        "native" if native_counts => {
+            let kinds: std::collections::BTreeSet<_> = facts.probes.gpus().unwrap_or_default().into_iter().collect();
+            count(kinds.len().max(1))
+        }
+        _ => 1,
+    }
 }

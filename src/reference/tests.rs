@@ -26,9 +26,9 @@ fn the_reference_pages_are_made_from_the_code() {
     );
 }
 
-/// The names of the constants of `pub mod vars` in src/context.rs.
+/// The names of the constants of `pub mod vars` in src/context/mod.rs.
 fn variable_constants() -> BTreeSet<String> {
-    let source = std::fs::read_to_string(repo("src/context.rs")).unwrap();
+    let source = std::fs::read_to_string(repo("src/context/mod.rs")).unwrap();
     let start = source.find("pub mod vars {").expect("the vars module");
     let end = start + source[start..].find("\n}").unwrap();
     source[start..end]

@@ -479,3 +479,115 @@ impl Drop for Cgroup {
         }
     }
 }
+
+/// The processes whose working directory is `dir` or under it (nvcc and every program it starts run there), as
+/// `PID NAME`.
+pub fn running_in(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if !entry.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)) {
+            let name = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+            found.push(format!("{} {}", entry.file_name().to_string_lossy(), name.trim()));
+        }
+    }
+    found
+}
+
+/// A jobserver the test holds, as a build tool above the calls would: a pipe (GNU make 4.3's form, passed as
+/// descriptors 3 and 4) or a FIFO (make 4.4's and Ninja's), holding `tokens` free slots.
+pub struct Held {
+    pub read: std::fs::File,
+    pub write: std::fs::File,
+    pub fifo: Option<PathBuf>,
+    pub tokens: usize,
+}
+
+impl Held {
+    pub fn new(dir: &Path, fifo: bool, tokens: usize) -> Held {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let (read, write) = if fifo {
+            let path = dir.join("slots");
+            assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+            let open = || {
+                std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&path).unwrap()
+            };
+            (open(), open())
+        } else {
+            let mut fds = [0; 2];
+            // SAFETY: pipe2 fills both descriptors, which the Files below then own.
+            assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) }, 0);
+            // SAFETY: the descriptors were just made and are owned by nothing else.
+            unsafe {
+                (std::os::unix::io::FromRawFd::from_raw_fd(fds[0]), std::os::unix::io::FromRawFd::from_raw_fd(fds[1]))
+            }
+        };
+        let mut held = Held { read, write, fifo: fifo.then(|| dir.join("slots")), tokens };
+        held.write.write_all(&vec![b'+'; tokens]).unwrap();
+        held
+    }
+
+    /// The tokens in the jobserver now (read out and written back). The pipe may have been made blocking by a
+    /// client (its flags are shared): each read waits for nothing, as `poll` says.
+    pub fn count(&mut self) -> usize {
+        use std::io::{Read, Write};
+        use std::os::unix::io::AsRawFd;
+        let mut found = Vec::new();
+        let mut buf = [0u8; 64];
+        loop {
+            let mut fd = libc::pollfd { fd: self.read.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one pollfd, no wait.
+            if unsafe { libc::poll(&mut fd, 1, 0) } != 1 {
+                break;
+            }
+            match self.read.read(&mut buf) {
+                Ok(n) if n > 0 => found.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+        self.write.write_all(&found).unwrap();
+        found.len()
+    }
+
+    /// The tokens in the jobserver now, seen without taking them (`FIONREAD`), so that no client misses one.
+    pub fn peek(&self) -> usize {
+        use std::os::unix::io::AsRawFd;
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes the bytes waiting in the pipe into `n`.
+        unsafe { libc::ioctl(self.read.as_raw_fd(), libc::FIONREAD, &mut n) };
+        n as usize
+    }
+
+    /// MAKEFLAGS for a client; for the pipe, its descriptors become 3 and 4 in `cmd`.
+    pub fn give(&self, cmd: &mut std::process::Command) {
+        use std::os::unix::io::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let jobs = self.tokens + 1;
+        match &self.fifo {
+            Some(path) => {
+                cmd.env("MAKEFLAGS", format!("-j{jobs} --jobserver-auth=fifo:{}", path.display()));
+            }
+            None => {
+                let (r, w) = (self.read.as_raw_fd(), self.write.as_raw_fd());
+                // SAFETY: dup2 and fcntl are async-signal-safe. The pipe is first copied above any descriptor it could
+                // collide with, then onto 3 and 4, which dup2 leaves open across exec (the pipe's own are CLOEXEC);
+                // blocking, as make's are.
+                unsafe {
+                    cmd.pre_exec(move || {
+                        let (r, w) = (libc::fcntl(r, libc::F_DUPFD, 100), libc::fcntl(w, libc::F_DUPFD, 100));
+                        for (from, to) in [(r, 3), (w, 4)] {
+                            libc::dup2(from, to);
+                            let flags = libc::fcntl(to, libc::F_GETFL);
+                            libc::fcntl(to, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+                        }
+                        Ok(())
+                    });
+                }
+                cmd.env("MAKEFLAGS", format!("-j{jobs} --jobserver-auth=3,4"));
+            }
+        }
+    }
+}

@@ -385,6 +385,83 @@ fn sccache_behind_the_wrapper_caches_each_of_nvccs_steps_on_12_4_and_13_0() {
     }
 }
 
+/// Issue 38: behind a cache, the threads the wrapper takes from free job slots were in nvcc's arguments, so in the
+/// cache's key: the same compile missed whenever another number of slots was free, though the objects are the same
+/// bytes. With real nvcc 13.0 behind ccache and behind sccache, under a jobserver the test holds: a miss with three
+/// slots free (the call takes one), then the same compile with none free and with one free, both hits.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_cache_hits_whatever_number_of_job_slots_is_free() {
+    let Some(root) = real_toolkit("13.0") else { return };
+    let Some(ccache) = real_program("ccache") else { return };
+    let sb = RealSandbox::new(&root);
+    let Some(sccache) = Sccache::new(sb.dir.path()) else { return };
+    sb.write("k.cu", KERNEL);
+    for launcher in [&ccache, &sccache.program] {
+        let name = launcher.file_name().unwrap().to_string_lossy().into_owned();
+        sb.write(
+            "config.toml",
+            &format!(
+                "launcher = \"{}\"\n[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n[gpu]\ncapabilities = [\"8.0\", \"9.0\"]\n",
+                launcher.display()
+            ),
+        );
+        let mut objects = Vec::new();
+        for (i, free) in [3, 0, 1].into_iter().enumerate() {
+            let slots = sb.dir.path().join(format!("{name}-{i}"));
+            std::fs::create_dir_all(&slots).unwrap();
+            let mut held = Held::new(&slots, true, free);
+            let _ = std::fs::remove_file(sb.file("k.o"));
+            if name == "sccache" {
+                sccache.zero(&sb);
+            }
+            let mut cmd = std::process::Command::new(sb.wrapper_bin.join("nvcc"));
+            cmd.args(["-c", "k.cu", "-o", "k.o"])
+                .current_dir(sb.dir.path())
+                .env("PATH", sb.path())
+                .env("NVCC_WRAPPER_CONFIG", sb.file("config.toml"))
+                .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
+                .env("NVCC_WRAPPER_LOG", "debug")
+                .env("CCACHE_DIR", sb.file("ccache"))
+                .env_remove("CCACHE_DISABLE")
+                .env_remove("NVCC_PREPEND_FLAGS")
+                .env_remove("NVCC_APPEND_FLAGS")
+                .env("SCCACHE_DIR", sb.file("sccache"));
+            held.give(&mut cmd);
+            if name == "sccache" {
+                for (var, value) in sccache.vars() {
+                    cmd.env(var, value);
+                }
+            } else {
+                Command::new(&ccache).arg("-z").env("CCACHE_DIR", sb.file("ccache")).assert().success();
+            }
+            let out = cmd.output().unwrap();
+            let log = stderr(&out);
+            assert!(out.status.success(), "{name}, {free} free: {log}");
+            assert_eq!(log.contains("job slots taken"), free > 0, "{name}, {free} free: {log}");
+            assert_eq!(held.count(), free, "{name}: the slots came back");
+            let (hits, misses) = if name == "sccache" {
+                let (hits, misses, _) = sccache.stats(&sb);
+                (hits, misses)
+            } else {
+                let out =
+                    Command::new(&ccache).arg("--print-stats").env("CCACHE_DIR", sb.file("ccache")).output().unwrap();
+                let stat = |key: &str| {
+                    stdout(&out).lines().find_map(|l| l.strip_prefix(key)?.trim().parse::<u64>().ok()).unwrap_or(0)
+                };
+                (stat("direct_cache_hit\t") + stat("preprocessed_cache_hit\t"), stat("cache_miss\t"))
+            };
+            if i == 0 {
+                assert!(misses >= 1 && hits == 0, "{name}: the first compile is a miss: {hits} hits, {misses} misses");
+            } else {
+                assert!(hits >= 1 && misses == 0, "{name}, {free} free: {hits} hits, {misses} misses\n{log}");
+            }
+            objects.push(std::fs::read(sb.file("k.o")).unwrap());
+        }
+        assert!(objects.windows(2).all(|w| w[0] == w[1]), "{name}: the objects differ");
+    }
+}
+
 /// Reproducible builds behind a cache (issue 23): with real nvcc 13.0 behind ccache and behind sccache, a miss, a hit
 /// of that cache and a miss of a fresh cache, each with a TMPDIR of its own (so nvcc and the cache run under other
 /// process ids), give the same object; the second really is a hit. The control, with the flags off: two misses

@@ -4,6 +4,9 @@
 //! them (`cargo test -- --include-ignored`) with NVCC_WRAPPER_REQUIRE_REAL=1, under which a missing toolchain fails.
 //! `tests/real/X.rs` is the twin of `tests/wrapper/X.rs` where the fake nvcc has one.
 
+// A test says what it skipped or measured on its own stderr, which cargo test captures.
+#![allow(clippy::disallowed_macros)]
+
 // Shared helpers: not every test module uses each of them.
 #[allow(dead_code)]
 #[path = "../common/support.rs"]
@@ -29,5 +32,6 @@ mod probe_cache;
 mod reproducible;
 mod signals;
 mod splitters;
+mod surroundings;
 mod threads;
 mod transcripts;

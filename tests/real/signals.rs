@@ -10,21 +10,6 @@ use crate::support::*;
 /// A source that keeps nvcc 13.5 busy for about a second in each of its programs (cudafe++, cicc, ptxas, gcc).
 const SOURCE: &str = "#include <cstdio>\ntemplate <int N> __global__ void k(float *p) {\n  float a = p[threadIdx.x];\n#pragma unroll\n  for (int i = 0; i < N; i++) a = a * 1.0001f + __sinf(a);\n  p[threadIdx.x] = a;\n}\ntemplate __global__ void k<1500>(float *);\ntemplate __global__ void k<2500>(float *);\nint main() { std::printf(\"x\\n\"); }\n";
 
-/// The processes whose working directory is `dir` (nvcc and every program it starts run there).
-fn running_in(dir: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if !entry.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) {
-            let name = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
-            found.push(format!("{} {}", entry.file_name().to_string_lossy(), name.trim()));
-        }
-    }
-    found
-}
-
 /// A dependency file as a reader finds it: nvcc's whole (a rule whose every prerequisite exists), or none.
 fn check_depfile(file: &Path, what: &str) {
     let Ok(text) = std::fs::read_to_string(file) else { return };

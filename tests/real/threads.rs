@@ -6,10 +6,6 @@
 //! the same bytes as one, with nvcc 11.8, 12.4 and 13.5. Needs real NVCC 11.8, 12.4 and 13.5, make,
 //! scripts/install-nix.sh's make-4.4 and scripts/install-tools.sh's ninja.
 
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::io::AsRawFd;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -29,105 +25,6 @@ enum Tool {
     Make44,
     /// Ninja 1.13: a FIFO, run without `-j`.
     Ninja,
-}
-
-/// The test's jobserver: a pipe (make 4.3) or a FIFO holding `TOKENS` tokens, held open by the test.
-struct Held {
-    read: std::fs::File,
-    write: std::fs::File,
-    fifo: Option<PathBuf>,
-}
-
-impl Held {
-    fn new(dir: &Path, fifo: bool) -> Held {
-        let (read, write) = if fifo {
-            let path = dir.join("slots");
-            assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
-            let open = || {
-                std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&path).unwrap()
-            };
-            (open(), open())
-        } else {
-            let mut fds = [0; 2];
-            // SAFETY: pipe2 fills both descriptors, which the Files below then own.
-            assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) }, 0);
-            // SAFETY: the descriptors were just made and are owned by nothing else.
-            unsafe {
-                (std::os::unix::io::FromRawFd::from_raw_fd(fds[0]), std::os::unix::io::FromRawFd::from_raw_fd(fds[1]))
-            }
-        };
-        let mut held = Held { read, write, fifo: fifo.then(|| dir.join("slots")) };
-        held.write.write_all(&[b'+'; TOKENS]).unwrap();
-        held
-    }
-
-    /// The tokens in the jobserver now (read out and written back). The pipe may have been made blocking by a
-    /// client (its flags are shared): each read waits for nothing, as `poll` says.
-    fn count(&mut self) -> usize {
-        let mut found = Vec::new();
-        let mut buf = [0u8; 64];
-        loop {
-            let mut fd = libc::pollfd { fd: self.read.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-            // SAFETY: one pollfd, no wait.
-            if unsafe { libc::poll(&mut fd, 1, 0) } != 1 {
-                break;
-            }
-            match self.read.read(&mut buf) {
-                Ok(n) if n > 0 => found.extend_from_slice(&buf[..n]),
-                _ => break,
-            }
-        }
-        self.write.write_all(&found).unwrap();
-        found.len()
-    }
-
-    /// The tokens in the jobserver now, seen without taking them (`FIONREAD`), so that no client misses one.
-    fn peek(&self) -> usize {
-        let mut n: libc::c_int = 0;
-        // SAFETY: FIONREAD writes the bytes waiting in the pipe into `n`.
-        unsafe { libc::ioctl(self.read.as_raw_fd(), libc::FIONREAD, &mut n) };
-        n as usize
-    }
-
-    /// MAKEFLAGS for a client; for the pipe, its descriptors become 3 and 4 in `cmd`.
-    fn give(&self, cmd: &mut std::process::Command) {
-        match &self.fifo {
-            Some(path) => {
-                cmd.env("MAKEFLAGS", format!("-j{} --jobserver-auth=fifo:{}", TOKENS + 1, path.display()));
-            }
-            None => {
-                let (r, w) = (self.read.as_raw_fd(), self.write.as_raw_fd());
-                // SAFETY: dup2 and fcntl are async-signal-safe. The pipe is first copied above any descriptor it could
-                // collide with, then onto 3 and 4, which dup2 leaves open across exec (the pipe's own are CLOEXEC);
-                // blocking, as make's are.
-                unsafe {
-                    cmd.pre_exec(move || {
-                        let (r, w) = (libc::fcntl(r, libc::F_DUPFD, 100), libc::fcntl(w, libc::F_DUPFD, 100));
-                        for (from, to) in [(r, 3), (w, 4)] {
-                            libc::dup2(from, to);
-                            let flags = libc::fcntl(to, libc::F_GETFL);
-                            libc::fcntl(to, libc::F_SETFL, flags & !libc::O_NONBLOCK);
-                        }
-                        Ok(())
-                    });
-                }
-                cmd.env("MAKEFLAGS", format!("-j{} --jobserver-auth=3,4", TOKENS + 1));
-            }
-        }
-    }
-}
-
-/// The processes whose working directory is `dir`.
-fn running_in(dir: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if entry.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit())
-            && std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir)
-        {
-            found.push(std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default().trim().to_string());
-        }
-    }
-    found
 }
 
 /// A project of CUDA files (`names`) for `tool` in a new sandbox; the command that builds it, and the sandbox.
@@ -194,7 +91,7 @@ fn children_of(pid: u32) -> Vec<(i32, String)> {
 /// `at`. The tokens in the jobserver afterwards, and what the build printed.
 fn build(root: &Path, tool: Tool, names: &[&str], stop: Option<(Stop, Duration)>) -> (usize, usize, String) {
     let (sb, mut cmd) = project(root, tool, names);
-    let mut held = Held::new(sb.dir.path(), tool != Tool::Make43);
+    let mut held = Held::new(sb.dir.path(), tool != Tool::Make43, TOKENS);
     held.give(&mut cmd);
     let child = cmd.spawn().unwrap();
     // The tokens out of the jobserver when the build is stopped.

@@ -2,6 +2,9 @@
 //! argument level. Quick, and needing no toolchain: none is ignored. Their twins against real toolchains are in
 //! tests/real/, file for file.
 
+// A test says what it skipped or measured on its own stderr, which cargo test captures.
+#![allow(clippy::disallowed_macros)]
+
 // Shared helpers: not every test module uses each of them.
 #[allow(dead_code)]
 #[path = "../common/support.rs"]

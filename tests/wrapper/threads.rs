@@ -71,6 +71,45 @@ fn free_slots_become_threads_and_all_come_back() {
     assert_eq!(one.count(), 1);
 }
 
+/// Issue 38: behind a compiler cache, `--threads N` in nvcc's arguments was part of the cache's key, so the same
+/// compile missed whenever another number of slots was free. The launcher gets the same arguments whatever is free;
+/// the threads reach nvcc in NVCC_PREPEND_FLAGS (which nvcc reads as if first on its command line), where the
+/// user's own value is not: behind a launcher it is moved into the arguments, into the cache's key.
+#[test]
+fn behind_a_launcher_the_threads_go_in_nvcc_prepend_flags_and_the_arguments_stay_the_same() {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("launcher.args");
+    let launcher = sb.write(
+        "launchers/ccache",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'ccache 4.7.5'; exit 0; fi\nprintf '%s\\n' \"$@\" > '{}'\nexec \"$@\"\n",
+            log.display()
+        ),
+    );
+    std::fs::set_permissions(&launcher, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut seen = Vec::new();
+    for (tokens, prepend, expected) in
+        [(0, None, None), (3, None, Some("--threads 4")), (1, Some("-lineinfo"), Some("--threads 2"))]
+    {
+        let dir = sb.dir.path().join(format!("slots{tokens}")).tap_mkdir();
+        let mut slots = Slots::new(&dir, tokens);
+        let mut cmd = sb.nvcc();
+        cmd.env("NVCC_WRAPPER_LAUNCHER", &launcher).env("MAKEFLAGS", slots.makeflags(tokens + 1)).args(FOUR);
+        if let Some(value) = prepend {
+            cmd.env("NVCC_PREPEND_FLAGS", value);
+        }
+        cmd.assert().success();
+        assert_eq!(threads_given(&sb), None, "{tokens} free: --threads in nvcc's arguments");
+        let flags = sb.recorded().env("NVCC_PREPEND_FLAGS").filter(|f| !f.is_empty());
+        assert_eq!(flags.as_deref(), expected, "{tokens} free");
+        assert_eq!(slots.count(), tokens, "every slot came back");
+        let args = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(args.lines().nth(1) == Some("-lineinfo"), prepend.is_some(), "{args}");
+        seen.push(args);
+    }
+    assert!(seen[0] == seen[1], "the launcher's arguments changed with the free slots: {seen:?}");
+}
+
 #[test]
 fn no_free_slot_no_jobserver_or_a_broken_one_change_nothing() {
     let sb = Sandbox::new();

@@ -12,7 +12,7 @@ pub use targets::{accepted_clause, check, expand, problem, refused_together, res
 use targets::{appended_refusal, pair_error};
 
 use super::facts::Facts;
-use super::model::Plan;
+use super::model::{GpuDecision, Plan};
 use super::{edit, Decision, Step};
 use crate::args::table::GpuFlag;
 use crate::args::{Found, Invocation, Phase, Role};
@@ -246,7 +246,8 @@ impl Step for Gpu {
             let form = if expansion.ptx.is_empty() { Form::Gencode } else { Form::GencodePtx };
             check_appended(facts, release, &expansion, &given, form)?;
         }
-        let flags = expansion.gencode().into_iter().map(Into::into).collect();
+        let flags: Vec<std::ffi::OsString> = expansion.gencode().into_iter().map(Into::into).collect();
+        plan.gpu = Some(GpuDecision { targets: u32::try_from(flags.len()).unwrap_or(u32::MAX) });
         let why = match (given.is_empty(), gpu.arch_flags) {
             (true, _) => Reason::Capabilities { configured },
             (false, ArchFlags::Append) => Reason::Appended { configured, given: inv.describe(&given) },
@@ -315,6 +316,7 @@ fn decide_lto(
     if lto == DeviceLto::Compile && !flags.is_empty() {
         edit::remove(plan, inv, &flags, Reason::DltoNextToGencode { spelled: spelled.clone() }, facts.scratch)?;
     }
+    plan.gpu = Some(GpuDecision { targets: u32::try_from(args.len()).unwrap_or(u32::MAX) });
     plan.add_before(args.into_iter().map(Into::into).collect(), Reason::Lto { configured, form, spelled });
     Ok(())
 }

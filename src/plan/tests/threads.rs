@@ -44,6 +44,47 @@ fn a_call_with_several_targets_under_a_jobserver_may_take_one_thread_a_target() 
     assert_eq!(most(&run(&["-arch=all-major", "-c", "k.cu"], "threads = 6\n", &probes, &JobSlots::Shared)), Some(6));
 }
 
+/// Issue 38: `-arch=all`, `all-major` and `native` counted as 4294967295 targets, so a call took every free slot, and
+/// `explain` said "4294967295 GPU targets". They are as many as the release's own lists hold, and native as many
+/// kinds of GPU as the machine has; never more threads than that.
+#[test]
+fn all_all_major_and_native_count_what_nvcc_builds() {
+    let probes = FakeProbes::debian("13.5.37");
+    let release = "13.5.37".parse().unwrap();
+    let (all, major, _) = Compat::built_in().capabilities.nvcc_all(release).unwrap();
+    for (arch, expected) in [("-arch=all", all.len()), ("-arch=all-major", major.len())] {
+        let p = run(&[arch, "-c", "k.cu"], "", &probes, &JobSlots::Shared);
+        let expected = u32::try_from(expected).unwrap();
+        assert!((2..64).contains(&expected), "{arch}: {expected}");
+        assert_eq!(most(&p), Some(expected), "{arch}");
+        let why = said::<Reason>(&p);
+        assert!(matches!(why[..], [Reason::FromSlots { targets, .. }] if targets == expected), "{arch}: {why:?}");
+        let p = run(&[arch, "-c", "k.cu"], "", &probes, &JobSlots::None);
+        assert_eq!(notes(&p), vec![Note::NoJobserver { targets: expected }], "{arch}");
+    }
+    // A release the table does not know: no list to count from, so one target.
+    let p = run(&["-arch=all", "-c", "k.cu"], "", &FakeProbes::debian("10.2.89"), &JobSlots::Shared);
+    assert_eq!(most(&p), None);
+    // `native`: one a kind of GPU, asked only under a jobserver.
+    let mut two = FakeProbes::debian("13.5.37");
+    two.gpus = Ok(vec!["9.0".parse().unwrap(), "8.6".parse().unwrap(), "9.0".parse().unwrap()]);
+    assert_eq!(most(&run(&["-arch=native", "-c", "k.cu"], "", &two, &JobSlots::Shared)), Some(2));
+    assert_eq!(most(&run(&["-arch=native", "-c", "k.cu"], "", &probes, &JobSlots::Shared)), None);
+}
+
+/// Issue 38: `threads = 0` in the file was accepted (the environment refused it) and took every free slot.
+#[test]
+fn threads_0_is_refused_from_the_file_as_from_the_environment() {
+    let err = crate::config::parse("threads = 0\n", Path::new("c.toml")).unwrap_err().to_string();
+    assert!(err.contains("0 is not a number of threads: the least is 1"), "{err}");
+    let err = crate::config::parse("threads = -3\n", Path::new("c.toml")).unwrap_err().to_string();
+    assert!(err.contains("-3 is not a number of threads"), "{err}");
+    assert_eq!(
+        crate::config::parse("threads = 3\n", Path::new("c.toml")).unwrap().threads.map(|t| t.value.get()),
+        Some(3)
+    );
+}
+
 #[test]
 fn one_target_the_users_own_choice_or_threads_1_take_none() {
     let probes = FakeProbes::debian("13.5.37");

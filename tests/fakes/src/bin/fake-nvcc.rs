@@ -9,7 +9,8 @@
 //!   file.
 //! - `FAKE_NVCC_FD=N`: print what can be read from its inherited file descriptor N (as a make jobserver's).
 //! - `FAKE_NVCC_PID=FILE`: write its process id to FILE; `FAKE_NVCC_SLEEP=S`: then sleep S seconds (before exiting).
-
+// A stand-in prints as the program it stands in for does.
+#![allow(clippy::disallowed_macros)]
 // This program is the process under test: reading its real argv and environment is its whole job.
 #![allow(clippy::disallowed_methods)]
 

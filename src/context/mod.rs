@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 
+pub mod jobserver;
+pub use jobserver::Jobserver;
+
 /// Environment variables the wrapper reads or sets. docs/reference/environment.md, made from src/reference/, lists
 /// the same names (a test fails on one it lacks).
 pub mod vars {
@@ -86,42 +89,6 @@ pub struct Context {
     pub jobserver: Jobserver,
 }
 
-/// A jobserver named in the environment (`MAKEFLAGS`), opened at the start, before the wrapper opens any file of its
-/// own: the descriptors `--jobserver-auth=R,W` names are checked to be the pipe make passed, not files of the
-/// wrapper's that took their numbers.
-#[derive(Debug, Clone, Default)]
-pub enum Jobserver {
-    /// None named.
-    #[default]
-    None,
-    Usable(jobserver::Client),
-    /// Named but not usable here (GNU make 4.3 passes its pipe only to rules marked `+`; a FIFO that is gone), with
-    /// why.
-    Unusable(String),
-}
-
-impl Jobserver {
-    /// The jobserver the environment names, if any. Only for `Context::from_process`, first thing.
-    fn from_process(env: &Env) -> Jobserver {
-        let named = [vars::MAKEFLAGS, "MFLAGS", "CARGO_MAKEFLAGS"].iter().any(|name| {
-            env.get(name).is_some_and(|v| {
-                let v = v.as_encoded_bytes();
-                v.windows(16).any(|w| w == b"--jobserver-auth") || v.windows(15).any(|w| w == b"--jobserver-fds")
-            })
-        });
-        if !named {
-            return Jobserver::None;
-        }
-        // SAFETY: called before the wrapper opens any descriptor of its own, so the descriptors MAKEFLAGS names are
-        // the caller's; `true` checks that they are pipes (or the named FIFO).
-        let found = unsafe { jobserver::Client::from_env_ext(true) };
-        match found.client {
-            Ok(client) => Jobserver::Usable(client),
-            Err(e) => Jobserver::Unusable(e.to_string()),
-        }
-    }
-}
-
 impl Context {
     #[allow(clippy::disallowed_methods)]
     pub fn from_process() -> Context {
@@ -130,13 +97,14 @@ impl Context {
         let env = Env(std::env::vars_os().collect());
         // First: before anything opens a descriptor that could take the number of one MAKEFLAGS names.
         let jobserver = Jobserver::from_process(&env);
+        // A deleted working directory leaves relative paths unresolvable; "." keeps them relative.
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         Context {
             argv0,
             args: argv.collect(),
             env,
-            // A deleted working directory leaves relative paths unresolvable; "." keeps them relative.
-            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-            current_exe: std::env::current_exe().ok(),
+            current_exe: std::env::current_exe().ok().or_else(|| executed_file(&cwd)),
+            cwd,
             pid: std::process::id(),
             // SAFETY: sysconf only reads a limit.
             arg_max: u64::try_from(unsafe { libc::sysconf(libc::_SC_ARG_MAX) }).unwrap_or(0),
@@ -172,6 +140,23 @@ impl Context {
             self.cwd.join(path)
         }
     }
+}
+
+/// The wrapper's executable where `/proc` cannot be read (`current_exe` reads `/proc/self/exe`): the file the kernel
+/// was asked to run (`AT_EXECFN`, the path the caller's `execve` named, which a shell finds on PATH), its symlinks
+/// resolved. Without it the wrapper would not know itself on PATH and would run itself as the real nvcc.
+fn executed_file(cwd: &Path) -> Option<PathBuf> {
+    // SAFETY: getauxval only reads the auxiliary vector; AT_EXECFN, when present, points at a NUL-terminated string
+    // the kernel put on the stack for the life of the process.
+    let name = unsafe {
+        let at = libc::getauxval(libc::AT_EXECFN) as *const libc::c_char;
+        if at.is_null() {
+            return None;
+        }
+        std::ffi::CStr::from_ptr(at)
+    };
+    let path = Path::new(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name.to_bytes()));
+    std::fs::canonicalize(cwd.join(path)).ok()
 }
 
 /// A snapshot of the environment, as given to the wrapper. Changes for the exec'd nvcc are made on a copy.

@@ -1,0 +1,663 @@
+//! The surroundings a build gives a call, compared with nvcc alone (issue 38). nvcc alone never reads `MAKEFLAGS`,
+//! never holds a job slot and never reads a config place; the wrapper does all three, so whatever it is handed there
+//! must leave the call ending as nvcc alone's does. Each case runs the same compile twice, with the same
+//! surroundings: once as real nvcc alone, once through the wrapper installed as `nvcc` first on PATH, with no
+//! configuration but what a user gets by default (reproducible-builds flags, fatbin compression, dependency-file
+//! inputs, threads from free job slots). The outcomes must match: the exit status (or the signal), the files left in
+//! the call's directory, what a watched file holds and when it was written, stdout's bytes where the case reads them,
+//! the tokens in a jobserver the test holds, and, for the wrapper, no more processes left running and no more
+//! temporary files than nvcc alone leaves.
+//!
+//! The surroundings: `MAKEFLAGS` forms, valid (make's pipe, a FIFO) and bogus (a device, stdin's own pipe, a regular
+//! file, a directory, closed or mismatched descriptors, a variable after `--`); standard streams closed, full, or a
+//! pipe nobody reads; SIGTERM to the call and to its process group mid-compile; a `timeout -s KILL` in a rule of GNU
+//! make 4.3, GNU make 4.4 and Ninja 1.13, each a client of the test's jobserver; odd files at the user's config
+//! place; `/proc` hidden; a memory cgroup. On nvcc 11.8, 12.4 and 13.5 (the build-tool cases on 13.5).
+//!
+//! Needs real NVCC 11.8, 12.4 and 13.5, g++-11 and g++-12, make, scripts/install-nix.sh's make-4.4,
+//! scripts/install-tools.sh's ninja, and root for the cases that hide `/proc` (a mount namespace) or make a cgroup.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::support::*;
+
+const KERNEL: &str = "__global__ void k(int *p) { p[threadIdx.x] *= 2; }\n";
+/// Two GPU targets, given on the command line on both sides: threads from free slots apply to the wrapper's call.
+const TARGETS: [&str; 2] = ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"];
+/// Free slots in the jobserver the test holds.
+const TOKENS: usize = 3;
+/// How long one side may run before it is taken for hung.
+const HUNG: Duration = Duration::from_secs(300);
+
+/// What `MAKEFLAGS` names.
+#[derive(Clone, Debug)]
+enum Flags {
+    None,
+    /// A jobserver the test holds, `TOKENS` free: make's pipe (descriptors 3 and 4) or a FIFO.
+    Held {
+        fifo: bool,
+    },
+    /// This text (`{dir}` is the call's directory), with descriptors 3 and 4 as `fds` says.
+    Raw(&'static str, Fds),
+}
+
+/// What descriptors 3 and 4 are in the call.
+#[derive(Clone, Copy, Debug)]
+enum Fds {
+    /// Closed (as GNU make 4.3 leaves them for a rule not marked `+`).
+    Closed,
+    /// A regular file (`{dir}/file`), open for reading and writing, on both.
+    File,
+    /// The read end of one pipe and the write end of another.
+    TwoPipes,
+}
+
+/// A standard stream of the call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stream {
+    /// stdin: /dev/null; stdout, stderr: a pipe the test reads.
+    Plain,
+    /// stdin only: the kernel's source, through a pipe.
+    SourcePipe,
+    Closed,
+    /// stdout, stderr: a pipe whose reader has gone (writes fail with EPIPE; SIGPIPE ignored, as under Python).
+    NoReader,
+    /// stdout: /dev/full.
+    Full,
+}
+
+/// What lies at the user's config place (`$HOME/.config/nvcc-wrapper/config.toml`).
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    Nothing,
+    DanglingLink,
+    LinkLoop,
+    Directory,
+    Fifo,
+}
+
+/// A signal sent once nvcc's compiler (`cicc`) runs.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    /// To the call's own process.
+    Process(libc::c_int),
+    /// To its process group.
+    Group(libc::c_int),
+}
+
+#[derive(Clone, Debug)]
+struct Case {
+    name: String,
+    /// nvcc's arguments after `-ccbin`.
+    args: Vec<String>,
+    flags: Flags,
+    stdin: Stream,
+    stdout: Stream,
+    stderr: Stream,
+    place: Place,
+    /// Run in a mount namespace where `/proc` is an empty tmpfs.
+    hide_proc: bool,
+    /// Run in a memory cgroup of 1.5 GiB.
+    cgroup: bool,
+    stop: Option<Stop>,
+    /// Environment for the wrapper's side only.
+    wrapper_env: Vec<(&'static str, &'static str)>,
+    /// Compare stdout's bytes.
+    read_stdout: bool,
+    /// Use the heavy source (for a signal mid-compile).
+    heavy: bool,
+}
+
+fn case(name: &str, args: &[&str]) -> Case {
+    Case {
+        name: name.to_string(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        flags: Flags::None,
+        stdin: Stream::Plain,
+        stdout: Stream::Plain,
+        stderr: Stream::Plain,
+        place: Place::Nothing,
+        hide_proc: false,
+        cgroup: false,
+        stop: None,
+        wrapper_env: Vec::new(),
+        read_stdout: false,
+        heavy: false,
+    }
+}
+
+/// A compile of the kernel for both targets.
+fn compile(name: &str) -> Case {
+    let mut args: Vec<&str> = TARGETS.to_vec();
+    args.extend(["-c", "k.cu", "-o", "o/k.o"]);
+    case(name, &args)
+}
+
+fn corpus(root_privileges: bool) -> Vec<Case> {
+    let mut cases = Vec::new();
+    let with = |name: &str, flags: Flags| {
+        let mut c = compile(name);
+        c.flags = flags;
+        c
+    };
+    cases.push(compile("no MAKEFLAGS"));
+    cases.push(with("make's pipe, 3 slots free", Flags::Held { fifo: false }));
+    cases.push(with("make 4.4's FIFO, 3 slots free", Flags::Held { fifo: true }));
+    cases.push(with("a FIFO nobody serves", Flags::Raw("-j4 --jobserver-auth=fifo:{dir}/empty-fifo", Fds::Closed)));
+    let mut c = case("fifo:/dev/zero, -arch=all-major", &["-arch=all-major", "-c", "k.cu", "-o", "o/k.o"]);
+    c.flags = Flags::Raw("-j16 --jobserver-auth=fifo:/dev/zero", Fds::Closed);
+    cases.push(c);
+    let mut args: Vec<&str> = TARGETS.to_vec();
+    args.extend(["-x", "cu", "-c", "-", "-o", "o/s.o"]);
+    let mut c = case("--jobserver-auth=0,1, the source on stdin's pipe, stdout a pipe", &args);
+    c.flags = Flags::Raw("-j4 --jobserver-auth=0,1", Fds::Closed);
+    c.stdin = Stream::SourcePipe;
+    c.read_stdout = true;
+    cases.push(c);
+    cases.push(with("fifo: names a regular file", Flags::Raw("-j4 --jobserver-auth=fifo:{dir}/file", Fds::Closed)));
+    cases.push(with("fifo: names a directory", Flags::Raw("-j4 --jobserver-auth=fifo:{dir}/o", Fds::Closed)));
+    cases.push(with("fifo: names nothing", Flags::Raw("-j4 --jobserver-auth=fifo:{dir}/none", Fds::Closed)));
+    cases.push(with("a malformed claim", Flags::Raw("-j4 --jobserver-auth=three", Fds::Closed)));
+    cases.push(with("make turned it off (-1,-1)", Flags::Raw("-j4 --jobserver-auth=-1,-1", Fds::Closed)));
+    cases.push(with("3,4 closed (a rule without +)", Flags::Raw("-j4 --jobserver-auth=3,4", Fds::Closed)));
+    cases.push(with("3,4 a regular file", Flags::Raw("-j4 --jobserver-auth=3,4", Fds::File)));
+    cases.push(with("3,4 the ends of two pipes", Flags::Raw("-j4 --jobserver-auth=3,4", Fds::TwoPipes)));
+    cases.push(with("a claim after --, in a variable", Flags::Raw("-j4 -- X=--jobserver-auth=0,1", Fds::Closed)));
+    let mut c = with("make's pipe, stderr closed", Flags::Held { fifo: false });
+    c.stderr = Stream::Closed;
+    cases.push(c);
+    // A warning before nvcc runs (`-ptx` with two configured targets builds nvcc's default), to a stderr nobody
+    // reads; and the debug log to it.
+    let mut c = case("a warning to a stderr nobody reads", &["-ptx", "k.cu", "-o", "o/k.ptx"]);
+    c.stderr = Stream::NoReader;
+    c.wrapper_env = vec![("NVCC_WRAPPER_CAPABILITIES", "8.0;9.0")];
+    cases.push(c);
+    let mut c = with("the debug log to a stderr nobody reads", Flags::Held { fifo: false });
+    c.stderr = Stream::NoReader;
+    c.wrapper_env = vec![("NVCC_WRAPPER_LOG", "debug")];
+    cases.push(c);
+    let mut c = case("-E to a full stdout", &["-E", "k.cu"]);
+    c.stdout = Stream::Full;
+    cases.push(c);
+    let mut c = case("-E to a stdout nobody reads", &["-E", "k.cu"]);
+    c.stdout = Stream::NoReader;
+    cases.push(c);
+    for (name, place) in [
+        ("a dangling symlink at the user's config place", Place::DanglingLink),
+        ("a symlink loop at the user's config place", Place::LinkLoop),
+        ("a directory at the user's config place", Place::Directory),
+        ("a FIFO at the user's config place", Place::Fifo),
+    ] {
+        let mut c = compile(name);
+        c.place = place;
+        cases.push(c);
+    }
+    for (name, stop) in [
+        ("SIGTERM to the call mid-compile", Stop::Process(libc::SIGTERM)),
+        ("SIGTERM to its group mid-compile", Stop::Group(libc::SIGTERM)),
+        ("SIGINT to its group mid-compile", Stop::Group(libc::SIGINT)),
+        ("SIGKILL to its group mid-compile, 3 slots free", Stop::Group(libc::SIGKILL)),
+    ] {
+        let mut c = with(name, Flags::Held { fifo: true });
+        c.stop = Some(stop);
+        c.heavy = true;
+        c.args = [&TARGETS[..], &["-c", "heavy.cu", "-o", "o/h.o"]].concat().iter().map(|a| a.to_string()).collect();
+        cases.push(c);
+    }
+    // The wrapper waits for nvcc (a dependency file to complete) and takes no threads: a signal to the group must
+    // reach nvcc once, as alone, and end it the same way.
+    for (name, stop) in [
+        ("SIGINT to its group mid-compile, -MD", Stop::Group(libc::SIGINT)),
+        ("SIGTERM to its group mid-compile, -MD", Stop::Group(libc::SIGTERM)),
+        ("SIGTERM to the call mid-compile, -MD", Stop::Process(libc::SIGTERM)),
+    ] {
+        let mut c = compile(name);
+        c.stop = Some(stop);
+        c.heavy = true;
+        c.args =
+            [&TARGETS[..], &["-MD", "-c", "heavy.cu", "-o", "o/h.o"]].concat().iter().map(|a| a.to_string()).collect();
+        cases.push(c);
+    }
+    if root_privileges {
+        for (name, flags) in [
+            ("/proc hidden", Flags::None),
+            ("/proc hidden, make's pipe", Flags::Held { fifo: false }),
+            ("/proc hidden, a FIFO", Flags::Held { fifo: true }),
+        ] {
+            let mut c = with(name, flags);
+            c.hide_proc = true;
+            cases.push(c);
+        }
+        let mut c = with("a memory cgroup of 1.5 GiB, 3 slots free", Flags::Held { fifo: false });
+        c.cgroup = true;
+        cases.push(c);
+    }
+    cases
+}
+
+/// How a call ended and what it left.
+#[derive(Debug, Default)]
+struct Outcome {
+    /// `exit N`, `signal N`, or `hung`.
+    ended: String,
+    names: BTreeSet<String>,
+    /// `{dir}/file`'s bytes and modification time (nanoseconds).
+    watched: (Vec<u8>, i64),
+    stdout: Vec<u8>,
+    tokens: Option<usize>,
+    /// Processes still running in the call's directory a moment after it ended.
+    left: Vec<String>,
+    temporaries: usize,
+    stderr: String,
+}
+
+/// Every name under `dir` (directories with `/`), but the test's own.
+fn names(dir: &Path) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(dir.join(&rel)) else { continue };
+        for entry in entries.flatten() {
+            let name = rel.join(entry.file_name());
+            let top = name.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+            if ["tmp", "home", "probe-cache", "bin", "slots", "empty-fifo"].contains(&top.as_str()) {
+                continue;
+            }
+            let mut shown = name.to_string_lossy().into_owned();
+            if entry.file_type().unwrap().is_dir() {
+                shown.push('/');
+                stack.push(name);
+            }
+            found.insert(shown);
+        }
+    }
+    found
+}
+
+/// The processes of the call's tree named `name` (found by their working directory).
+fn running(dir: &Path, name: &str) -> bool {
+    running_in(dir).iter().any(|p| p.ends_with(&format!(" {name}")))
+}
+
+/// Lay out the call's directory.
+fn lay_out(case: &Case, dir: &Path) {
+    for sub in ["o", "tmp", "home", "bin"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    std::fs::write(dir.join("k.cu"), KERNEL).unwrap();
+    if case.heavy {
+        std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/thrust-heavy.cu"), dir.join("heavy.cu"))
+            .unwrap();
+    }
+    std::fs::write(dir.join("file"), "++++").unwrap();
+    let old = filetime(dir.join("file"));
+    assert!(old.is_some());
+    assert!(Command::new("mkfifo").arg(dir.join("empty-fifo")).status().unwrap().success());
+    let place = dir.join("home/.config/nvcc-wrapper/config.toml");
+    std::fs::create_dir_all(place.parent().unwrap()).unwrap();
+    match case.place {
+        Place::Nothing => {}
+        Place::DanglingLink => std::os::unix::fs::symlink("nowhere.toml", &place).unwrap(),
+        Place::LinkLoop => std::os::unix::fs::symlink("config.toml", &place).unwrap(),
+        Place::Directory => std::fs::create_dir(&place).unwrap(),
+        Place::Fifo => assert!(Command::new("mkfifo").arg(&place).status().unwrap().success()),
+    }
+}
+
+/// Set a file's modification time to an old one, so that any write shows.
+fn filetime(path: PathBuf) -> Option<()> {
+    Command::new("touch").args(["-d", "2020-01-01 00:00:00"]).arg(path).status().ok()?.success().then_some(())
+}
+
+/// Run one side of `case` in `dir`: `nvcc` (the real one, or the wrapper's link) found on `path`.
+fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) -> Outcome {
+    lay_out(case, dir);
+    let mut held = match case.flags {
+        Flags::Held { fifo } => Some(Held::new(dir, fifo, TOKENS)),
+        _ => None,
+    };
+    let mut args: Vec<String> = vec![format!("-ccbin={compiler}")];
+    args.extend(case.args.iter().cloned());
+    let cgroup = if case.cgroup {
+        let limit = (1536u64 << 20).to_string();
+        Some(Cgroup::new("memory", &[("memory.limit_in_bytes", limit.clone())], &[("memory.max", limit)]))
+    } else {
+        None
+    };
+    if let Some(None) = cgroup {
+        return Outcome { ended: "skipped: no cgroup".into(), ..Outcome::default() };
+    }
+    let mut cmd = if case.hide_proc {
+        let mut cmd = Command::new("unshare");
+        cmd.args(["--mount", "--propagation", "private", "sh", "-c", "mount -t tmpfs none /proc && exec \"$@\"", "sh"]);
+        cmd.arg("nvcc").args(&args);
+        cmd
+    } else if let Some(Some(cgroup)) = &cgroup {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        cgroup.wrap(Path::new("nvcc"), &args)
+    } else {
+        let mut cmd = Command::new("nvcc");
+        cmd.args(&args);
+        cmd
+    };
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", dir.join("home"))
+        .env("TMPDIR", dir.join("tmp"))
+        .env("NVCC_WRAPPER_PROBE_CACHE_DIR", dir.join("probe-cache"))
+        .process_group(0);
+    if wrapper {
+        cmd.envs(case.wrapper_env.iter().copied());
+    }
+    let dir_text = dir.display().to_string();
+    match &case.flags {
+        Flags::None => {}
+        Flags::Held { .. } => held.as_ref().unwrap().give(&mut cmd),
+        Flags::Raw(text, fds) => {
+            cmd.env("MAKEFLAGS", text.replace("{dir}", &dir_text));
+            let file = std::fs::OpenOptions::new().read(true).write(true).open(dir.join("file")).unwrap();
+            let fds = *fds;
+            let file = std::os::unix::io::IntoRawFd::into_raw_fd(file);
+            // SAFETY: pipe, dup2 and close are async-signal-safe; only descriptors of the child are changed.
+            unsafe {
+                cmd.pre_exec(move || {
+                    match fds {
+                        Fds::Closed => {
+                            libc::close(3);
+                            libc::close(4);
+                        }
+                        Fds::File => {
+                            libc::dup2(file, 3);
+                            libc::dup2(file, 4);
+                        }
+                        Fds::TwoPipes => {
+                            let (mut a, mut b) = ([0; 2], [0; 2]);
+                            libc::pipe(a.as_mut_ptr());
+                            libc::pipe(b.as_mut_ptr());
+                            libc::dup2(a[0], 3);
+                            libc::dup2(b[1], 4);
+                        }
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    match case.stdin {
+        Stream::Closed => {
+            // SAFETY: close is async-signal-safe.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::close(0);
+                    Ok(())
+                })
+            };
+        }
+        Stream::SourcePipe => {
+            cmd.stdin(Stdio::piped());
+        }
+        _ => {
+            cmd.stdin(Stdio::null());
+        }
+    }
+    // A pipe whose reader is gone: made here, its read end closed before the call starts.
+    let no_reader = |stream: Stream| -> Option<Stdio> {
+        (stream == Stream::NoReader).then(|| {
+            let mut fds = [0; 2];
+            // SAFETY: pipe2 fills two descriptors; the read end is closed at once, the write end given to the call.
+            unsafe {
+                libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC);
+                libc::close(fds[0]);
+                Stdio::from(<std::fs::File as std::os::unix::io::FromRawFd>::from_raw_fd(fds[1]))
+            }
+        })
+    };
+    let stdout_no_reader = no_reader(case.stdout);
+    let stderr_no_reader = no_reader(case.stderr);
+    match case.stdout {
+        Stream::Full => {
+            cmd.stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+        }
+        Stream::NoReader => {
+            cmd.stdout(stdout_no_reader.unwrap());
+        }
+        Stream::Closed => {
+            // SAFETY: close is async-signal-safe.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::close(1);
+                    Ok(())
+                })
+            };
+        }
+        _ => {
+            cmd.stdout(Stdio::piped());
+        }
+    }
+    match case.stderr {
+        Stream::NoReader => {
+            cmd.stderr(stderr_no_reader.unwrap());
+        }
+        Stream::Closed => {
+            // SAFETY: close is async-signal-safe.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::close(2);
+                    Ok(())
+                })
+            };
+        }
+        _ => {
+            cmd.stderr(Stdio::piped());
+        }
+    }
+    if case.stdout == Stream::NoReader || case.stderr == Stream::NoReader {
+        // As a Python parent's child would start: SIGPIPE ignored, so a write to the pipe fails with EPIPE.
+        // SAFETY: signal is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+                Ok(())
+            })
+        };
+    }
+    let mut child = cmd.spawn().unwrap();
+    if case.stdin == Stream::SourcePipe {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(KERNEL.as_bytes()).unwrap();
+    }
+    // Read stdout and stderr as they come, so that a chatty call never blocks on a full pipe.
+    let readers: Vec<_> = [
+        child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        child.stderr.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+    ]
+    .into_iter()
+    .map(|r| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut r) = r {
+                let _ = std::io::Read::read_to_end(&mut r, &mut bytes);
+            }
+            bytes
+        })
+    })
+    .collect();
+    let started = Instant::now();
+    if let Some(stop) = case.stop {
+        while !running(dir, "cicc") && started.elapsed() < Duration::from_secs(120) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let pid = child.id() as i32;
+        // SAFETY: kill takes plain integers; the call is the test's child, not yet reaped, and leads its group.
+        unsafe {
+            match stop {
+                Stop::Process(signal) => libc::kill(pid, signal),
+                Stop::Group(signal) => libc::kill(-pid, signal),
+            };
+        }
+    }
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > HUNG {
+            // SAFETY: as above.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let ended = match status {
+        None => "hung".to_string(),
+        Some(s) => match s.signal() {
+            Some(signal) => format!("signal {signal}"),
+            None => format!("exit {}", s.code().unwrap_or(-1)),
+        },
+    };
+    let mut out: Vec<Vec<u8>> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+    let stderr_bytes = out.pop().unwrap();
+    let stdout_bytes = out.pop().unwrap();
+    // What is still running a moment later: what a build's next step would meet.
+    std::thread::sleep(Duration::from_millis(200));
+    let left = running_in(dir);
+    // Then whatever is left ends (nvcc alone leaves its programs running after SIGTERM) before the count.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !running_in(dir).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let meta = std::fs::metadata(dir.join("file")).unwrap();
+    Outcome {
+        ended,
+        names: names(dir),
+        watched: (std::fs::read(dir.join("file")).unwrap(), meta.mtime() * 1_000_000_000 + meta.mtime_nsec()),
+        stdout: if case.read_stdout { stdout_bytes } else { Vec::new() },
+        tokens: held.as_mut().map(Held::count),
+        left,
+        temporaries: std::fs::read_dir(dir.join("tmp")).map_or(0, |d| d.count()),
+        stderr: String::from_utf8_lossy(&stderr_bytes).into_owned(),
+    }
+}
+
+/// How the wrapper's outcome differs from nvcc alone's, in words; empty when it does not.
+fn differences(case: &Case, alone: &Outcome, wrapper: &Outcome) -> Vec<String> {
+    let mut problems = Vec::new();
+    // nvcc run with threads answers an interrupt otherwise than with one: `nvcc -t 2` ends SIGINT with 255 where nvcc
+    // alone ends it with 2, and SIGTERM with 1 or 255 (measured on 11.8, 12.4 and 13.5). A call that took slots
+    // then fails as surely, with nvcc's own code for how it ran (docs/reliability.md).
+    let threads_may_differ = case.stop.is_some() && matches!(case.flags, Flags::Held { .. });
+    let failed = |o: &Outcome| o.ended != "exit 0" && o.ended != "hung";
+    let same_end = alone.ended == wrapper.ended || (threads_may_differ && failed(alone) && failed(wrapper));
+    if !same_end {
+        problems.push(format!("nvcc alone ends {}, the wrapper {}", alone.ended, wrapper.ended));
+    }
+    if alone.names != wrapper.names {
+        problems.push(format!("nvcc alone leaves {:?}, the wrapper {:?}", alone.names, wrapper.names));
+    }
+    if alone.watched != wrapper.watched {
+        problems.push(format!(
+            "the watched file: nvcc alone leaves {:?}, the wrapper {:?}",
+            alone.watched, wrapper.watched
+        ));
+    }
+    if alone.stdout != wrapper.stdout {
+        problems.push(format!(
+            "stdout: nvcc alone wrote {:?}, the wrapper {:?}",
+            String::from_utf8_lossy(&alone.stdout),
+            String::from_utf8_lossy(&wrapper.stdout)
+        ));
+    }
+    if alone.tokens != wrapper.tokens || wrapper.tokens.is_some_and(|t| t != TOKENS) {
+        problems.push(format!("tokens after: nvcc alone {:?}, the wrapper {:?}", alone.tokens, wrapper.tokens));
+    }
+    if wrapper.left.len() > alone.left.len() {
+        problems.push(format!("left running: nvcc alone {:?}, the wrapper {:?}", alone.left, wrapper.left));
+    }
+    if wrapper.temporaries > alone.temporaries {
+        problems
+            .push(format!("temporary files: nvcc alone {}, the wrapper {}", alone.temporaries, wrapper.temporaries));
+    }
+    problems
+}
+
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn every_surrounding_a_build_gives_a_call_ends_it_as_with_nvcc_alone() {
+    // SAFETY: geteuid has no preconditions.
+    let root_privileges = unsafe { libc::geteuid() } == 0;
+    if !root_privileges {
+        assert!(!require_real(), "the /proc and cgroup cases need root");
+        eprintln!("note: the /proc and cgroup cases are left out: they need root");
+    }
+    if real_program("unshare").is_none() || real_program("timeout").is_none() {
+        return;
+    }
+    let releases = [("13.5", "/usr/bin/g++-12"), ("12.4", "/usr/bin/g++-12"), ("11.8", "/usr/bin/g++-11")];
+    let mut work = Vec::new();
+    for (release, compiler) in releases {
+        let Some(root) = real_toolkit(release) else { return };
+        for c in corpus(root_privileges) {
+            work.push((release, root.clone(), compiler, c));
+        }
+    }
+    let tried = work.len();
+    let queue = Mutex::new(work);
+    let failures = Mutex::new(Vec::<String>::new());
+    let scratch = tempfile::tempdir().unwrap();
+    let counter = std::sync::atomic::AtomicUsize::new(0);
+    #[allow(clippy::disallowed_methods)]
+    let system = std::env::var_os("PATH").unwrap_or_default();
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let Some((release, root, compiler, c)) = queue.lock().unwrap().pop() else { break };
+                let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let base = scratch.path().join(n.to_string());
+                let (alone_dir, wrapper_dir) = (base.join("alone"), base.join("wrapper"));
+                let path = |wrapper_bin: Option<&Path>| {
+                    let mut dirs: Vec<PathBuf> = wrapper_bin.into_iter().map(Path::to_path_buf).collect();
+                    dirs.push(root.join("bin"));
+                    dirs.extend(std::env::split_paths(&system));
+                    std::env::join_paths(dirs).unwrap()
+                };
+                let alone = run(&c, &alone_dir, false, &path(None), compiler);
+                std::fs::create_dir_all(wrapper_dir.join("bin")).unwrap();
+                std::os::unix::fs::symlink(WRAPPER, wrapper_dir.join("bin/nvcc")).unwrap();
+                let wrapper = run(&c, &wrapper_dir, true, &path(Some(&wrapper_dir.join("bin"))), compiler);
+                if alone.ended.starts_with("skipped") {
+                    eprintln!("note: nvcc {release}, {}: {}", c.name, alone.ended);
+                    continue;
+                }
+                let problems = differences(&c, &alone, &wrapper);
+                if !problems.is_empty() {
+                    failures.lock().unwrap().push(format!(
+                        "nvcc {release}, {}: {}\n  nvcc alone said: {}\n  the wrapper said: {}",
+                        c.name,
+                        problems.join("; "),
+                        alone.stderr.trim(),
+                        wrapper.stderr.trim()
+                    ));
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    eprintln!(
+        "surroundings: {tried} cases tried over nvcc 13.5, 12.4 and 11.8, {} ended otherwise than with nvcc alone",
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
