@@ -48,16 +48,17 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         args: Vec<OsString>,
     },
-    /// Run a build under a jobserver of N job slots (GNU make 4.4's FIFO protocol), so that the build tool and the
-    /// threads nvcc takes from free slots share them: for Ninja (1.13 or later, run without -j), and so CMake's and
-    /// Meson's Ninja builds. GNU make is its own jobserver: run it as `make -jN`.
+    /// Run a build under a jobserver of N job slots (GNU make's protocol, named so that make 4.3 and 4.4 and Ninja
+    /// 1.13 all take part), so that the build tool and the threads nvcc takes from free slots share them: for Ninja
+    /// (1.13 or later, run without -j), and so CMake's and Meson's Ninja builds. GNU make is its own jobserver: run
+    /// it as `make -jN`.
     Jobserver {
         /// How many job slots (the build's jobs and nvcc's extra threads together); default: the processors this
         /// process may use.
         #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         jobs: Option<u32>,
         /// The build command, after `--` (for example: nvcc-wrapper jobserver -j 16 -- ninja -C build).
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        #[arg(trailing_var_arg = true, required = true)]
         command: Vec<OsString>,
     },
     /// The compatibility tables.

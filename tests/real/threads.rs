@@ -197,6 +197,62 @@ fn ninja_under_the_wrappers_jobserver_shares_its_slots_with_nvcc() {
     }
 }
 
+/// Issue 38: under `nvcc-wrapper jobserver`, GNU make 4.3 (Debian 12's) stopped at once, "invalid --jobserver-auth
+/// string 'fifo:...'", as the command and as a step of a Ninja build; `-j4` (as `explain` suggests) was taken for the
+/// command. make 4.3, make 4.4 and Ninja 1.13 each run a build of `+` rules through the wrapper in front of real
+/// nvcc 13.5 under `nvcc-wrapper jobserver -j4`, Ninja with one step that is a make: every one builds, nvcc's calls
+/// take slots as threads, and every slot comes back.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn the_jobserver_subcommand_serves_make_4_3_make_4_4_and_ninja_with_a_sub_make() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let (Some(make), Some(ninja)) = (real_program("make"), pypi_tool("ninja")) else { return };
+    let make44 = cache_dir().join("nix/bin/make-4.4");
+    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
+    if !make44.is_file() {
+        return;
+    }
+    for tool in [&make, &make44, &ninja] {
+        let (sb, _) = project(&root, Tool::Make43, &["a", "b"]);
+        let nvcc = sb.wrapper_bin.join("nvcc");
+        sb.write("sub/c.cu", KERNEL);
+        sb.write("sub/Makefile", &format!("all: c.o\n%.o: %.cu\n\t+{} -c $< -o $@\n", nvcc.display()));
+        sb.write(
+            "build.ninja",
+            &format!(
+                "rule nvcc\n  command = {} -c $in -o $out\nrule make\n  command = {} -C sub\nbuild a.o: nvcc a.cu\nbuild b.o: nvcc b.cu\nbuild sub: make\n",
+                nvcc.display(),
+                make.display()
+            ),
+        );
+        let mut cmd = std::process::Command::new(WRAPPER);
+        // `-j4` joined, as `explain` writes it.
+        cmd.args(["jobserver", "-j4", "--"]).arg(tool);
+        cmd.env("PATH", sb.path())
+            .env("NVCC_WRAPPER_CONFIG", sb.file("config.toml"))
+            .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
+            .env("NVCC_WRAPPER_LOG", "debug")
+            .env("TMPDIR", sb.dir.path())
+            .env_remove("MAKEFLAGS")
+            .env_remove("NVCC_PREPEND_FLAGS")
+            .env_remove("NVCC_APPEND_FLAGS")
+            .current_dir(sb.dir.path());
+        let out = cmd.output().unwrap();
+        let log = stdout(&out) + &stderr(&out);
+        let name = tool.file_name().unwrap().to_string_lossy();
+        assert!(out.status.success(), "{name}: {log}");
+        assert!(log.contains("jobserver: 4 slots in"), "{name}: {log}");
+        for bad in ["invalid --jobserver-auth", "INTERNAL", "tokens came back", "jobserver unavailable"] {
+            assert!(!log.contains(bad), "{name}: {bad}:\n{log}");
+        }
+        assert!(log.contains("job slots taken: nvcc runs with --threads"), "{name}: no call took a slot:\n{log}");
+        let objects: &[&str] = if tool == &ninja { &["a.o", "b.o", "sub/c.o"] } else { &["a.o", "b.o"] };
+        for object in objects {
+            assert!(sb.file(object).is_file(), "{name}: {object} is missing:\n{log}");
+        }
+    }
+}
+
 /// Threads change how nvcc runs a call's targets, not what it writes: an object built with the slots of a jobserver
 /// (`--threads 4`) is the same bytes as one built with none, for nvcc 11.8, 12.4 and 13.5.
 #[test]
