@@ -111,7 +111,11 @@ fn leftovers(ctx: &Context, prepared: &Prepared) -> Option<exec::child::Leftover
     let tmpdir = ctx.env.non_empty(vars::TMPDIR).map_or_else(|| "/tmp".into(), |t| ctx.absolute(t.as_ref()));
     let beside =
         inv.output_file().filter(|_| prepared.plan.intermediates_beside_output).map(|o| ctx.absolute(o.as_ref()));
-    Some(exec::child::Leftovers { tmpdir, beside })
+    let keep = match inv.depfiles() {
+        crate::args::Depfiles::Files(files) => files.iter().map(|f| ctx.absolute(f)).collect(),
+        _ => Vec::new(),
+    };
+    Some(exec::child::Leftovers { tmpdir, beside, keep })
 }
 
 /// The command as one shell line, exact for any bytes. Variables the plan changes for nvcc (a rewritten

@@ -126,12 +126,14 @@ pub enum ThreadsIn {
 
 /// Where nvcc's temporary files are, to remove what a call that failed left of them (nvcc alone leaves them when it is
 /// killed, or when its programs outlive it): its own in `tmpdir` (`tmpxft_<pid, 8 hex digits>_...`), and, where the
-/// wrapper added `-objtemp`, those named after the output (`beside`: the output, whose `NAME.*` files that were not
-/// there before nvcc started are its, beside it and in `tmpdir`, where `cicc` puts its own). Never when the user
-/// keeps intermediates (`--keep`).
+/// wrapper added `-objtemp`, those it names after the output, beside it (`beside`: the output, whose `NAME.*` files
+/// written since nvcc started are its, but for the dependency files in `keep`). Only files that are certainly this
+/// call's: `cicc`'s own, which `-objtemp` names after the output in `tmpdir`, cannot be told from another build's
+/// with an output of the same name, and stay. Never when the user keeps intermediates (`--keep`).
 pub struct Leftovers {
     pub tmpdir: std::path::PathBuf,
     pub beside: Option<std::path::PathBuf>,
+    pub keep: Vec<std::path::PathBuf>,
 }
 
 /// How long nvcc's programs left running after a stop get after SIGTERM before SIGKILL.
@@ -342,7 +344,8 @@ fn keep(
         }
         _ => Ok(command),
     };
-    let before = start.leftovers.as_ref().map(named_after_output).unwrap_or_default();
+    // A file's times are taken from a coarse clock: a second earlier than the start, to miss none of nvcc's.
+    let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
     let nvcc = match command.map_err(|_| libc::EINVAL).and_then(|c| c.spawn(&caller_mask, start.group)) {
         Ok(pid) => pid,
         Err(errno) => {
@@ -391,7 +394,7 @@ fn keep(
         settle(start.group);
     }
     if let (Some(leftovers), true) = (&start.leftovers, failed) {
-        remove_leftovers(leftovers, nvcc, &before);
+        remove_leftovers(leftovers, nvcc, started);
     }
     // Nothing of nvcc's runs any more: its threads' slots go back to the build.
     give_back(&held);
@@ -415,18 +418,6 @@ fn take(lend: &Lend) -> Vec<u8> {
     held
 }
 
-/// The files named after the output (`NAME.`, as `-objtemp` names nvcc's temporary files) in the output's
-/// directory and in the temporary directory, before nvcc starts.
-fn named_after_output(leftovers: &Leftovers) -> Vec<std::path::PathBuf> {
-    let Some((dir, prefix)) = leftovers.beside.as_deref().and_then(beside_prefix) else { return Vec::new() };
-    let mut found = Vec::new();
-    for dir in [dir, &leftovers.tmpdir] {
-        let Ok(entries) = std::fs::read_dir(dir) else { continue };
-        found.extend(entries.flatten().filter(|e| e.file_name().as_bytes().starts_with(&prefix)).map(|e| e.path()));
-    }
-    found
-}
-
 /// The output's directory and the prefix of the temporary files `-objtemp` names after it (`NAME.`).
 fn beside_prefix(output: &Path) -> Option<(&Path, Vec<u8>)> {
     let dir = output.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -434,13 +425,13 @@ fn beside_prefix(output: &Path) -> Option<(&Path, Vec<u8>)> {
     Some((dir, [name.as_bytes(), b"."].concat()))
 }
 
-/// Remove the regular files a failed nvcc left: its own in the temporary directory, and new ones named after the
-/// output, beside it and there.
-fn remove_leftovers(leftovers: &Leftovers, nvcc: libc::pid_t, before: &[std::path::PathBuf]) {
+/// Remove the regular files a failed nvcc left: its own in the temporary directory, and those named after the output
+/// beside it, written since it started.
+fn remove_leftovers(leftovers: &Leftovers, nvcc: libc::pid_t, started: std::time::SystemTime) {
     let remove = |dir: &Path, theirs: &dyn Fn(&std::fs::DirEntry) -> bool| {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
         for entry in entries.flatten() {
-            if theirs(&entry) && entry.file_type().is_ok_and(|t| t.is_file()) {
+            if entry.file_type().is_ok_and(|t| t.is_file()) && theirs(&entry) {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
@@ -448,9 +439,11 @@ fn remove_leftovers(leftovers: &Leftovers, nvcc: libc::pid_t, before: &[std::pat
     let own = format!("tmpxft_{nvcc:08x}_");
     remove(&leftovers.tmpdir, &|e| e.file_name().as_bytes().starts_with(own.as_bytes()));
     if let Some((dir, prefix)) = leftovers.beside.as_deref().and_then(beside_prefix) {
-        let new = |e: &std::fs::DirEntry| e.file_name().as_bytes().starts_with(&prefix) && !before.contains(&e.path());
-        remove(dir, &new);
-        remove(&leftovers.tmpdir, &new);
+        remove(dir, &|e| {
+            e.file_name().as_bytes().starts_with(&prefix)
+                && !leftovers.keep.contains(&e.path())
+                && e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t >= started)
+        });
     }
 }
 

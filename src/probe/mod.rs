@@ -143,6 +143,42 @@ mod group {
     }
 }
 
+/// Whether a probed program has ended, seen without reaping it (so that its process group's id stays reserved).
+struct Ended {
+    pid: i32,
+    /// A pidfd, readable once the program has ended; `None` where the kernel has none (before Linux 5.3).
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl Ended {
+    fn watch(pid: i32) -> Ended {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor (or -1); the OwnedFd owns it.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        let fd = (fd >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(fd as i32) });
+        Ended { pid, fd }
+    }
+
+    /// Whether poll on `fd` tells of the end (else it must be asked).
+    fn tells(&self) -> bool {
+        self.fd.is_some()
+    }
+
+    fn fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.fd.as_ref().map_or(-1, |fd| fd.as_raw_fd())
+    }
+
+    /// Whether it has ended (a zombie, not yet reaped).
+    fn now(&self) -> bool {
+        // SAFETY: siginfo_t is plain data; waitid with WNOWAIT only reports, leaving the child to be reaped later.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+            libc::waitid(libc::P_PID, self.pid as libc::id_t, &mut info, flags) == 0 && info.si_pid() != 0
+        }
+    }
+}
+
 /// A probe that failed: the program it ran (or the file it read), the arguments, and what went wrong.
 #[derive(Debug)]
 pub struct ProbeError {
@@ -307,20 +343,36 @@ fn run_within(program: &Path, args: &[&str], limits: watch::Limits) -> Result<St
     let mut output = [Vec::new(), Vec::new()];
     let mut watch = watch::Watch::new(limits, group);
     let mut chunk = vec![0u8; 64 << 10];
-    // Both pipes are read as they fill, so a chatty program never blocks on a full pipe, until both are closed.
-    while pipes.iter().any(Option::is_some) {
+    // Told when the program ends (Linux 5.3 and later), else asked every few milliseconds: a probe ends when the
+    // program does, not when its output closes, which a child it left in the background may hold open for ever.
+    let ended = Ended::watch(group);
+    let mut pause = Duration::from_millis(1);
+    // Once it has ended, what a child it left keeps writing is read for a few rounds more, no longer.
+    let mut rounds_after_end = 0;
+    // Both pipes are read as they fill, so a chatty program never blocks on a full pipe, until both are closed or
+    // the program has ended.
+    loop {
         if let Some(why) = watch.check() {
             return stopped(&mut child, ProbeErrorKind::TimedOut(why));
         }
-        let left = watch.until_next_look();
-        let mut polled = pipes.each_ref().map(|p| libc::pollfd {
-            fd: p.as_ref().map_or(-1, Pipe::fd),
-            events: libc::POLLIN,
-            revents: 0,
-        });
-        let wait = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
-        // SAFETY: `polled` is an array of two pollfd, valid for the duration of the call.
-        let ready = unsafe { libc::poll(polled.as_mut_ptr(), 2, wait) };
+        let done = ended.now();
+        let wait = if done {
+            // What it wrote before it ended is in the pipes: read it, waiting for nothing more.
+            0
+        } else {
+            let left = watch.until_next_look();
+            let left = if ended.tells() { left } else { left.min(pause) };
+            pause = (pause * 2).min(Duration::from_millis(20));
+            i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1)
+        };
+        let mut polled = [
+            pipes[0].as_ref().map_or(-1, Pipe::fd),
+            pipes[1].as_ref().map_or(-1, Pipe::fd),
+            if done { -1 } else { ended.fd() },
+        ]
+        .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+        // SAFETY: `polled` is an array of three pollfd, valid for the duration of the call.
+        let ready = unsafe { libc::poll(polled.as_mut_ptr(), 3, wait) };
         if ready < 0 {
             let err = io::Error::last_os_error();
             if err.kind() == io::ErrorKind::Interrupted {
@@ -328,7 +380,7 @@ fn run_within(program: &Path, args: &[&str], limits: watch::Limits) -> Result<St
             }
             return stopped(&mut child, ProbeErrorKind::Io(err));
         }
-        for (i, polled) in polled.iter().enumerate() {
+        for (i, polled) in polled[..2].iter().enumerate() {
             let Some(pipe) = pipes[i].as_mut().filter(|_| polled.revents != 0) else { continue };
             match pipe.read(&mut chunk) {
                 Ok(0) => pipes[i] = None,
@@ -340,8 +392,17 @@ fn run_within(program: &Path, args: &[&str], limits: watch::Limits) -> Result<St
                 return stopped(&mut child, ProbeErrorKind::TooMuchOutput(OUTPUT_LIMIT));
             }
         }
+        let readable = polled[..2].iter().any(|p| p.revents != 0);
+        rounds_after_end += usize::from(done);
+        if pipes.iter().all(Option::is_none) || (done && (!readable || rounds_after_end > 16)) {
+            break;
+        }
     }
-    let mut pause = Duration::from_micros(50);
+    if pipes.iter().any(Option::is_some) {
+        // The program ended and something it started still holds its output: stopped with the program's group, whose
+        // id stays reserved until the program is reaped below.
+        group::kill(group);
+    }
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|err| fail(ProbeErrorKind::Io(err)))? {
             break status;
@@ -461,6 +522,32 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(gone(child.trim()), "the driver's child {} outlived the probe", child.trim());
+    }
+
+    /// Issue 38: a compiler whose `--version` leaves a child in the background holding its output was taken for hung
+    /// and stopped after 10 s. The probe ends when the program does, with what it printed; the child is stopped.
+    #[test]
+    fn a_probe_ends_when_the_program_ends_not_when_its_output_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid = dir.path().join("pid");
+        let started = Instant::now();
+        let script = format!("echo 'g++ (GCC) 12.2.0'; sleep 30 & echo $! > '{}'", pid.display());
+        let out = run_within(Path::new("/bin/sh"), &["-c", &script], limits(Duration::from_secs(20)));
+        assert_eq!(out.unwrap(), "g++ (GCC) 12.2.0\n");
+        assert!(started.elapsed() < Duration::from_millis(250), "waited for the child: {:?}", started.elapsed());
+        let child = std::fs::read_to_string(&pid).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !gone(child.trim()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(gone(child.trim()), "the child {} that held the output outlived the probe", child.trim());
+        // Its stderr, and a child that keeps writing: the probe still ends.
+        let out = run_within(
+            Path::new("/bin/sh"),
+            &["-c", "echo x; (while :; do echo y; sleep 0.01; done) >&2 &"],
+            limits(Duration::from_secs(20)),
+        );
+        assert_eq!(out.unwrap(), "x\n");
     }
 
     #[test]

@@ -58,9 +58,9 @@ impl Watch {
         if now.duration_since(self.started) >= self.limits.working {
             return Some(Stopped::Working(self.limits.working));
         }
-        // Where /proc cannot be read, `work` stays `None` and the program is stopped `still` after the first look:
-        // the wall-clock limit of old.
-        let work = work_done(self.group);
+        // Where /proc cannot be read, the program's own CPU time stands for its group's work (`leader_cpu`); where
+        // even that cannot be read, `work` stays `None` and the program is stopped `still` after the first look.
+        let work = work_done(self.group).or_else(|| leader_cpu(self.group));
         if work.is_some() && work != self.work {
             self.work = work;
             self.last_change = now;
@@ -93,6 +93,24 @@ fn work_done(group: i32) -> Option<u64> {
         total = Some(total.unwrap_or(0u64).wrapping_add(counters).wrapping_add(scheduled));
     }
     total
+}
+
+/// The CPU time of the group's leader (the probed program), in nanoseconds, from its CPU-time clock: readable
+/// without `/proc` (issue 38: with `/proc` hidden, a compiler busy for 12 s was stopped as hung at 10 s). It misses
+/// the programs the leader runs and waits for, which only `/proc` shows.
+fn leader_cpu(leader: i32) -> Option<u64> {
+    // SAFETY: clock_getcpuclockid writes a clock id for `leader`; clock_gettime fills `now` from it.
+    unsafe {
+        let mut clock: libc::clockid_t = 0;
+        if libc::clock_getcpuclockid(leader, &mut clock) != 0 {
+            return None;
+        }
+        let mut now: libc::timespec = std::mem::zeroed();
+        if libc::clock_gettime(clock, &mut now) != 0 {
+            return None;
+        }
+        Some(u64::try_from(now.tv_sec).ok()? * 1_000_000_000 + u64::try_from(now.tv_nsec).ok()?)
+    }
 }
 
 /// A `/proc/PID/schedstat` line's time on a CPU plus time waiting for one, in nanoseconds.
@@ -141,6 +159,25 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         (first, second)
+    }
+
+    #[test]
+    fn without_proc_the_leaders_cpu_time_tells_work_from_sleep() {
+        use std::os::unix::process::CommandExt;
+        for (program, args, busy) in
+            [("/bin/sh", &["-c", "while :; do :; done"][..], true), ("/bin/sleep", &["30"], false)]
+        {
+            let mut child = std::process::Command::new(program).args(args).process_group(0).spawn().unwrap();
+            let group = child.id() as i32;
+            std::thread::sleep(Duration::from_millis(100));
+            let first = leader_cpu(group);
+            std::thread::sleep(Duration::from_millis(200));
+            let second = leader_cpu(group);
+            child.kill().unwrap();
+            child.wait().unwrap();
+            assert!(first.is_some(), "{program}");
+            assert_eq!(second > first, busy, "{program}: {first:?} then {second:?}");
+        }
     }
 
     #[test]

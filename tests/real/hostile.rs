@@ -177,3 +177,84 @@ fn whole_disk(dev: u64) -> Option<String> {
         }
     }
 }
+
+/// Issue 38, item 7, with real nvcc 13.5: a stdenv compiler whose `--version` leaves a child in the background holding
+/// its output was taken for hung, stopped after 10 s, and another compiler was chosen without a word. The probe ends
+/// when the compiler does: the call builds at once, with that compiler.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_compiler_that_leaves_a_child_holding_its_output_is_kept_and_not_waited_for() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let sb = RealSandbox::new(&root);
+    sb.write("k.cu", "__global__ void k() {}\n");
+    let cc = sb.write("cc/g++", "#!/bin/sh\n/usr/bin/g++-12 \"$@\"\nstatus=$?\nsleep 30 &\nexit $status\n");
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = sb.write("c.toml", &format!("[host-compiler]\nstdenv = \"{}\"\n", cc.display()));
+    let started = std::time::Instant::now();
+    // Output to files: the compiler's background child holds whatever it was given, nvcc alone's too.
+    let log = std::fs::File::create(sb.file("log")).unwrap();
+    let status = std::process::Command::new(sb.wrapper_bin.join("nvcc"))
+        .args(["-c", "k.cu", "-o", "k.o"])
+        .env("PATH", sb.path())
+        .env("NVCC_WRAPPER_CONFIG", &config)
+        .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
+        .env("NVCC_WRAPPER_LOG", "debug")
+        .env_remove("NVCC_PREPEND_FLAGS")
+        .env_remove("NVCC_APPEND_FLAGS")
+        .current_dir(sb.dir.path())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .status()
+        .unwrap();
+    let log = std::fs::read_to_string(sb.file("log")).unwrap();
+    assert!(status.success(), "{log}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "{:?}: {log}", started.elapsed());
+    assert!(log.contains(&format!("+ -ccbin={} ", cc.display())), "another compiler was chosen:\n{log}");
+    assert!(!log.contains("was stopped"), "{log}");
+    assert!(sb.file("k.o").is_file());
+}
+
+/// Issue 38, item 7, with real nvcc 13.5 and `/proc` hidden (an empty tmpfs over it, in a mount namespace of the
+/// test's): a stdenv compiler busy for 12 s before it answers was stopped as hung at 10 s, since its work could not be
+/// read. Its own CPU time tells it is working: it is waited for, and kept. Needs root and `unshare`.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn without_proc_a_compiler_busy_for_12_s_is_waited_for() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    if real_program("unshare").is_none() {
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(!require_real(), "hiding /proc needs root");
+        eprintln!("note: skipped, hiding /proc needs root");
+        return;
+    }
+    let sb = RealSandbox::new(&root);
+    sb.write("k.cu", "__global__ void k() {}\n");
+    let busy = "end=$(($(date +%s) + 12)); while [ $(date +%s) -lt $end ]; do :; done";
+    let cc = sb.write(
+        "cc/g++",
+        &format!("#!/bin/sh\nif [ \"$1\" = --version ]; then {busy}; fi\nexec /usr/bin/g++-12 \"$@\"\n"),
+    );
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = sb.write("c.toml", &format!("[host-compiler]\nstdenv = \"{}\"\n", cc.display()));
+    let out = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", "mount -t tmpfs none /proc && exec \"$@\"", "sh"])
+        .arg("nvcc")
+        .args(["-c", "k.cu", "-o", "k.o"])
+        .env("PATH", sb.path())
+        .env("NVCC_WRAPPER_CONFIG", &config)
+        .env("NVCC_WRAPPER_PROBE_CACHE", "0")
+        .env("NVCC_WRAPPER_LOG", "debug")
+        .env_remove("NVCC_PREPEND_FLAGS")
+        .env_remove("NVCC_APPEND_FLAGS")
+        .current_dir(sb.dir.path())
+        .output()
+        .unwrap();
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(!log.contains("was stopped"), "{log}");
+    assert!(log.contains(&format!("+ -ccbin={} ", cc.display())), "{log}");
+    assert!(sb.file("k.o").is_file());
+}

@@ -13,6 +13,22 @@ use crate::plan::model::Plan;
 use crate::probe::compiler::Known;
 use crate::version::Version;
 
+/// What the stdenv compiler is, as far as the wrapper can tell.
+pub(super) enum Stdenv {
+    Known(Known),
+    /// None configured, and no `g++` on PATH.
+    None,
+    /// A configured name that is no program here, with why: left out, as nvcc would fail on it.
+    Absent(String),
+    /// A program, which could not be asked what it is (its probe failed, or was stopped), with why. `configured`:
+    /// named in the config, not found on PATH.
+    Unprobed {
+        path: PathBuf,
+        configured: bool,
+        why: String,
+    },
+}
+
 pub(super) struct Compilers<'a, 'f> {
     pub facts: &'a Facts<'f>,
     pub settings: &'a HostCompilerConfig,
@@ -23,21 +39,36 @@ impl Compilers<'_, '_> {
     /// build the first `TRIPLE-g++` on PATH. A configured one that builds for another machine is an error: every
     /// object of the build comes from it.
     pub fn stdenv(&self, plan: &mut Plan) -> Result<Option<Known>, Error> {
+        match self.stdenv_probed()? {
+            Stdenv::Known(known) => Ok(Some(known)),
+            Stdenv::None => Ok(None),
+            Stdenv::Absent(why) | Stdenv::Unprobed { why, .. } => {
+                plan.note(Note::StdenvLeftOut { cross: self.facts.cross, why });
+                Ok(None)
+            }
+        }
+    }
+
+    /// The stdenv compiler, as `stdenv` finds it, or why what it found could not be asked what it is.
+    pub fn stdenv_probed(&self) -> Result<Stdenv, Error> {
+        let configured = self.settings.stdenv.is_some();
         let entry = match &self.settings.stdenv {
             Some(entry) => entry.clone(),
             None => {
                 let mut names = self.default_prefixes().into_iter().map(|p| PathBuf::from(format!("{p}g++")));
                 match names.find_map(|name| self.facts.probes.resolve(&name)) {
                     Some(path) => CompilerEntry::path(path),
-                    None => return Ok(None),
+                    None => return Ok(Stdenv::None),
                 }
             }
         };
         let known = match self.known(&entry) {
             Ok(k) => k,
             Err(why) => {
-                plan.note(Note::StdenvLeftOut { cross: self.facts.cross, why });
-                return Ok(None);
+                return Ok(match self.facts.probes.resolve(&entry.path) {
+                    Some(path) => Stdenv::Unprobed { path, configured, why },
+                    None => Stdenv::Absent(why),
+                });
             }
         };
         if self.facts.cross && !self.builds_for_target(&known) {
@@ -48,7 +79,7 @@ impl Compilers<'_, '_> {
                 "name the target's compiler there (e.g. aarch64-linux-gnu-g++ for aarch64)",
             ));
         }
-        Ok(Some(known))
+        Ok(Stdenv::Known(known))
     }
 
     /// The candidates: the config's list, else every `g++[-N]` and `clang++[-N]` on PATH (for a cross build, those

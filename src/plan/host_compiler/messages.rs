@@ -29,6 +29,11 @@ pub enum Note {
         cross: bool,
         why: String,
     },
+    /// `g++` on PATH, nvcc's own default, could not be asked what it is: nothing is chosen instead.
+    DefaultUnprobed {
+        compiler: PathBuf,
+        why: String,
+    },
     CandidateForAnotherMachine {
         compiler: Known,
     },
@@ -72,6 +77,7 @@ codes!(Note {
     Given => "given",
     GivenRejected => "given-rejected",
     StdenvLeftOut => "stdenv-left-out",
+    DefaultUnprobed => "default-unprobed",
     CandidateForAnotherMachine => "candidate-for-another-machine",
     CandidateLeftOut => "candidate-left-out",
     LtoMismatch => "lto-mismatch",
@@ -89,18 +95,52 @@ pub enum IgnoredWhy {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
-    CrossStdenvUnchecked { compiler: Known },
-    LinksObjectsOnly { compiler: Known },
-    StdenvAccepted { compiler: Known, release: Version, accepts: Accepts, cross: bool },
-    NewestAccepted { chosen: Known, stdenv: Option<Known>, release: Version, accepts: Accepts, cross: bool },
-    UnsupportedKept { compiler: Known, release: Version, accepts: Accepts, lto: Option<String> },
-    AllowUnsupported { section: &'static str },
-    NvccCcbinIgnored { release: Version, first: Version },
-    SharedLibstdcxx { chosen: Known, gcc_install_dir: PathBuf },
+    CrossStdenvUnchecked {
+        compiler: Known,
+    },
+    /// The configured stdenv compiler, which could not be asked what it is.
+    StdenvUnprobed {
+        compiler: PathBuf,
+        why: String,
+    },
+    LinksObjectsOnly {
+        compiler: Known,
+    },
+    StdenvAccepted {
+        compiler: Known,
+        release: Version,
+        accepts: Accepts,
+        cross: bool,
+    },
+    NewestAccepted {
+        chosen: Known,
+        stdenv: Option<Known>,
+        release: Version,
+        accepts: Accepts,
+        cross: bool,
+    },
+    UnsupportedKept {
+        compiler: Known,
+        release: Version,
+        accepts: Accepts,
+        lto: Option<String>,
+    },
+    AllowUnsupported {
+        section: &'static str,
+    },
+    NvccCcbinIgnored {
+        release: Version,
+        first: Version,
+    },
+    SharedLibstdcxx {
+        chosen: Known,
+        gcc_install_dir: PathBuf,
+    },
 }
 
 codes!(Reason {
     CrossStdenvUnchecked => "cross-stdenv-unchecked",
+    StdenvUnprobed => "stdenv-unprobed",
     LinksObjectsOnly => "links-objects-only",
     StdenvAccepted => "stdenv-accepted",
     NewestAccepted => "newest-accepted",
@@ -152,6 +192,11 @@ impl fmt::Display for Note {
                 accepts.describe()
             ),
             Note::StdenvLeftOut { cross, why } => write!(f, "the {}stdenv compiler is left out: {why}", whose(*cross)),
+            Note::DefaultUnprobed { compiler, why } => write!(
+                f,
+                "{} could not be asked what it is ({why}): no host compiler is added, and nvcc runs its own default",
+                crate::shell::path(compiler)
+            ),
             Note::CandidateForAnotherMachine { compiler } => write!(
                 f,
                 "candidate left out: {compiler} builds for {}, not the target",
@@ -194,6 +239,11 @@ impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reason::CrossStdenvUnchecked { compiler } => write!(f, "the target's stdenv compiler {compiler}"),
+            Reason::StdenvUnprobed { compiler, why } => write!(
+                f,
+                "the configured stdenv compiler {} could not be asked what it is ({why}): it is kept as configured, unchecked, and nvcc checks it itself",
+                crate::shell::path(compiler)
+            ),
             Reason::LinksObjectsOnly { compiler } => write!(
                 f,
                 "this call only links objects, which nvcc does without checking the host compiler, so the stdenv compiler {compiler} links them with its own libstdc++"

@@ -2,7 +2,9 @@
 //!
 //! 1. A host compiler the user gave (any spelling or channel) is used; the wrapper adds nothing and only warns when
 //!    this nvcc does not accept it.
-//! 2. Else the stdenv compiler, when this nvcc accepts it: no libstdc++ skew, LTO keeps working.
+//! 2. Else the stdenv compiler, when this nvcc accepts it: no libstdc++ skew, LTO keeps working. One that cannot be
+//!    asked what it is (its probe failed or was stopped) is never replaced: a configured one is given to nvcc as it
+//!    is, unchecked, and without one nvcc runs its own default, as alone.
 //! 3. Else the newest accepted candidate, of the stdenv compiler's family first, then the other family (`prefer`
 //!    swaps the order).
 //! 4. Else, with `allow-unsupported`, the stdenv compiler plus `-allow-unsupported-compiler`; without it, an error
@@ -19,7 +21,7 @@ pub mod rule;
 use std::ffi::OsString;
 use std::path::Path;
 
-use compilers::Compilers;
+use compilers::{Compilers, Stdenv};
 pub use messages::{IgnoredWhy, Note, Reason};
 pub use rule::{choose, libstdcxx_flags, Choice, NoneAccepted};
 
@@ -66,7 +68,26 @@ impl Step for HostCompiler {
             }
             return Ok(());
         };
-        let stdenv = compilers.stdenv(plan)?;
+        let stdenv = match compilers.stdenv_probed()? {
+            Stdenv::Known(known) => Some(known),
+            Stdenv::None => None,
+            Stdenv::Absent(why) => {
+                plan.note(Note::StdenvLeftOut { cross: facts.cross, why });
+                None
+            }
+            // Nothing is known of it, so nothing can be chosen against it: the configured compiler stays, unchecked
+            // (nvcc checks it itself), and without a configured one nvcc runs its own default, as alone.
+            Stdenv::Unprobed { path, configured: true, why } => {
+                let mut arg = OsString::from("-ccbin=");
+                arg.push(&path);
+                plan.add_before(vec![arg], Reason::StdenvUnprobed { compiler: path, why });
+                return Ok(());
+            }
+            Stdenv::Unprobed { path, configured: false, why } => {
+                plan.note(Note::DefaultUnprobed { compiler: path, why });
+                return Ok(());
+            }
+        };
 
         // nvcc checks the compiler's version only when it preprocesses; a link of objects never does, so the stdenv
         // compiler itself can link them, with its own libstdc++ and no skew.
