@@ -81,8 +81,14 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
 /// those in places the wrapper never reads (`~/.config/nvcc-wrapper.toml`, a `config.toml` beside the binary), which
 /// are problems: whoever wrote one expects it to apply.
 fn check_config_places(ctx: &Context, out: &mut String, problems: &mut Vec<String>) {
-    let looked = places::find(ctx, Path::is_file);
+    let looked = places::find(ctx, places::there);
     let used = looked.last().filter(|l| l.state == places::State::Used);
+    for unusable in looked.iter().filter(|l| matches!(l.state, places::State::Unusable(_))) {
+        problems.push(format!(
+            "{unusable}
+  help: put the configuration file there, or remove what is there (`nvcc-wrapper explain` shows the places read)"
+        ));
+    }
     for (place, path) in places::candidates(ctx).into_iter().skip(looked.len()) {
         if path.is_file() {
             let first = used.map_or(String::new(), |u| format!(": {} comes first", u.place));

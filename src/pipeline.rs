@@ -23,6 +23,12 @@ pub fn run(ctx: &Context) -> Result<i32> {
         return Err(exec::cannot_run(&located.nvcc.path, &err));
     }
     let prepared = prepare::prepare(ctx, ctx.args.clone())?;
+    // nvcc alone reads no config place: what is at one and cannot be read is said, and the call goes on.
+    for looked in &prepared.setup.settings.config.looked_at {
+        if let crate::config::places::State::Unusable(_) = looked.state {
+            output::warning(looked);
+        }
+    }
     if tracing::enabled!(tracing::Level::DEBUG) {
         for line in report::lines(&prepared) {
             debug!("{line}");

@@ -331,7 +331,7 @@ pub fn load_with_env(ctx: &Context) -> Result<Loaded> {
 
 /// Find and read the configuration for this context.
 pub fn load(ctx: &Context) -> Result<Loaded> {
-    let looked_at = places::find(ctx, Path::is_file);
+    let looked_at = places::find(ctx, places::there);
     let Some(used) = looked_at.last().filter(|l| l.state == places::State::Used) else {
         return Ok(Loaded { looked_at, ..Loaded::default() });
     };

@@ -12,7 +12,9 @@
 //!
 //! Files are not merged: a file is a whole statement of a setup, and what `explain` shows is one file. Inside a Nix
 //! build (`$NIX_BUILD_TOP`, not `nix-shell`) places 3 and 4 are not looked at: a derivation must not read files
-//! outside the store. Nothing here reads a file; `Place::find` only asks whether each candidate is one.
+//! outside the store. Something at a place that is not a file the wrapper can read (a dangling link, a loop, a
+//! directory, a FIFO) is passed over, and said: `explain` shows it, `doctor` fails on it, the drop-in warns. Nothing
+//! here reads or opens a file; `find` only asks what each candidate is.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -56,12 +58,56 @@ pub struct Looked {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
-    /// No file there.
+    /// Nothing there.
     Missing,
     /// The file that applies.
     Used,
     /// Not looked at: a Nix build reads no user or machine file.
     NixBuild,
+    /// Something that is not a file the wrapper can read (a dangling link, a directory, a FIFO...), with what it is:
+    /// passed over, and a problem `explain` shows and `doctor` fails on. A FIFO is never opened.
+    Unusable(&'static str),
+}
+
+/// What is at a path, for a config place: nothing, a regular file (through any link), or something else, said in a
+/// few words. Only `stat` is asked: nothing is opened.
+pub fn there(path: &Path) -> State {
+    let Err(e) = std::fs::symlink_metadata(path) else {
+        return match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => State::Used,
+            Ok(m) => State::Unusable(kind(&m.file_type())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => State::Unusable("a symbolic link to nothing"),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => State::Unusable("a loop of symbolic links"),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                State::Unusable("a symbolic link the wrapper may not follow")
+            }
+            Err(_) => State::Unusable("a symbolic link that cannot be followed"),
+        };
+    };
+    match e.kind() {
+        std::io::ErrorKind::NotFound => State::Missing,
+        // A directory on the way that is a file: nothing can be there.
+        _ if e.raw_os_error() == Some(libc::ENOTDIR) => State::Missing,
+        std::io::ErrorKind::PermissionDenied => State::Unusable("in a directory the wrapper may not look into"),
+        _ if e.raw_os_error() == Some(libc::ELOOP) => State::Unusable("a loop of symbolic links"),
+        _ => State::Unusable("something that cannot be looked at"),
+    }
+}
+
+/// A file type in a few words.
+fn kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 impl fmt::Display for Looked {
@@ -71,6 +117,9 @@ impl fmt::Display for Looked {
             State::Used => write!(f, "{path} ({})", self.place),
             State::Missing => write!(f, "{path} ({}): none there", self.place),
             State::NixBuild => write!(f, "{path} ({}): not read in a Nix build", self.place),
+            State::Unusable(what) => {
+                write!(f, "{path} ({}): {what}, not a config file the wrapper can read; passed over", self.place)
+            }
         }
     }
 }
@@ -94,16 +143,16 @@ pub fn candidates(ctx: &Context) -> Vec<(Place, PathBuf)> {
 }
 
 /// Look at the places in order, stopping at the first file found: every place looked at, the last one `Used` when a
-/// file was found. A named file is `Used` whether or not it exists, so that reading it reports a wrong name.
-pub fn find(ctx: &Context, is_file: impl Fn(&Path) -> bool) -> Vec<Looked> {
+/// file was found. A named file is `Used` whether or not it exists, so that reading it reports a wrong name. `look`
+/// says what is at a path (`there`).
+pub fn find(ctx: &Context, look: impl Fn(&Path) -> State) -> Vec<Looked> {
     let nix_build = crate::dirs::in_nix_build(&ctx.env);
     let mut looked = Vec::new();
     for (place, path) in candidates(ctx) {
         let state = match place {
             Place::Named => State::Used,
             Place::User | Place::Machine if nix_build => State::NixBuild,
-            _ if is_file(&path) => State::Used,
-            _ => State::Missing,
+            _ => look(&path),
         };
         looked.push(Looked { place, path, state });
         if state == State::Used {

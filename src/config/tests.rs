@@ -147,7 +147,7 @@ fn places_are_looked_at_in_order_and_the_first_file_applies() {
         ..Context::default()
     };
     let summary = |ctx: &Context, files: &[&str]| {
-        places::find(ctx, |p| files.iter().any(|f| Path::new(f) == p))
+        places::find(ctx, |p| if files.iter().any(|f| Path::new(f) == p) { State::Used } else { State::Missing })
             .into_iter()
             .map(|l| (l.place, l.path.display().to_string(), l.state))
             .collect::<Vec<_>>()

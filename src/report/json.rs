@@ -109,6 +109,11 @@ pub fn plan(prepared: &Prepared) -> Value {
                     State::Used => "used",
                     State::Missing => "missing",
                     State::NixBuild => "not-read-in-nix-build",
+                    State::Unusable(_) => "unusable",
+                },
+                "what": match l.state {
+                    State::Unusable(what) => Some(what),
+                    _ => None,
                 },
             })).collect::<Vec<_>>(),
             "overrides": overrides,

@@ -207,3 +207,47 @@ fn an_unreadable_found_file_is_an_error_whose_help_fits_its_place() {
     let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &user).arg("-c").output().unwrap();
     assert!(stderr(&out).contains("help: fix the file, or unset $NVCC_WRAPPER_CONFIG"), "{}", stderr(&out));
 }
+
+/// Issue 38, item 8: a dangling symlink, a loop of links, a directory or a FIFO at the user's config place showed as
+/// "none there", and `doctor` said "no problems found". Each is passed over (a FIFO is never opened), and said: the
+/// drop-in warns once and runs nvcc, `explain` shows what is there, `doctor` fails on it; the same path named in
+/// `$NVCC_WRAPPER_CONFIG` is error 78.
+#[test]
+fn what_is_at_a_config_place_and_cannot_be_read_is_said_and_passed_over() {
+    for (what, said) in [
+        ("dangling", "a symbolic link to nothing"),
+        ("loop", "a loop of symbolic links"),
+        ("directory", "a directory"),
+        ("fifo", "a FIFO"),
+    ] {
+        let sb = Sandbox::new();
+        let home = home(&sb);
+        let place = home.join(".config/nvcc-wrapper/config.toml");
+        std::fs::create_dir_all(place.parent().unwrap()).unwrap();
+        match what {
+            "dangling" => std::os::unix::fs::symlink("nowhere.toml", &place).unwrap(),
+            "loop" => std::os::unix::fs::symlink("config.toml", &place).unwrap(),
+            "directory" => std::fs::create_dir(&place).unwrap(),
+            _ => assert!(std::process::Command::new("mkfifo").arg(&place).status().unwrap().success()),
+        }
+        let line =
+            format!("{} (the user's): {said}, not a config file the wrapper can read; passed over", place.display());
+        let out = sb.nvcc().env_remove("NVCC_WRAPPER_CONFIG").env("HOME", &home).args(["-c", "k.cu"]).output().unwrap();
+        assert!(out.status.success(), "{what}: {}", stderr(&out));
+        assert_eq!(warnings(&out), [format!("nvcc-wrapper: warning: {line}")], "{what}");
+        assert!(sb.ran(), "{what}: nvcc did not run");
+        let explain = sb.wrapper_cli().env("HOME", &home).args(["explain", "--", "-c", "k.cu"]).output().unwrap();
+        assert!(explain.status.success(), "{what}: {}", stderr(&explain));
+        assert!(stdout(&explain).contains(&format!("  looked at: {line}\n")), "{what}: {}", stdout(&explain));
+        let doctor = sb.wrapper_cli().env("HOME", &home).arg("doctor").output().unwrap();
+        assert_eq!(doctor.status.code(), Some(3), "{what}: {}{}", stdout(&doctor), stderr(&doctor));
+        assert!(
+            stderr(&doctor).contains(&line) || stdout(&doctor).contains(&line),
+            "{what}: {}{}",
+            stdout(&doctor),
+            stderr(&doctor)
+        );
+        let named = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &place).args(["-c", "k.cu"]).output().unwrap();
+        assert_eq!(named.status.code(), Some(78), "{what}: {}", stderr(&named));
+    }
+}
