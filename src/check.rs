@@ -21,6 +21,17 @@ pub fn reproducible(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
             .with_help("give the call's `-o FILE`, as the build does: that file is built twice and compared"));
     };
     let output = ctx.cwd.join(output);
+    // Only a regular file can be compared: a device, a FIFO or a terminal is never opened (reading one could block),
+    // and the builds are not run.
+    if let Ok(meta) = std::fs::metadata(&output) {
+        if !meta.is_file() {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!("`check-reproducible`: the output {} is not a regular file", crate::shell::path(&output)),
+            )
+            .with_help("name the call's output file (`-o FILE`), which must be a regular file, or none yet"));
+        }
+    }
     let me = ctx.current_exe.as_deref().ok_or_else(|| {
         Error::new(ErrorKind::Internal, "`check-reproducible`: the wrapper cannot tell its own path")
             .with_help("run it by its full path")
@@ -84,9 +95,10 @@ fn build_twice(
             )
             .with_help("run the same nvcc call by itself and fix what it says first"));
         }
-        let bytes = std::fs::read(output).map_err(|e| {
+        // Bounded, and only a regular file (a build that made the output a FIFO is not waited on).
+        let bytes = crate::bounded::read(output, crate::bounded::ELF).map_err(|e| {
             Error::new(ErrorKind::CheckFailed, format!("build {n} of 2 wrote no {}: {e}", crate::shell::path(output)))
-                .with_help("`-o` must name the file the call writes")
+                .with_help("`-o` must name the regular file the call writes")
         })?;
         builds.push(bytes);
     }

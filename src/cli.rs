@@ -338,9 +338,8 @@ fn threads_now(ctx: &Context, prepared: &prepare::Prepared) -> Option<(usize, cr
 
 fn compat_dump(dir: &std::path::Path) -> Result<i32> {
     output::directory(dir)?;
-    for (name, text) in crate::compat::BUILT_IN_FILES {
-        output::new_file(&dir.join(name), text)?;
-    }
+    let files: Vec<(&str, &[u8])> = crate::compat::BUILT_IN_FILES.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
+    output::new_files(dir, &files)?;
     output::stdout(format!(
         "wrote {} to {}; set `compat-data = {:?}` in the config to use them\n",
         crate::compat::FILES.join(", "),

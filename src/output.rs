@@ -51,6 +51,46 @@ pub fn new_file(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> Result<()> {
     })
 }
 
+/// Write `files` (name, bytes) as new files in `dir`, all or none: every name is checked first (one that exists is a
+/// usage error, and nothing is written), each is written to a temporary name, and only when all are whole are they
+/// renamed into place. A failure (a full disk) removes what this call wrote.
+pub fn new_files(dir: &std::path::Path, files: &[(&str, &[u8])]) -> Result<()> {
+    for (name, _) in files {
+        let path = dir.join(name);
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(Error::new(ErrorKind::Usage, format!("{} already exists", crate::shell::path(&path)))
+                .with_help("name a new or empty directory, or remove the file: nothing is overwritten"));
+        }
+    }
+    let temporary = |name: &str| dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut done: Vec<std::path::PathBuf> = Vec::new();
+    let result = (|| {
+        for (name, bytes) in files {
+            new_file(&temporary(name), bytes)?;
+            done.push(temporary(name));
+        }
+        for (name, _) in files {
+            let path = dir.join(name);
+            std::fs::rename(temporary(name), &path).map_err(|e| {
+                Error::new(ErrorKind::Output, format!("cannot write {}: {e}", crate::shell::path(&path)))
+                    .with_help("name a directory you can write to")
+            })?;
+            done.retain(|d| *d != temporary(name));
+            done.push(path);
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        for path in &done {
+            let _ = std::fs::remove_file(path);
+        }
+        for (name, _) in files {
+            let _ = std::fs::remove_file(temporary(name));
+        }
+    }
+    result
+}
+
 /// Make `dir` and its parents, where missing.
 pub fn directory(dir: &std::path::Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| {

@@ -136,7 +136,9 @@ pub(crate) fn die_by(signal: libc::c_int) -> ! {
 /// could not be completed. Only a regular file is read, to a limit: one nvcc did not write, a special file (`-MF
 /// /dev/stdout`, a FIFO, a terminal) or one with no rule is left as it is, and the build has what nvcc gave it. The
 /// completed file replaces nvcc's whole (a symlink's target, with its permissions), so a failure, a full disk say,
-/// leaves nvcc's file as it was. Never an error: nvcc has succeeded, and its own file still serves the build.
+/// leaves nvcc's file as it was; one with other names (hard links) or of another user's is left as nvcc wrote it, as
+/// replacing it would part it from its names or change its owner. Never an error: nvcc has succeeded, and its own
+/// file still serves the build.
 pub fn complete_depfiles(edit: &crate::plan::model::DepfileInputs) -> Vec<String> {
     let mut warnings = Vec::new();
     for file in &edit.depfiles {
@@ -151,7 +153,25 @@ pub fn complete_depfiles(edit: &crate::plan::model::DepfileInputs) -> Vec<String
         };
         let Some(completed) = crate::depfile::add_inputs(&text, &edit.inputs, edit.phony) else { continue };
         let target = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
-        let mode = std::fs::metadata(&target).map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions())).ok();
+        let meta = std::fs::metadata(&target).ok();
+        // Replaced whole, a file with other names would lose them, and one of another user's would become ours:
+        // nvcc writes in place and keeps both, so such a file is left as nvcc wrote it.
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if let Some(why) = meta.as_ref().and_then(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.nlink() > 1)
+                .then_some("it has other names (hard links), which replacing it would part from it")
+                .or((m.uid() != me)
+                    .then_some("it belongs to another user, and replacing it would make it the wrapper's"))
+        }) {
+            warnings.push(format!(
+                "the dependency file {} is left as nvcc wrote it ({why}): a change of the config or the host compiler will not rebuild this object",
+                crate::shell::path(file)
+            ));
+            continue;
+        }
+        let mode = meta.map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()));
         if let Err(e) = replace_whole(&target, &completed, mode) {
             warnings.push(format!(
                 "cannot add the wrapper's inputs to the dependency file {} ({e}): it lists what nvcc wrote, so a change of the config or the host compiler will not rebuild this object",

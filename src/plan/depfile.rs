@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use super::facts::Facts;
 use super::model::{DepfileInputs, Plan};
 use super::{Decision, Step};
-use crate::args::Depfiles;
+use crate::args::{Depfiles, Role};
 use crate::config::{Config, Sourced};
 use crate::depfile::{escape, Unwritable};
 use crate::error::Result;
@@ -25,6 +25,10 @@ pub enum Note {
         origin: String,
     },
     ToStdout,
+    /// `--dryrun`: nvcc writes nothing, and neither does the wrapper.
+    DryRun {
+        option: String,
+    },
     /// An input whose path a dependency file cannot hold so that both Make and Ninja read it back.
     Unwritable {
         path: PathBuf,
@@ -35,6 +39,7 @@ pub enum Note {
 codes!(Note {
     TurnedOff => "turned-off",
     ToStdout => "to-stdout",
+    DryRun => "dry-run",
     Unwritable => "unwritable",
 });
 
@@ -56,6 +61,10 @@ impl fmt::Display for Note {
             ),
             Note::ToStdout => f.write_str(
                 "the dependencies go to standard output (`-M`/`-MM` without `-MF`): the wrapper's inputs are not added",
+            ),
+            Note::DryRun { option } => write!(
+                f,
+                "{option} runs nothing and writes no dependency file: the wrapper adds nothing to one (a stale file stays as it is)"
             ),
             Note::Unwritable { path, why } => write!(
                 f,
@@ -102,6 +111,10 @@ impl Step for Depfile {
             }
             Depfiles::Files(files) => files,
         };
+        if let Some(dry) = facts.invocation.with_role(Role::DryRun).next() {
+            plan.note(Note::DryRun { option: facts.invocation.describe(&[dry]) });
+            return Ok(());
+        }
         if let Some(Sourced { value: false, origin }) = setting {
             plan.note(Note::TurnedOff { origin: origin.to_string() });
             return Ok(());

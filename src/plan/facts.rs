@@ -84,6 +84,17 @@ pub struct Facts<'a> {
     pub nvcc_process: &'a NvccProcess,
     /// The job slots the build shares, as the environment names them.
     pub jobserver: &'a JobSlots,
+    /// The call is within reach of the kernel's argument limits (`ArgEdge`): nothing optional is added to it (no
+    /// reproducible-builds flags, no fatbin compression, no threads), so that what nvcc alone builds, the wrapper
+    /// builds, to the byte.
+    pub arg_edge: Option<ArgEdge>,
+}
+
+/// How much the optional additions can grow the longest command line nvcc gives its children, for a call whose
+/// output name is `output` bytes long: `-objtemp` names the output in each temporary file's name (about 6 times in
+/// cicc's, measured with 13.5), the seeds once or twice, and the fatbin and threads flags some tens of bytes.
+pub fn optional_growth(output: u64) -> u64 {
+    8 * output + 1024
 }
 
 /// Whether the build shares job slots with this call (a jobserver in `MAKEFLAGS`), as a fact: the slots themselves
@@ -208,7 +219,10 @@ impl<'a> Facts<'a> {
             .into_iter()
             .chain(overrides.filter(|f| probes.exists(f)))
             .collect();
+        let output = invocation.output_file().map_or(64, |o| o.len() as u64);
+        let arg_edge = ArgEdge::of(invocation, nvcc_process, optional_growth(output));
         Ok(Facts {
+            arg_edge,
             invocation,
             release,
             platform,

@@ -12,7 +12,7 @@
 use crate::plan::model::codes;
 use std::fmt;
 
-use super::facts::Facts;
+use super::facts::{ArgEdge, Facts};
 use super::model::Plan;
 use super::Step;
 use crate::config::{Config, Sourced};
@@ -27,6 +27,7 @@ pub enum Note {
     NoFatbinWritten { phase: String },
     UserChose { option: String, place: String },
     NotInTable { release: Version },
+    ArgEdge { edge: ArgEdge },
 }
 
 codes!(Note {
@@ -34,6 +35,7 @@ codes!(Note {
     NoFatbinWritten => "no-fatbin-written",
     UserChose => "user-chose",
     NotInTable => "not-in-table",
+    ArgEdge => "arg-edge",
 });
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +62,9 @@ impl fmt::Display for Note {
                 f,
                 "nvcc {release} is not in the fatbin table (compat-data/fatbin.toml): no compression flags are added"
             ),
+            Note::ArgEdge { edge } => {
+                write!(f, "no compression flags are added: {edge}, and nothing optional is added so near the limit")
+            }
         }
     }
 }
@@ -107,6 +112,10 @@ impl Step for Fatbin {
             plan.note(Note::NotInTable { release: release.release() });
             return Ok(());
         };
+        if let Some(edge) = facts.arg_edge {
+            plan.note(Note::ArgEdge { edge });
+            return Ok(());
+        }
         let flags = row.flags.iter().map(|f| f.as_ref().into()).collect();
         plan.add_before(flags, Reason::Smallest { release: release.release() });
         Ok(())

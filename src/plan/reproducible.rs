@@ -180,11 +180,8 @@ impl Step for Reproducible {
             plan.note(Note::NotMeasured { release: release.release() });
             return Ok(());
         }
-        // What the flags can add to the longest command line of nvcc's children: `-objtemp` names the output in
-        // each temporary file's name (about 6 times in cicc's, measured with 13.5), the seeds once or twice.
-        let output = facts.invocation.output_file().map_or(64, |o| o.len() as u64);
-        if let Some(edge) = ArgEdge::of(facts.invocation, facts.nvcc_process, 8 * output + 1024) {
-            plan.note(Note::ArgEdge { edge });
+        if let Some(edge) = &facts.arg_edge {
+            plan.note(Note::ArgEdge { edge: *edge });
             return Ok(());
         }
         let family = family(facts, plan);

@@ -11,7 +11,7 @@
 use crate::plan::model::codes;
 use std::fmt;
 
-use super::facts::{Facts, JobSlots};
+use super::facts::{ArgEdge, Facts, JobSlots};
 use super::model::{Plan, ThreadsDecision};
 use super::{Decision, Step};
 use crate::args::table::GpuFlag;
@@ -35,6 +35,7 @@ pub enum Note {
     NotMeasured { release: Version, targets: u32 },
     NoJobserver { targets: u32 },
     JobserverUnusable { why: String, targets: u32 },
+    ArgEdge { edge: ArgEdge },
 }
 
 codes!(Note {
@@ -43,6 +44,7 @@ codes!(Note {
     NotMeasured => "not-measured",
     NoJobserver => "no-jobserver",
     JobserverUnusable => "jobserver-unusable",
+    ArgEdge => "arg-edge",
 });
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +73,9 @@ impl fmt::Display for Note {
                 f,
                 "no jobserver in MAKEFLAGS: nvcc runs this call's {targets} GPU targets one after another (under `make -jN`, or `nvcc-wrapper jobserver -jN -- ninja`, free job slots become threads)"
             ),
+            Note::ArgEdge { edge } => {
+                write!(f, "no threads are taken: {edge}, and nothing optional is added so near the limit")
+            }
             Note::JobserverUnusable { why, targets } => write!(
                 f,
                 "MAKEFLAGS names a jobserver this call cannot use ({why}): nvcc runs its {targets} GPU targets one after another"
@@ -129,6 +134,10 @@ impl Step for Threads {
             Some(s) => s.value.get(),
             None => u32::MAX,
         };
+        if let Some(edge) = facts.arg_edge {
+            plan.note(Note::ArgEdge { edge });
+            return Ok(());
+        }
         let Some(release) = facts.release.version() else { return Ok(()) };
         let Some(row) = facts.compat.threads.row(release) else {
             plan.note(Note::NotMeasured { release: release.release(), targets });

@@ -52,7 +52,8 @@ fn nvcc_13_5_a_pipe_options_file_under_replace_is_said() {
 /// `COLLECT_GCC_OPTIONS`), which the kernel limits to 128 KiB; `-objtemp` names the output in each temporary file's
 /// name there, so with a 200-byte output the wrapper's reproducible-builds flags pushed a call nvcc alone just
 /// builds past the limit (`cannot execute 'cc1plus': execv: Argument list too long`). Here the largest number of
-/// 100-byte `-D` flags that nvcc alone builds with is found by bisection, and the wrapper must build with as many.
+/// 100-byte `-D` flags that nvcc alone builds with is found by bisection, and the wrapper must build with as many;
+/// then, to the byte, with the longest last flag nvcc alone builds with (issue 38).
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn at_the_argument_length_edge_what_nvcc_alone_builds_the_wrapper_builds() {
@@ -87,7 +88,35 @@ fn at_the_argument_length_edge_what_nvcc_alone_builds_the_wrapper_builds() {
         let mut nvcc = sb.nvcc();
         nvcc.env("NVCC_WRAPPER_CONFIG", &config);
         assert!(builds(nvcc, lo), "{release}: nvcc alone builds with {lo} flags of 100 bytes, the wrapper does not");
-        eprintln!("{release}: nvcc alone and the wrapper build with {lo} flags of 100 bytes, not {hi}");
+        // Issue 38: to the byte. One more flag of 1 to 100 bytes: the longest nvcc alone builds with, found by
+        // bisection, the wrapper must build with too (it added its fatbin flags at any distance from the edge).
+        let with_tail = |mut nvcc: assert_cmd::Command, tail: usize| {
+            nvcc.arg(format!("-DY={}", "t".repeat(tail)));
+            builds(nvcc, lo)
+        };
+        let alone_tail = |tail| {
+            let mut nvcc = sb.real_nvcc();
+            nvcc.arg("-ccbin=/usr/bin/g++");
+            with_tail(nvcc, tail)
+        };
+        let (mut short, mut long) = (0, 101);
+        assert!(alone_tail(short), "{release}: nvcc alone does not build with {lo} flags and a short one");
+        while long - short > 1 {
+            let mid = (short + long) / 2;
+            if alone_tail(mid) {
+                short = mid;
+            } else {
+                long = mid;
+            }
+        }
+        let mut nvcc = sb.nvcc();
+        nvcc.env("NVCC_WRAPPER_CONFIG", &config);
+        assert!(
+            with_tail(nvcc, short),
+            "{release}: nvcc alone builds with {lo} flags of 100 bytes and one of {} bytes, the wrapper does not",
+            short + 4
+        );
+        eprintln!("{release}: nvcc alone and the wrapper build with {lo} flags of 100 bytes and one of {short} + 4");
     }
 }
 

@@ -199,3 +199,41 @@ fn compat_dump_writes_the_built_in_tables_which_a_config_can_start_from() {
         stderr(&out)
     );
 }
+
+/// Issue 38, item 9: `compat dump` wrote the tables one by one, so a name that existed stopped it with some written,
+/// and a full disk left a file cut short. Every name is checked before one is written, and a failure leaves nothing.
+#[test]
+fn compat_dump_writes_all_of_its_files_or_none() {
+    use std::os::unix::process::CommandExt;
+    let sb = Sandbox::new();
+    let dir = sb.dir.path().join("tables");
+    std::fs::create_dir_all(&dir).unwrap();
+    sb.write("tables/threads.toml", "mine\n");
+    let out = sb.wrapper_cli().args(["compat", "dump"]).arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("threads.toml already exists"), "{}", stderr(&out));
+    let names = |dir: &std::path::Path| {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names(&dir), ["threads.toml"], "something was written before the check");
+    assert_eq!(std::fs::read_to_string(dir.join("threads.toml")).unwrap(), "mine\n");
+    // A full disk, as a file-size limit of 8 KiB makes it for this process (the largest table is bigger).
+    let full = sb.dir.path().join("full");
+    let mut cmd = std::process::Command::new(WRAPPER);
+    cmd.args(["compat", "dump"]).arg(&full).env_clear().env("PATH", sb.path());
+    // SAFETY: setrlimit and signal are async-signal-safe and change only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 8192, rlim_max: 8192 };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(74), "{}", stderr(&out));
+    assert!(names(&full).is_empty(), "a failed dump left {:?}", names(&full));
+}

@@ -270,3 +270,36 @@ fn killing_the_wrapper_kills_nvcc() {
     }
     assert!(killed.elapsed() < Duration::from_secs(10), "nvcc {} outlived the wrapper", nvcc.trim());
 }
+
+/// Issue 38, item 9: a dependency file with another name (a hard link), or of another user's, lost the link or its
+/// owner when the wrapper replaced it whole. nvcc writes it in place and keeps both: such a file is left as nvcc wrote
+/// it, with one warning. And `-MD --dryrun`, which writes nothing, no longer appends the wrapper's inputs to a stale
+/// file.
+#[test]
+fn a_linked_or_foreign_dependency_file_and_a_dry_run_are_left_as_nvcc_leaves_them() {
+    use std::os::unix::fs::MetadataExt;
+    let sb = Sandbox::new();
+    let d = sb.write("k.d", "stale\n");
+    std::fs::hard_link(&d, sb.dir.path().join("other.d")).unwrap();
+    let out = sb.nvcc().env("FAKE_NVCC_DEPFILE", DEPFILE).args(["-MD", "-MF", "k.d", "-c", "k.cu"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::metadata(&d).unwrap().nlink(), 2);
+    assert_eq!(std::fs::read_to_string(sb.dir.path().join("other.d")).unwrap(), DEPFILE);
+    let said = warnings(&out);
+    assert!(said.len() == 1 && said[0].contains("it has other names (hard links)"), "{said:?}");
+    // Another user's file (as root: the test's own user otherwise, and then nothing to show).
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let theirs = sb.write("t.d", "");
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let out =
+            sb.nvcc().env("FAKE_NVCC_DEPFILE", DEPFILE).args(["-MD", "-MF", "t.d", "-c", "k.cu"]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(std::fs::metadata(&theirs).unwrap().uid(), 65534);
+        assert!(warnings(&out)[0].contains("it belongs to another user"), "{}", stderr(&out));
+    }
+    // A dry run: nvcc writes nothing, and the stale file stays as it was.
+    let stale = sb.write("s.d", "s.o : s.cu\n");
+    sb.nvcc().args(["-MD", "-MF", "s.d", "--dryrun", "-c", "k.cu"]).assert().success();
+    assert_eq!(std::fs::read_to_string(&stale).unwrap(), "s.o : s.cu\n");
+}
