@@ -125,15 +125,31 @@ pub enum ThreadsIn {
 }
 
 /// Where nvcc's temporary files are, to remove what a call that failed left of them (nvcc alone leaves them when it is
-/// killed, or when its programs outlive it): its own in `tmpdir` (`tmpxft_<pid, 8 hex digits>_...`), and, where the
-/// wrapper added `-objtemp`, those it names after the output, beside it (`beside`: the output, whose `NAME.*` files
-/// written since nvcc started are its, but for the dependency files in `keep`). Only files that are certainly this
-/// call's: `cicc`'s own, which `-objtemp` names after the output in `tmpdir`, cannot be told from another build's
-/// with an output of the same name, and stay. Never when the user keeps intermediates (`--keep`).
+/// killed, or when its programs outlive it): a temporary directory of the call's own (`own_tmpdir`), else its own in
+/// `tmpdir` (`tmpxft_<pid, 8 hex digits>_...`; `cicc`'s, which `-objtemp` names after the output, cannot be told
+/// from another build's there, and stay), and, where the wrapper added `-objtemp`, those it names after the output,
+/// beside it (`beside`: the output, whose `NAME.*` files written since nvcc started are its, but for the dependency
+/// files in `keep`, which go only when nvcc left one cut short). Never when the user keeps intermediates (`--keep`).
 pub struct Leftovers {
     pub tmpdir: std::path::PathBuf,
     pub beside: Option<std::path::PathBuf>,
     pub keep: Vec<std::path::PathBuf>,
+    /// nvcc runs with a temporary directory of the call's own under `tmpdir` (`private_tmpdir`), removed after it
+    /// with all a failed call left there (`cicc`'s files, which carry no process id, included). Not behind a
+    /// launcher: a cache's server started by the call would keep the directory as its own.
+    pub own_tmpdir: bool,
+}
+
+/// A new directory for this call under `tmpdir` (mode 0700, named after the keeper's pid, one left by an earlier
+/// keeper of that pid removed first); `None` when none can be made there, and nvcc keeps `tmpdir`. Nothing of an
+/// output depends on the directory: `check-reproducible` builds each time under another.
+fn private_tmpdir(tmpdir: &Path) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    // SAFETY: getpid has no preconditions.
+    let dir = tmpdir.join(format!("nvcc-wrapper-call-{}", unsafe { libc::getpid() }));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).ok()?;
+    Some(dir)
 }
 
 /// How long nvcc's programs left running after a stop get after SIGTERM before SIGKILL.
@@ -319,15 +335,18 @@ fn keep(
             }
         }
     };
-    let command = match (lend, held.len()) {
-        (Some(lend), n) if n > 0 => {
+    // What nvcc gets beyond W's command: the threads, and a temporary directory of the call's own.
+    let mut args = None;
+    let mut env = None;
+    if let (Some(lend), n) = (lend, held.len()) {
+        if n > 0 {
             let threads = (n + 1).to_string();
             tracing::debug!("{n} job slots taken: nvcc runs with --threads {threads}");
             match lend.channel {
                 ThreadsIn::Argv(at) => {
-                    let mut args = start.args.to_vec();
-                    args.splice(at..at, [OsString::from("--threads"), OsString::from(threads)]);
-                    Spawn::new(start.program, &args, start.env)
+                    let mut with = start.args.to_vec();
+                    with.splice(at..at, [OsString::from("--threads"), OsString::from(threads)]);
+                    args = Some(with);
                 }
                 ThreadsIn::PrependFlags => {
                     let name = crate::context::vars::NVCC_PREPEND_FLAGS;
@@ -336,13 +355,18 @@ fn keep(
                         flags.push(" ");
                         flags.push(given);
                     }
-                    let mut env = start.env.clone();
-                    env.set(name, flags);
-                    Spawn::new(start.program, start.args, &env)
+                    env.get_or_insert_with(|| start.env.clone()).set(name, flags);
                 }
             }
         }
-        _ => Ok(command),
+    }
+    let own_tmpdir = start.leftovers.as_ref().and_then(|l| l.own_tmpdir.then(|| private_tmpdir(&l.tmpdir)).flatten());
+    if let Some(dir) = &own_tmpdir {
+        env.get_or_insert_with(|| start.env.clone()).set(crate::context::vars::TMPDIR, dir.as_os_str());
+    }
+    let command = match (&args, &env) {
+        (None, None) => Ok(command),
+        _ => Spawn::new(start.program, args.as_deref().unwrap_or(start.args), env.as_ref().unwrap_or(start.env)),
     };
     // A file's times are taken from a coarse clock: a second earlier than the start, to miss none of nvcc's.
     let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
@@ -396,6 +420,10 @@ fn keep(
     if let (Some(leftovers), true) = (&start.leftovers, failed) {
         remove_leftovers(leftovers, nvcc, started);
     }
+    if let Some(dir) = &own_tmpdir {
+        // Empty after a call that succeeded; whatever a failed one left there is the call's, and goes with it.
+        let _ = if failed { std::fs::remove_dir_all(dir) } else { std::fs::remove_dir(dir) };
+    }
     // Nothing of nvcc's runs any more: its threads' slots go back to the build.
     give_back(&held);
     end_as_status(status)
@@ -438,6 +466,18 @@ fn remove_leftovers(leftovers: &Leftovers, nvcc: libc::pid_t, started: std::time
     };
     let own = format!("tmpxft_{nvcc:08x}_");
     remove(&leftovers.tmpdir, &|e| e.file_name().as_bytes().starts_with(own.as_bytes()));
+    // A dependency file nvcc was writing when it was stopped: cut short, it would name a path that is not one, and
+    // stop the next `make` ("No rule to make target"). Whole (it ends with a newline), it stays, as nvcc left it.
+    for depfile in &leftovers.keep {
+        let Ok(meta) = std::fs::symlink_metadata(depfile) else { continue };
+        let written = meta.modified().is_ok_and(|t| t >= started);
+        if written && meta.is_file() && meta.len() <= crate::bounded::DEPFILE {
+            let whole = crate::bounded::read(depfile, crate::bounded::DEPFILE).is_ok_and(|t| t.ends_with(b"\n"));
+            if !whole {
+                let _ = std::fs::remove_file(depfile);
+            }
+        }
+    }
     if let Some((dir, prefix)) = leftovers.beside.as_deref().and_then(beside_prefix) {
         remove(dir, &|e| {
             e.file_name().as_bytes().starts_with(&prefix)

@@ -447,7 +447,10 @@ impl Cgroup {
                 (Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/')), v2)
             }
         };
-        let dir = dir.join(format!("nvcc-wrapper-test-{}-{controller}", std::process::id()));
+        // One name per cgroup of this process: tests running at once each make their own.
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = dir.join(format!("nvcc-wrapper-test-{}-{n}-{controller}", std::process::id()));
         let made = std::fs::create_dir(&dir)
             .and_then(|()| settings.iter().try_for_each(|(file, value)| std::fs::write(dir.join(file), value)));
         if let Err(e) = made {
