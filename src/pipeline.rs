@@ -121,8 +121,7 @@ fn leftovers(ctx: &Context, prepared: &Prepared) -> Option<exec::child::Leftover
         crate::args::Depfiles::Files(files) => files.iter().map(|f| ctx.absolute(f)).collect(),
         _ => Vec::new(),
     };
-    let own_tmpdir = prepared.plan.launcher.is_none();
-    Some(exec::child::Leftovers { tmpdir, beside, keep, own_tmpdir })
+    Some(exec::child::Leftovers { tmpdir, beside, keep })
 }
 
 /// The command as one shell line, exact for any bytes. Variables the plan changes for nvcc (a rewritten

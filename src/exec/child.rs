@@ -125,31 +125,17 @@ pub enum ThreadsIn {
 }
 
 /// Where nvcc's temporary files are, to remove what a call that failed left of them (nvcc alone leaves them when it is
-/// killed, or when its programs outlive it): a temporary directory of the call's own (`own_tmpdir`), else its own in
-/// `tmpdir` (`tmpxft_<pid, 8 hex digits>_...`; `cicc`'s, which `-objtemp` names after the output, cannot be told
-/// from another build's there, and stay), and, where the wrapper added `-objtemp`, those it names after the output,
-/// beside it (`beside`: the output, whose `NAME.*` files written since nvcc started are its, but for the dependency
-/// files in `keep`, which go only when nvcc left one cut short). Never when the user keeps intermediates (`--keep`).
+/// killed, or when its programs outlive it): its own in `tmpdir` (`tmpxft_<pid, 8 hex digits>_...`), and, where the
+/// wrapper added `-objtemp`, those it names after the output, beside it (`beside`: the output, whose `NAME.*` files
+/// written since nvcc started are its, but for the dependency files in `keep`, which go only when nvcc left one cut
+/// short). Only files that are certainly the call's: `cicc`'s bitcode, which `-objtemp` names after the output in
+/// `tmpdir`, cannot be told from another build's of an output of the same name there, and stays (a directory of the
+/// call's own would tell, at a tenth more of the wait for nvcc on every call: measured, and left out). Never when the
+/// user keeps intermediates (`--keep`).
 pub struct Leftovers {
     pub tmpdir: std::path::PathBuf,
     pub beside: Option<std::path::PathBuf>,
     pub keep: Vec<std::path::PathBuf>,
-    /// nvcc runs with a temporary directory of the call's own under `tmpdir` (`private_tmpdir`), removed after it
-    /// with all a failed call left there (`cicc`'s files, which carry no process id, included). Not behind a
-    /// launcher: a cache's server started by the call would keep the directory as its own.
-    pub own_tmpdir: bool,
-}
-
-/// A new directory for this call under `tmpdir` (mode 0700, named after the keeper's pid, one left by an earlier
-/// keeper of that pid removed first); `None` when none can be made there, and nvcc keeps `tmpdir`. Nothing of an
-/// output depends on the directory: `check-reproducible` builds each time under another.
-fn private_tmpdir(tmpdir: &Path) -> Option<std::path::PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    // SAFETY: getpid has no preconditions.
-    let dir = tmpdir.join(format!("nvcc-wrapper-call-{}", unsafe { libc::getpid() }));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::DirBuilder::new().mode(0o700).create(&dir).ok()?;
-    Some(dir)
 }
 
 /// How long nvcc's programs left running after a stop get after SIGTERM before SIGKILL.
@@ -360,10 +346,6 @@ fn keep(
             }
         }
     }
-    let own_tmpdir = start.leftovers.as_ref().and_then(|l| l.own_tmpdir.then(|| private_tmpdir(&l.tmpdir)).flatten());
-    if let Some(dir) = &own_tmpdir {
-        env.get_or_insert_with(|| start.env.clone()).set(crate::context::vars::TMPDIR, dir.as_os_str());
-    }
     let command = match (&args, &env) {
         (None, None) => Ok(command),
         _ => Spawn::new(start.program, args.as_deref().unwrap_or(start.args), env.as_ref().unwrap_or(start.env)),
@@ -419,10 +401,6 @@ fn keep(
     }
     if let (Some(leftovers), true) = (&start.leftovers, failed) {
         remove_leftovers(leftovers, nvcc, started);
-    }
-    if let Some(dir) = &own_tmpdir {
-        // Empty after a call that succeeded; whatever a failed one left there is the call's, and goes with it.
-        let _ = if failed { std::fs::remove_dir_all(dir) } else { std::fs::remove_dir(dir) };
     }
     // Nothing of nvcc's runs any more: its threads' slots go back to the build.
     give_back(&held);

@@ -200,9 +200,9 @@ fn corpus(root_privileges: bool) -> Vec<Case> {
         cases.push(c);
     }
     for (name, stop) in [
-        ("SIGTERM to the call mid-compile", Stop::Process(libc::SIGTERM)),
-        ("SIGTERM to its group mid-compile", Stop::Group(libc::SIGTERM)),
-        ("SIGINT to its group mid-compile", Stop::Group(libc::SIGINT)),
+        ("SIGTERM to the call mid-compile, 3 slots free", Stop::Process(libc::SIGTERM)),
+        ("SIGTERM to its group mid-compile, 3 slots free", Stop::Group(libc::SIGTERM)),
+        ("SIGINT to its group mid-compile, 3 slots free", Stop::Group(libc::SIGINT)),
         ("SIGKILL to its group mid-compile, 3 slots free", Stop::Group(libc::SIGKILL)),
     ] {
         let mut c = with(name, Flags::Held { fifo: true });
@@ -211,8 +211,13 @@ fn corpus(root_privileges: bool) -> Vec<Case> {
         c.args = [&TARGETS[..], &["-c", "heavy.cu", "-o", "o/h.o"]].concat().iter().map(|a| a.to_string()).collect();
         cases.push(c);
     }
-    // The wrapper waits for nvcc (a dependency file to complete) and takes no threads: a signal to the group must
-    // reach nvcc once, as alone, and end it the same way.
+    // The wrapper execs nvcc (no dependency file, no jobserver), or waits for it (a dependency file to complete) and
+    // takes no threads: a signal to the group must reach nvcc once, as alone, and end it the same way.
+    let mut c = compile("SIGINT to its group mid-compile");
+    c.stop = Some(Stop::Group(libc::SIGINT));
+    c.heavy = true;
+    c.args = [&TARGETS[..], &["-c", "heavy.cu", "-o", "o/h.o"]].concat().iter().map(|a| a.to_string()).collect();
+    cases.push(c);
     for (name, stop) in [
         ("SIGINT to its group mid-compile, -MD", Stop::Group(libc::SIGINT)),
         ("SIGTERM to its group mid-compile, -MD", Stop::Group(libc::SIGTERM)),
@@ -254,7 +259,8 @@ struct Outcome {
     tokens: Option<usize>,
     /// Processes still running in the call's directory a moment after it ended.
     left: Vec<String>,
-    temporaries: usize,
+    /// The names left in its TMPDIR.
+    temporaries: Vec<String>,
     stderr: String,
 }
 
@@ -547,7 +553,9 @@ fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) 
         stdout: if case.read_stdout { stdout_bytes } else { Vec::new() },
         tokens: held.as_mut().map(Held::count),
         left,
-        temporaries: std::fs::read_dir(dir.join("tmp")).map_or(0, |d| d.count()),
+        temporaries: std::fs::read_dir(dir.join("tmp"))
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default(),
         stderr: String::from_utf8_lossy(&stderr_bytes).into_owned(),
     }
 }
@@ -586,9 +594,16 @@ fn differences(case: &Case, alone: &Outcome, wrapper: &Outcome) -> Vec<String> {
     if wrapper.left.len() > alone.left.len() {
         problems.push(format!("left running: nvcc alone {:?}, the wrapper {:?}", alone.left, wrapper.left));
     }
-    if wrapper.temporaries > alone.temporaries {
-        problems
-            .push(format!("temporary files: nvcc alone {}, the wrapper {}", alone.temporaries, wrapper.temporaries));
+    // `-objtemp` (a reproducible-builds flag) names cicc's bitcode after the output (`NAME.compute_XX-XXXXXX..lgenfe
+    // .bc`), which nvcc's own clean-up of an interrupted call (by its pid) misses, and which the wrapper cannot tell
+    // from another build's: one such file a target being compiled stays (docs/reliability.md).
+    let counted =
+        |o: &Outcome| o.temporaries.iter().filter(|n| case.stop.is_none() || !n.ends_with("..lgenfe.bc")).count();
+    if counted(wrapper) > counted(alone) {
+        problems.push(format!(
+            "temporary files: nvcc alone {:?}, the wrapper {:?}",
+            alone.temporaries, wrapper.temporaries
+        ));
     }
     problems
 }
