@@ -357,85 +357,76 @@ fn every_default_flag_leaves_every_call_ending_as_with_nvcc_alone() {
         }
     }
     let tried = work.len();
-    let queue = Mutex::new(work);
     let failures = Mutex::new(Vec::<String>::new());
     let scratch = tempfile::tempdir().unwrap();
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let counter = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let Some((release, root, compiler, shape)) = queue.lock().unwrap().pop() else { break };
-                let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let base = scratch.path().join(n.to_string());
-                let (alone_dir, wrapper_dir) = (base.join("alone"), base.join("wrapper"));
-                // The toolkit as nvcc alone and the wrapper reach it: through the bind mount for a user who is not root.
-                let unprivileged = shape.unprivileged && unprivileged_user().is_some();
-                let toolkit = |dir: &Path| if unprivileged { dir.join("tk") } else { root.clone() };
-                let mut args = vec![OsString::from(format!("-ccbin={compiler}"))];
-                args.extend(shape.args.iter().cloned());
-                let alone = run(&shape, &alone_dir, &toolkit(&alone_dir).join("bin/nvcc"), &args, &[], &root);
-                let dev_before = dev_null_files();
-                // The wrapper, installed as `nvcc` in front of the same toolkit, with only the host compiler set.
-                let bin = wrapper_dir.join("wrapper");
-                std::fs::create_dir_all(&bin).unwrap();
-                std::os::unix::fs::symlink(WRAPPER, bin.join("nvcc")).unwrap();
-                let config = wrapper_dir.join("config.toml");
-                std::fs::write(
-                    &config,
-                    format!(
-                        "nvcc = \"{}\"\n[host-compiler]\nstdenv = \"{compiler}\"\n",
-                        toolkit(&wrapper_dir).join("bin/nvcc").display()
-                    ),
-                )
-                .unwrap();
-                let env = [
-                    ("NVCC_WRAPPER_CONFIG", config.clone().into_os_string()),
-                    ("NVCC_WRAPPER_PROBE_CACHE_DIR", wrapper_dir.join("probe-cache").into_os_string()),
-                ];
-                let wrapper = run(&shape, &wrapper_dir, &bin.join("nvcc"), &shape.args, &env, &root);
-                let mut problems = Vec::new();
-                match (alone.code, wrapper.code) {
-                    (Some(0), Some(0)) => {}
-                    (Some(0), code) => problems.push(format!("nvcc alone exits 0, the wrapper {code:?}")),
-                    (a, w) if a != w => problems.push(format!("nvcc alone exits {a:?}, the wrapper {w:?}")),
-                    _ => {}
-                }
-                if alone.names != wrapper.names {
-                    let show = |s: &BTreeSet<Vec<u8>>| {
-                        s.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect::<Vec<_>>()
-                    };
-                    problems.push(format!(
-                        "nvcc alone leaves {:?}, the wrapper {:?}",
-                        show(&alone.names),
-                        show(&wrapper.names)
-                    ));
-                }
-                if wrapper.temporaries > alone.temporaries {
-                    problems.push(format!(
-                        "the wrapper leaves {} temporary files, nvcc alone {}",
-                        wrapper.temporaries, alone.temporaries
-                    ));
-                }
-                let dev_after = dev_null_files();
-                if dev_after.len() > dev_before.len() {
-                    problems.push(format!("new in /dev: {dev_after:?}"));
-                }
-                if !problems.is_empty() {
-                    failures.lock().unwrap().push(format!(
-                        "nvcc {release}, {}: {}\n  nvcc alone said: {}\n  the wrapper said: {}",
-                        shape.name,
-                        problems.join("; "),
-                        alone.stderr.trim(),
-                        wrapper.stderr.trim()
-                    ));
-                }
-                let _ = Command::new("chmod").args(["-R", "u+w"]).arg(&base).status();
-            });
+    on_two_threads(work, |n, (release, root, compiler, shape)| {
+        let base = scratch.path().join(n.to_string());
+        let (alone_dir, wrapper_dir) = (base.join("alone"), base.join("wrapper"));
+        // The toolkit as nvcc alone and the wrapper reach it: through the bind mount for a user who is not root.
+        let unprivileged = shape.unprivileged && unprivileged_user().is_some();
+        let toolkit = |dir: &Path| if unprivileged { dir.join("tk") } else { root.clone() };
+        let mut args = vec![OsString::from(format!("-ccbin={compiler}"))];
+        args.extend(shape.args.iter().cloned());
+        let alone = run(&shape, &alone_dir, &toolkit(&alone_dir).join("bin/nvcc"), &args, &[], &root);
+        let dev_before = dev_null_files();
+        // The wrapper, installed as `nvcc` in front of the same toolkit, with only the host compiler set.
+        let bin = wrapper_dir.join("wrapper");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::os::unix::fs::symlink(WRAPPER, bin.join("nvcc")).unwrap();
+        let config = wrapper_dir.join("config.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "nvcc = \"{}\"\n[host-compiler]\nstdenv = \"{compiler}\"\n",
+                toolkit(&wrapper_dir).join("bin/nvcc").display()
+            ),
+        )
+        .unwrap();
+        let env = [
+            ("NVCC_WRAPPER_CONFIG", config.clone().into_os_string()),
+            ("NVCC_WRAPPER_PROBE_CACHE_DIR", wrapper_dir.join("probe-cache").into_os_string()),
+        ];
+        let wrapper = run(&shape, &wrapper_dir, &bin.join("nvcc"), &shape.args, &env, &root);
+        let mut problems = Vec::new();
+        match (alone.code, wrapper.code) {
+            (Some(0), Some(0)) => {}
+            (Some(0), code) => problems.push(format!("nvcc alone exits 0, the wrapper {code:?}")),
+            (a, w) if a != w => problems.push(format!("nvcc alone exits {a:?}, the wrapper {w:?}")),
+            _ => {}
         }
+        if alone.names != wrapper.names {
+            let show =
+                |s: &BTreeSet<Vec<u8>>| s.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect::<Vec<_>>();
+            problems.push(format!(
+                "nvcc alone leaves {:?}, the wrapper {:?}",
+                show(&alone.names),
+                show(&wrapper.names)
+            ));
+        }
+        if wrapper.temporaries > alone.temporaries {
+            problems.push(format!(
+                "the wrapper leaves {} temporary files, nvcc alone {}",
+                wrapper.temporaries, alone.temporaries
+            ));
+        }
+        let dev_after = dev_null_files();
+        if dev_after.len() > dev_before.len() {
+            problems.push(format!("new in /dev: {dev_after:?}"));
+        }
+        if !problems.is_empty() {
+            failures.lock().unwrap().push(format!(
+                "nvcc {release}, {}: {}\n  nvcc alone said: {}\n  the wrapper said: {}",
+                shape.name,
+                problems.join("; "),
+                alone.stderr.trim(),
+                wrapper.stderr.trim()
+            ));
+        }
+        let _ = Command::new("chmod").args(["-R", "u+w"]).arg(&base).status();
     });
     let failures = failures.into_inner().unwrap();
     eprintln!("differential corpus: {tried} call shapes tried over nvcc 13.5, 12.4 and 11.8, {} ended otherwise than with nvcc alone", failures.len());

@@ -322,6 +322,25 @@ fn filetime(path: PathBuf) -> Option<()> {
     Command::new("touch").args(["-d", "2020-01-01 00:00:00"]).arg(path).status().ok()?.success().then_some(())
 }
 
+/// What stdout or stderr is given for `stream`; `None` when it is closed.
+fn output(stream: Stream) -> Option<Stdio> {
+    match stream {
+        Stream::Closed => None,
+        Stream::Full => Some(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap().into()),
+        // A pipe whose reader is gone: its read end closed before the call starts.
+        Stream::NoReader => {
+            let mut fds = [0; 2];
+            // SAFETY: pipe2 fills two descriptors; the read end is closed at once, the write end given to the call.
+            unsafe {
+                libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC);
+                libc::close(fds[0]);
+                Some(Stdio::from(<std::fs::File as std::os::unix::io::FromRawFd>::from_raw_fd(fds[1])))
+            }
+        }
+        Stream::Plain | Stream::SourcePipe => Some(Stdio::piped()),
+    }
+}
+
 /// Run one side of `case` in `dir`: `nvcc` (the real one, or the wrapper's link) found on `path`.
 fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) -> Outcome {
     lay_out(case, dir);
@@ -397,16 +416,10 @@ fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) 
             }
         }
     }
+    // The standard streams the call gets; those closed, closed in the child.
+    let mut closed = Vec::new();
     match case.stdin {
-        Stream::Closed => {
-            // SAFETY: close is async-signal-safe.
-            unsafe {
-                cmd.pre_exec(|| {
-                    libc::close(0);
-                    Ok(())
-                })
-            };
-        }
+        Stream::Closed => closed.push(0),
         Stream::SourcePipe => {
             cmd.stdin(Stdio::piped());
         }
@@ -414,56 +427,26 @@ fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) 
             cmd.stdin(Stdio::null());
         }
     }
-    // A pipe whose reader is gone: made here, its read end closed before the call starts.
-    let no_reader = |stream: Stream| -> Option<Stdio> {
-        (stream == Stream::NoReader).then(|| {
-            let mut fds = [0; 2];
-            // SAFETY: pipe2 fills two descriptors; the read end is closed at once, the write end given to the call.
-            unsafe {
-                libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC);
-                libc::close(fds[0]);
-                Stdio::from(<std::fs::File as std::os::unix::io::FromRawFd>::from_raw_fd(fds[1]))
-            }
-        })
-    };
-    let stdout_no_reader = no_reader(case.stdout);
-    let stderr_no_reader = no_reader(case.stderr);
-    match case.stdout {
-        Stream::Full => {
-            cmd.stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+    match output(case.stdout) {
+        Some(given) => {
+            cmd.stdout(given);
         }
-        Stream::NoReader => {
-            cmd.stdout(stdout_no_reader.unwrap());
-        }
-        Stream::Closed => {
-            // SAFETY: close is async-signal-safe.
-            unsafe {
-                cmd.pre_exec(|| {
-                    libc::close(1);
-                    Ok(())
-                })
-            };
-        }
-        _ => {
-            cmd.stdout(Stdio::piped());
-        }
+        None => closed.push(1),
     }
-    match case.stderr {
-        Stream::NoReader => {
-            cmd.stderr(stderr_no_reader.unwrap());
+    match output(case.stderr) {
+        Some(given) => {
+            cmd.stderr(given);
         }
-        Stream::Closed => {
-            // SAFETY: close is async-signal-safe.
-            unsafe {
-                cmd.pre_exec(|| {
-                    libc::close(2);
-                    Ok(())
-                })
-            };
-        }
-        _ => {
-            cmd.stderr(Stdio::piped());
-        }
+        None => closed.push(2),
+    }
+    // SAFETY: close is async-signal-safe; `closed` was made before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            for fd in &closed {
+                libc::close(*fd);
+            }
+            Ok(())
+        });
     }
     if case.stdout == Stream::NoReader || case.stderr == Stream::NoReader {
         // As a Python parent's child would start: SIGPIPE ignored, so a write to the pipe fails with EPIPE.
@@ -629,56 +612,48 @@ fn every_surrounding_a_build_gives_a_call_ends_it_as_with_nvcc_alone() {
         }
     }
     let tried = work.len();
-    let queue = Mutex::new(work);
     let failures = Mutex::new(Vec::<String>::new());
     let rows = Mutex::new(Vec::<(String, &str, String, String)>::new());
     let scratch = tempfile::tempdir().unwrap();
-    let counter = std::sync::atomic::AtomicUsize::new(0);
     #[allow(clippy::disallowed_methods)]
     let system = std::env::var_os("PATH").unwrap_or_default();
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let Some((release, root, compiler, c)) = queue.lock().unwrap().pop() else { break };
-                let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let base = scratch.path().join(n.to_string());
-                let (alone_dir, wrapper_dir) = (base.join("alone"), base.join("wrapper"));
-                let path = |wrapper_bin: Option<&Path>| {
-                    let mut dirs: Vec<PathBuf> = wrapper_bin.into_iter().map(Path::to_path_buf).collect();
-                    dirs.push(root.join("bin"));
-                    dirs.extend(std::env::split_paths(&system));
-                    std::env::join_paths(dirs).unwrap()
-                };
-                let alone = run(&c, &alone_dir, false, &path(None), compiler);
-                std::fs::create_dir_all(wrapper_dir.join("bin")).unwrap();
-                std::os::unix::fs::symlink(WRAPPER, wrapper_dir.join("bin/nvcc")).unwrap();
-                let wrapper = run(&c, &wrapper_dir, true, &path(Some(&wrapper_dir.join("bin"))), compiler);
-                if alone.ended.starts_with("skipped") {
-                    eprintln!("note: nvcc {release}, {}: {}", c.name, alone.ended);
-                    continue;
-                }
-                let shown = |o: &Outcome| {
-                    let mut words = vec![o.ended.clone()];
-                    if let Some(tokens) = o.tokens {
-                        words.push(format!("{tokens} of {TOKENS} slots back"));
-                    }
-                    if !o.left.is_empty() {
-                        words.push(format!("{} left running", o.left.len()));
-                    }
-                    words.join(", ")
-                };
-                rows.lock().unwrap().push((c.name.clone(), release, shown(&alone), shown(&wrapper)));
-                let problems = differences(&c, &alone, &wrapper);
-                if !problems.is_empty() {
-                    failures.lock().unwrap().push(format!(
-                        "nvcc {release}, {}: {}\n  nvcc alone said: {}\n  the wrapper said: {}",
-                        c.name,
-                        problems.join("; "),
-                        alone.stderr.trim(),
-                        wrapper.stderr.trim()
-                    ));
-                }
-            });
+    on_two_threads(work, |n, (release, root, compiler, c)| {
+        let base = scratch.path().join(n.to_string());
+        let (alone_dir, wrapper_dir) = (base.join("alone"), base.join("wrapper"));
+        let path = |wrapper_bin: Option<&Path>| {
+            let mut dirs: Vec<PathBuf> = wrapper_bin.into_iter().map(Path::to_path_buf).collect();
+            dirs.push(root.join("bin"));
+            dirs.extend(std::env::split_paths(&system));
+            std::env::join_paths(dirs).unwrap()
+        };
+        let alone = run(&c, &alone_dir, false, &path(None), compiler);
+        std::fs::create_dir_all(wrapper_dir.join("bin")).unwrap();
+        std::os::unix::fs::symlink(WRAPPER, wrapper_dir.join("bin/nvcc")).unwrap();
+        let wrapper = run(&c, &wrapper_dir, true, &path(Some(&wrapper_dir.join("bin"))), compiler);
+        if alone.ended.starts_with("skipped") {
+            eprintln!("note: nvcc {release}, {}: {}", c.name, alone.ended);
+            return;
+        }
+        let shown = |o: &Outcome| {
+            let mut words = vec![o.ended.clone()];
+            if let Some(tokens) = o.tokens {
+                words.push(format!("{tokens} of {TOKENS} slots back"));
+            }
+            if !o.left.is_empty() {
+                words.push(format!("{} left running", o.left.len()));
+            }
+            words.join(", ")
+        };
+        rows.lock().unwrap().push((c.name.clone(), release, shown(&alone), shown(&wrapper)));
+        let problems = differences(&c, &alone, &wrapper);
+        if !problems.is_empty() {
+            failures.lock().unwrap().push(format!(
+                "nvcc {release}, {}: {}\n  nvcc alone said: {}\n  the wrapper said: {}",
+                c.name,
+                problems.join("; "),
+                alone.stderr.trim(),
+                wrapper.stderr.trim()
+            ));
         }
     });
     // The table docs/reliability.md shows: each case, how it ended on each release, alone and through the wrapper.
