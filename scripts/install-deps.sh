@@ -40,7 +40,7 @@ PACKAGES=(
   strace                          # proves nothing is probed before the real nvcc runs
   file                            # identifies the ELF machine of build outputs
   python3-pip                     # fetch-toolkits.sh downloads wheels with pip
-  hyperfine strace time           # scripts/bench.sh (run by hand): timings, execve counts, peak RSS
+  hyperfine time                  # scripts/bench.sh (run by hand): timings and peak RSS (strace above: execve counts)
 )
 # What scripts/demo.sh needs on a machine with only Rust and pip: a C toolchain for cargo, and Debian 12's g++ 12,
 # a host compiler NVCC 12.x and 13.x accept (pip too, for scripts/fetch-toolkits.sh).

@@ -145,6 +145,11 @@ pub fn run(ctx: &Context) -> Result<i32> {
             return Ok(0);
         }
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // `nvcc-wrapper compat` alone names its own subcommands, not the top level's.
+            if ctx.args.first().is_some_and(|a| a == "compat") {
+                return Err(Error::new(ErrorKind::Usage, "nvcc-wrapper compat requires a subcommand: scan or dump")
+                    .with_help("`nvcc-wrapper compat --help` says what each does"));
+            }
             return Err(Error::new(
                 ErrorKind::Usage,
                 "nvcc-wrapper requires a subcommand: explain, doctor, check-reproducible, gencode, jobserver or compat",
@@ -182,8 +187,15 @@ fn usage_error(rendered: &str) -> Error {
             message += &format!(": {}", line.trim());
         }
     }
-    let command =
-        usage.as_deref().and_then(|u| u.split(" <").next()).unwrap_or("nvcc-wrapper").trim_end_matches(" [OPTIONS]");
+    // The command's own words, before its first option or value (`nvcc-wrapper gencode`), so that the help line's
+    // `--help` runs as printed.
+    let words: Vec<&str> = usage
+        .as_deref()
+        .unwrap_or("nvcc-wrapper")
+        .split(' ')
+        .take_while(|w| !w.is_empty() && !w.starts_with(['-', '<', '[']))
+        .collect();
+    let command = words.join(" ");
     let help = match &usage {
         Some(u) => format!("usage: {u}; `{command} --help` says more"),
         None => format!("`{command} --help` says more"),

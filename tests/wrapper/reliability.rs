@@ -132,3 +132,30 @@ fn every_bad_input_in_docs_reliability_gets_its_exit_code_and_one_error_and_help
     }
     assert!(wrong.is_empty(), "{} row(s) of docs/reliability.md do not hold:\n\n{}", wrong.len(), wrong.join("\n"));
 }
+
+/// Issue 39, item 5: a help line suggested `nvcc-wrapper gencode --cuda-version --help`, itself an error. Every
+/// command a row's `help:` line names in backticks (`nvcc-wrapper ...`, with no placeholder like `DIR` or `ARGS`)
+/// runs as printed, in the row's sandbox, without a usage error (exit 2).
+#[test]
+fn every_command_a_help_line_names_runs_as_printed() {
+    let mut tried = 0;
+    let mut wrong = Vec::new();
+    for (command, _, _) in rows() {
+        let (out, _) = run_row(&command);
+        let err = stderr(&out);
+        let Some(help) = err.lines().find(|l| l.starts_with("help: ")) else { continue };
+        for suggested in help.split('`').skip(1).step_by(2).filter(|c| c.starts_with("nvcc-wrapper ")) {
+            let placeholder = suggested.split(' ').any(|w| w.len() > 1 && w.chars().all(|c| c.is_ascii_uppercase()));
+            if placeholder {
+                continue;
+            }
+            tried += 1;
+            let (out, _) = run_row(suggested);
+            if out.status.code() == Some(2) {
+                wrong.push(format!("`{command}` suggests `{suggested}`, which fails:\n{}", stderr(&out)));
+            }
+        }
+    }
+    assert!(tried >= 5, "only {tried} suggested commands found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
