@@ -17,7 +17,7 @@
 //! - A signal sent to W itself (those in `FORWARDED` that the caller did not ignore) is passed to K and by K to nvcc,
 //!   which answers it as it would alone (nvcc 11.8 to 13.5 end on SIGTERM, 255, and ignore SIGINT and SIGQUIT while a
 //!   program of theirs runs, as `system(3)` does). One a terminal sent to a W that leads its group reached nvcc too:
-//!   it is not sent again.
+//!   it is not sent again; nor is a SIGINT or SIGQUIT to such a W (`SHARES_GROUP`).
 //! - When W dies, K gets SIGTERM and sends it to nvcc and every process nvcc started, at once.
 //! - After any of these, once nvcc has ended, what is left of its processes is stopped before K ends (nvcc alone
 //!   leaves its `cicc` or `gcc` running when SIGTERM ends it): SIGTERM first, so that `gcc` removes its temporary
@@ -39,7 +39,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use crate::context::jobserver::Client;
 use crate::context::Env;
@@ -58,8 +58,18 @@ const NOT_STARTED: i32 = 127;
 /// K's pid, for W's handler (0: none).
 static KEEPER: AtomicI32 = AtomicI32::new(0);
 
+/// W shares nvcc's process group (it leads it, so it could not leave): a SIGINT or SIGQUIT it gets most likely went
+/// to the whole group (a shell's `kill %1`, Ninja's interrupt, which signals each command's group) and reached nvcc
+/// already. Passed on, it would reach nvcc twice, and nvcc answers the second otherwise (255 where alone it says 2);
+/// one sent to W alone, nvcc alone would ignore while a program of its own runs. So those two are not passed on.
+static SHARES_GROUP: AtomicBool = AtomicBool::new(false);
+
 extern "C" fn forward(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     let keeper = KEEPER.load(Ordering::SeqCst);
+    let interactive = signal == libc::SIGINT || signal == libc::SIGQUIT;
+    if interactive && SHARES_GROUP.load(Ordering::SeqCst) {
+        return;
+    }
     // SAFETY: the kernel hands a valid siginfo to an SA_SIGINFO handler; kill is async-signal-safe.
     unsafe {
         if keeper > 0 && (*info).si_code != libc::SI_KERNEL {
@@ -180,6 +190,7 @@ pub fn run(
     // SAFETY: getpid, getpgrp and setpgid take and return plain integers.
     let caller_group = unsafe { libc::getpgrp() };
     let left_group = caller_group != unsafe { libc::getpid() } && unsafe { libc::setpgid(0, 0) } == 0;
+    SHARES_GROUP.store(!left_group, Ordering::SeqCst);
     let restore = || {
         mask(libc::SIG_BLOCK, &forwarded);
         if left_group {
@@ -321,18 +332,17 @@ fn keep(
             }
         }
     };
-    // What nvcc gets beyond W's command: the threads, and a temporary directory of the call's own.
-    let mut args = None;
-    let mut env = None;
-    if let (Some(lend), n) = (lend, held.len()) {
-        if n > 0 {
-            let threads = (n + 1).to_string();
-            tracing::debug!("{n} job slots taken: nvcc runs with --threads {threads}");
+    // With slots taken, nvcc's command gets its threads: W's command is built again with them.
+    let command = match lend.as_ref().filter(|_| !held.is_empty()) {
+        None => Ok(command),
+        Some(lend) => {
+            let threads = (held.len() + 1).to_string();
+            tracing::debug!("{} job slots taken: nvcc runs with --threads {threads}", held.len());
             match lend.channel {
                 ThreadsIn::Argv(at) => {
-                    let mut with = start.args.to_vec();
-                    with.splice(at..at, [OsString::from("--threads"), OsString::from(threads)]);
-                    args = Some(with);
+                    let mut args = start.args.to_vec();
+                    args.splice(at..at, [OsString::from("--threads"), OsString::from(threads)]);
+                    Spawn::new(start.program, &args, start.env)
                 }
                 ThreadsIn::PrependFlags => {
                     let name = crate::context::vars::NVCC_PREPEND_FLAGS;
@@ -341,14 +351,12 @@ fn keep(
                         flags.push(" ");
                         flags.push(given);
                     }
-                    env.get_or_insert_with(|| start.env.clone()).set(name, flags);
+                    let mut env = start.env.clone();
+                    env.set(name, flags);
+                    Spawn::new(start.program, start.args, &env)
                 }
             }
         }
-    }
-    let command = match (&args, &env) {
-        (None, None) => Ok(command),
-        _ => Spawn::new(start.program, args.as_deref().unwrap_or(start.args), env.as_ref().unwrap_or(start.env)),
     };
     // A file's times are taken from a coarse clock: a second earlier than the start, to miss none of nvcc's.
     let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
@@ -380,7 +388,7 @@ fn keep(
         // SAFETY: getppid has no preconditions.
         let wrapper_gone = unsafe { libc::getppid() } != wrapper;
         if !wrapper_gone && !caught.contains(&signal) {
-            // SIGTERM that the caller ignores, sent to K: ignored, as by nvcc alone.
+            // A signal the caller ignores, sent to K itself: ignored, as by nvcc alone.
             continue;
         }
         stopping = true;

@@ -114,6 +114,9 @@ struct Case {
     read_stdout: bool,
     /// Use the heavy source (for a signal mid-compile).
     heavy: bool,
+    /// Run by a shell that waits for it (`sh -c 'nvcc ...; exit $?'`, as make runs a rule): the shell leads the call's
+    /// process group, not nvcc (or the wrapper), which a shell's job or Ninja's command would.
+    under_shell: bool,
 }
 
 fn case(name: &str, args: &[&str]) -> Case {
@@ -131,6 +134,7 @@ fn case(name: &str, args: &[&str]) -> Case {
         wrapper_env: Vec::new(),
         read_stdout: false,
         heavy: false,
+        under_shell: false,
     }
 }
 
@@ -230,10 +234,32 @@ fn corpus(root_privileges: bool, full: bool) -> Vec<Case> {
         ("SIGINT to its group mid-compile, -MD", Stop::Group(libc::SIGINT)),
         ("SIGTERM to its group mid-compile, -MD", Stop::Group(libc::SIGTERM)),
         ("SIGTERM to the call mid-compile, -MD", Stop::Process(libc::SIGTERM)),
+        ("SIGINT to the call mid-compile, -MD", Stop::Process(libc::SIGINT)),
     ] {
         let mut c = compile(name);
         c.stop = Some(stop);
         c.heavy = true;
+        c.args =
+            [&TARGETS[..], &["-MD", "-c", "heavy.cu", "-o", "o/h.o"]].concat().iter().map(|a| a.to_string()).collect();
+        cases.push(c);
+    }
+    // The same under a shell that leads the group (the wrapper then leaves it while nvcc runs), with and without
+    // threads: only the wrapper's own handling of process groups differs, so on 13.5 alone.
+    let under_shell = [
+        ("under sh: SIGINT to its group mid-compile, -MD", Stop::Group(libc::SIGINT), Flags::None),
+        ("under sh: SIGTERM to its group mid-compile, -MD", Stop::Group(libc::SIGTERM), Flags::None),
+        (
+            "under sh: SIGKILL to its group mid-compile, 3 slots free",
+            Stop::Group(libc::SIGKILL),
+            Flags::Held { fifo: true },
+        ),
+    ];
+    for (name, stop, flags) in under_shell.into_iter().filter(|_| full) {
+        let mut c = compile(name);
+        c.stop = Some(stop);
+        c.heavy = true;
+        c.under_shell = true;
+        c.flags = flags;
         c.args =
             [&TARGETS[..], &["-MD", "-c", "heavy.cu", "-o", "o/h.o"]].concat().iter().map(|a| a.to_string()).collect();
         cases.push(c);
@@ -375,6 +401,10 @@ fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) 
     } else if let Some(Some(cgroup)) = &cgroup {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         cgroup.wrap(Path::new("nvcc"), &args)
+    } else if case.under_shell {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "nvcc \"$@\"; status=$?; exit $status", "sh"]).args(&args);
+        cmd
     } else {
         let mut cmd = Command::new("nvcc");
         cmd.args(&args);
