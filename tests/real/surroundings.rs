@@ -428,8 +428,10 @@ fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) 
         cmd.args(["-c", "nvcc \"$@\"; status=$?; exit $status", "sh"]).args(&args);
         cmd
     } else {
-        let mut cmd = Command::new("nvcc");
-        cmd.args(&args);
+        // The `nvcc` the case's PATH finds (the wrapper's link, or the toolkit's), started by that name, as a build's
+        // `nvcc` is.
+        let mut cmd = Command::new(which::which_in("nvcc", Some(path), dir).unwrap());
+        cmd.arg0("nvcc").args(&args);
         cmd
     };
     cmd.current_dir(dir)
