@@ -312,7 +312,7 @@ fn gencode(
 }
 
 fn explain(ctx: &Context, format: ExplainFormat, args: Vec<OsString>) -> Result<i32> {
-    let prepared = prepare::prepare(ctx, args)?;
+    let prepared = prepare::describe(ctx, args)?;
     let now = threads_now(ctx, &prepared);
     match format {
         ExplainFormat::Text => {

@@ -51,7 +51,7 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
     let (cuda_version, probes, nvcc) =
         (config.config.cuda_version, setup.probes.clone(), setup.located.nvcc.path.clone());
     let compat = setup.settings.compat.clone();
-    let prepared = match setup.prepare(ctx, SAMPLE.map(OsString::from).to_vec()) {
+    let prepared = match setup.describe(ctx, SAMPLE.map(OsString::from).to_vec()) {
         Ok(prepared) => prepared,
         Err(e) => {
             for line in header {

@@ -51,12 +51,23 @@ impl Setup {
         Ok(Setup { settings, located, probes, scratch: scratch_dir(&ctx.env) })
     }
 
-    /// Parse `args` as nvcc's command line (with nvcc's environment channels) and decide what to run.
+    /// Parse `args` as nvcc's command line (with nvcc's environment channels) and decide what to run, as this process
+    /// will run it.
     pub fn prepare(self, ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
+        self.prepare_for(ctx, args, Some(ctx.pid))
+    }
+
+    /// The same for a call described, not run here (`explain`, `doctor`): what names nvcc's process id shows
+    /// `<pid>`, not this process's.
+    pub fn describe(self, ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
+        self.prepare_for(ctx, args, None)
+    }
+
+    fn prepare_for(self, ctx: &Context, args: Vec<OsString>, pid: Option<u32>) -> Result<Prepared> {
         let invocation = Invocation::parse_args(ctx, args)?;
         let tmpdir = ctx.env.non_empty(vars::TMPDIR).map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
         let nvcc_process = plan::NvccProcess {
-            pid: ctx.pid,
+            pid,
             tmpdir,
             given_bytes: ctx.given_bytes(),
             arg_max: ctx.arg_max,
@@ -148,9 +159,14 @@ pub fn probe_cache(ctx: &Context) -> Result<ProbeCache> {
     })
 }
 
-/// Set up and prepare `args` in one go: what the drop-in and `explain` do.
+/// Set up and prepare `args` in one go: what the drop-in does.
 pub fn prepare(ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
     Setup::new(ctx)?.prepare(ctx, args)
+}
+
+/// Set up and describe `args` in one go: what `explain` does.
+pub fn describe(ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
+    Setup::new(ctx)?.describe(ctx, args)
 }
 
 #[cfg(test)]

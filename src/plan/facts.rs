@@ -113,7 +113,9 @@ pub enum JobSlots {
 /// given against the kernel's limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NvccProcess {
-    pub pid: u32,
+    /// nvcc's process id: the wrapper's own, which nvcc takes over by exec; `None` for a call described and not run
+    /// here (`explain`, `doctor`), whose `{pid}` is shown as `<pid>`.
+    pub pid: Option<u32>,
     pub tmpdir: PathBuf,
     /// The call as the caller gave it: its arguments and environment as the kernel counts them (each string, its
     /// NUL and a pointer), and the kernel's limit on them (`sysconf(_SC_ARG_MAX)`).
@@ -126,7 +128,7 @@ pub struct NvccProcess {
 impl NvccProcess {
     /// A fixed process, for the in-process benchmark and fuzz entry points: pid 4242, `/tmp`, a small call.
     pub fn fixed() -> NvccProcess {
-        NvccProcess { pid: 4242, tmpdir: "/tmp".into(), given_bytes: 4096, arg_max: 2 << 20, nix_build: false }
+        NvccProcess { pid: Some(4242), tmpdir: "/tmp".into(), given_bytes: 4096, arg_max: 2 << 20, nix_build: false }
     }
 }
 

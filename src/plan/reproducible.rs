@@ -368,7 +368,7 @@ fn value(facts: &Facts, plan: &Plan, name: &str) -> std::result::Result<String, 
             if plan.threads.is_some() {
                 return Err(Missing::Pid("the wrapper may wait for nvcc to give back the job slots it lends"));
             }
-            return Ok(format!("{:08x}", facts.nvcc_process.pid));
+            return Ok(facts.nvcc_process.pid.map_or_else(|| "<pid>".to_string(), |pid| format!("{pid:08x}")));
         }
         // (what the value is, for messages; the value; why there is none)
         "tmpdir" => ("nvcc's temporary directory", Some(facts.nvcc_process.tmpdir.as_os_str()), ""),

@@ -189,7 +189,7 @@ fn plan_for_with(
 
 /// The process nvcc will be in these tests: pid 0x2a (`0000002a`), `$TMPDIR` unset.
 static NVCC_PROCESS: std::sync::LazyLock<NvccProcess> = std::sync::LazyLock::new(|| NvccProcess {
-    pid: 42,
+    pid: Some(42),
     tmpdir: "/tmp".into(),
     given_bytes: 4096,
     arg_max: 2 << 20,

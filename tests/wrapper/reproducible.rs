@@ -29,6 +29,20 @@ fn a_compile_gets_its_flags_before_the_users_arguments() {
     assert_eq!(sb.recorded().args(), want);
 }
 
+/// Issue 39, item 7: `explain` and `doctor` describe a call that runs under a process id of its own, so the map shows
+/// `<pid>`, never the process id of the `explain` that printed it.
+#[test]
+fn explain_and_doctor_show_a_placeholder_for_the_process_id() {
+    let sb = Sandbox::new();
+    let explain = on(&mut sb.wrapper_cli()).args(["explain", "--", "k.cu", "-o", "app"]).output().unwrap();
+    let doctor = on(&mut sb.wrapper_cli()).arg("doctor").output().unwrap();
+    for (name, out) in [("explain", &explain), ("doctor", &doctor)] {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("'-Xcompiler=-ffile-prefix-map=/tmp/tmpxft_<pid>_=tmpxft_'"), "{name}: {text}");
+        assert_eq!(text.matches("tmpxft_").count(), text.matches("tmpxft_<pid>_").count() * 2, "{name}: {text}");
+    }
+}
+
 #[test]
 fn the_process_id_a_one_call_program_maps_is_the_one_nvcc_runs_under() {
     let sb = Sandbox::new();

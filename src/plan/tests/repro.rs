@@ -140,7 +140,7 @@ fn the_pid_is_named_only_when_nvcc_will_have_the_wrappers() {
         depth: 0,
         scratch: Path::new("/scratch"),
         nvcc_process: &NvccProcess {
-            pid: 0xbeef,
+            pid: Some(0xbeef),
             tmpdir: "/build/tmp".into(),
             given_bytes: 4096,
             arg_max: 2 << 20,
