@@ -95,27 +95,8 @@ fn explained(ev: &Evaluated, case: &str) -> Option<Vec<String>> {
     assert_eq!(execs, [WRAPPER.to_string()], "{case}: the wrapper ran a program while planning:\n{text}");
     let runs = text.lines().find_map(|l| l.strip_prefix("runs:")).unwrap_or_else(|| panic!("{case}: {text}"));
     let shown = runs.trim().replace(path_str(&ev.root), "ROOT").replace(path_str(&cache_dir()), "CACHE");
-    Some(shlex::split(&without_pid(&shown)).unwrap())
-}
-
-/// `text` with each `tmpxft_<8 hex digits>_` (nvcc's temporary names, after the process id of the `explain` that
-/// planned them) as `tmpxft_PID_`.
-fn without_pid(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("tmpxft_") {
-        let (before, from) = rest.split_at(at + "tmpxft_".len());
-        out.push_str(before);
-        let pid = from.get(..9).filter(|p| p.ends_with('_') && p[..8].bytes().all(|b| b.is_ascii_hexdigit()));
-        rest = match pid {
-            Some(_) => {
-                out.push_str("PID_");
-                &from[9..]
-            }
-            None => from,
-        };
-    }
-    out + rest
+    // explain names nvcc's process id `<pid>`: the call it describes runs under its own.
+    Some(shlex::split(&shown).unwrap())
 }
 
 fn words(line: &str) -> Vec<String> {
@@ -152,7 +133,7 @@ arch-flags = "respect"
         "ROOT/cuda_nvcc-12.4/bin/nvcc -ccbin=ROOT/gcc-wrapper-13.3.0/bin/g++ \
          -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_89,code=sm_89 \
          -gencode=arch=compute_89,code=compute_89 -Xfatbin=-compress-all \
-         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_PID_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
+         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_<pid>_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
          -Xcompiler=-frandom-seed=hello hello.cu -o hello",
     );
 }
@@ -178,7 +159,7 @@ arch-flags = "respect"
          -LROOT/gcc-14.2.0/lib/gcc/x86_64-unknown-linux-gnu/14.2.0 -Xlinker=-rpath,ROOT/gcc-14.2.0-lib/lib \
          -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_90a,code=sm_90a \
          -gencode=arch=compute_90,code=compute_90 -Xfatbin=-compress-all \
-         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_PID_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
+         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_<pid>_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
          -Xcompiler=-frandom-seed=hello hello.cu -o hello",
     );
 }
@@ -238,7 +219,7 @@ candidates = [{ path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-13.3.0/bin/aa
          -ICACHE/target-roots/jetson-12.4/include -LCACHE/target-roots/jetson-12.4/lib \
          -gencode=arch=compute_87,code=sm_87 -gencode=arch=compute_87,code=compute_87 \
          -Xfatbin=-compress-all \
-         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_PID_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
+         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_<pid>_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
          -Xcompiler=-frandom-seed=hello hello.cu -o hello",
     );
 }
@@ -270,7 +251,7 @@ stdenv = { path = "ROOT/aarch64-unknown-linux-gnu-gcc-wrapper-14.2.0/bin/aarch64
          -LCACHE/target-roots/sbsa-13.0/lib \
          -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_110,code=sm_110 \
          -gencode=arch=compute_110,code=compute_110 --compress-mode=size \
-         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_PID_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
+         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_<pid>_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
          --frandom-seed=hello hello.cu -o hello",
     );
 }
@@ -303,7 +284,7 @@ candidates = [{ path = "ROOT/powerpc64le-unknown-linux-gnu-gcc-wrapper-13.3.0/bi
          -ICACHE/target-roots/ppc64le-12.4/include -LCACHE/target-roots/ppc64le-12.4/lib \
          -gencode=arch=compute_70,code=sm_70 -gencode=arch=compute_70,code=compute_70 \
          -Xfatbin=-compress-all \
-         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_PID_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
+         -Xcompiler=-ffile-prefix-map=/tmp/tmpxft_<pid>_=tmpxft_ -Xcudafe=--orig_src_path_name=hello.cu \
          -Xcompiler=-frandom-seed=hello hello.cu -o hello",
     );
 }
