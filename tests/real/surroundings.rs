@@ -36,6 +36,7 @@ const TARGETS: [&str; 2] = ["-gencode=arch=compute_80,code=sm_80", "-gencode=arc
 const TOKENS: usize = 3;
 /// How long one side may run before it is taken for hung.
 const HUNG: Duration = Duration::from_secs(300);
+/// How a side ends when it ran past `HUNG`.
 const HUNG_WORD: &str = "hung";
 /// How long a `cicc` may sit in its own interrupt handler, waiting on a lock, before it is taken for deadlocked.
 const STUCK: Duration = Duration::from_secs(10);
@@ -335,8 +336,8 @@ fn running(dir: &Path, name: &str) -> bool {
 
 /// A `cicc` of the call's is inside its handler of SIGINT or SIGTERM (the signal is blocked, as during its handler),
 /// waiting on a lock. `cicc`'s handler calls `exit`, whose handlers take a lock of `cicc`'s own: a signal that lands
-/// while `cicc` holds that lock leaves it waiting for itself for ever, with nvcc alone as under the wrapper
-/// (docs/nvcc-facts.md, "What nvcc does on a signal").
+/// while `cicc` holds that lock leaves it waiting for itself for ever, and nvcc waits for it (docs/nvcc-facts.md,
+/// "What nvcc does on a signal", with the counts measured and what they leave open).
 fn cicc_stuck_in_its_handler(dir: &Path) -> bool {
     running_in(dir).iter().filter_map(|p| p.strip_suffix(" cicc")).any(|pid| {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -697,7 +698,7 @@ fn every_surrounding_a_build_gives_a_call_ends_it_as_with_nvcc_alone() {
             std::env::join_paths(dirs).unwrap()
         };
         // Both sides again, from new directories, when a `cicc` of either deadlocked in its own interrupt handler
-        // (which depends only on where in `cicc` the signal lands); a deadlock every time counts as how it ended.
+        // (a race inside `cicc`, on where the signal lands); a deadlock on every try counts as how the case ended.
         let mut tries = 0;
         let (alone, wrapper) = loop {
             let base = scratch.path().join(format!("{n}-{tries}"));
