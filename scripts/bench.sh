@@ -11,7 +11,8 @@
 #                               (issue 31): wall time and peak memory of the whole build. Settings by variable:
 #                               NVCC (default: nvcc on PATH), WRAPPER (a built wrapper; default: cargo builds one),
 #                               JOBS (default: nproc), FILES ("2 20"), TARGETS ("80 86 89 90"), TOOLS ("make cmake"),
-#                               NINJA (a Ninja 1.13 for the wrapper's jobserver; default: ninja on PATH), CXX (g++)
+#                               NINJA (a Ninja 1.13 for the wrapper's jobserver; default: ninja on PATH), CXX (g++),
+#                               VARIANTS ("t1 t4 wrapper follow"; follow: the wrapper with `threads-follow`, issue 41)
 #   scripts/bench.sh slots      a call with four GPU targets under a jobserver with no free slot (it opens the
 #                               jobserver, reads the memory free, finds no slot and execs as before) against the same
 #                               call with no jobserver, in one run (issue 31)
@@ -51,7 +52,7 @@ parallel() {
   local results=$work/results.jsonl files tool variant dir
   for files in ${FILES:-2 20}; do
     for tool in ${TOOLS:-make cmake}; do
-      for variant in t1 t4 wrapper; do
+      for variant in ${VARIANTS:-t1 t4 wrapper follow}; do
         dir=$work/$tool-$files-$variant
         mkdir -p "$dir"
         local sources=() i
@@ -63,6 +64,7 @@ parallel() {
         if [[ $tool == make ]]; then
           local compiler="$nvcc -ccbin $cxx ${gencode[*]} $flags"
           [[ $variant == wrapper ]] && compiler="$work/wrapper/bin/nvcc"
+          [[ $variant == follow ]] && compiler="NVCC_WRAPPER_THREADS_FOLLOW=1 $work/wrapper/bin/nvcc"
           printf 'all: %s\n%%.o: %%.cu\n\t+%s -c $< -o $@\n' "${sources[*]/%.cu/.o}" "$compiler" >"$dir/Makefile"
           build=(make -C "$dir" -j"$jobs")
         else
@@ -70,9 +72,10 @@ parallel() {
           printf 'cmake_minimum_required(VERSION 3.24)\nproject(p LANGUAGES CUDA)\nadd_library(objs OBJECT %s)\n' \
             "${sources[*]}" >"$dir/CMakeLists.txt"
           local config=(-DCMAKE_MAKE_PROGRAM="$ninja")
-          if [[ $variant == wrapper ]]; then
+          if [[ $variant == wrapper || $variant == follow ]]; then
             config+=(-DCMAKE_CUDA_COMPILER="$work/wrapper/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES=OFF)
-            build=("$work/wrapper/bin/nvcc-wrapper" jobserver -j "$jobs" -- "$ninja" -C "$dir/build")
+            build=(env NVCC_WRAPPER_THREADS_FOLLOW=$([[ $variant == follow ]] && echo 1 || echo 0)
+              "$work/wrapper/bin/nvcc-wrapper" jobserver -j "$jobs" -- "$ninja" -C "$dir/build")
           else
             config+=(-DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_HOST_COMPILER="$cxx"
               -DCMAKE_CUDA_ARCHITECTURES="$(IFS=';'; echo "${targets[*]}")" -DCMAKE_CUDA_FLAGS="$flags")
@@ -86,8 +89,6 @@ parallel() {
     done
   done
   echo
-  echo "| build | files | nvcc -t 1: wall s, peak GiB | nvcc -t 4 | the wrapper (slots) | wrapper/t1 wall | wrapper/t4 wall | wrapper/t1 peak |"
-  echo "|---|---:|---|---|---|---:|---:|---:|"
   python3 - "$results" <<'PY'
 import json, sys
 rows = {}
@@ -95,12 +96,19 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     tool, files, _, variant = r["label"].split()
     rows.setdefault((tool, int(files)), {})[variant] = r
+variants = [v for v in ["t1", "t4", "wrapper", "follow"] if any(v in r for r in rows.values())]
+names = {"t1": "nvcc -t 1: wall s, peak GiB", "t4": "nvcc -t 4", "wrapper": "the wrapper (slots at the start)",
+         "follow": "the wrapper (threads-follow)"}
+ratios = [(a, b) for a in ["wrapper", "follow"] for b in ["t1", "t4"] if a in variants and b in variants]
+print("| build | files | " + " | ".join(names[v] for v in variants) + " | "
+      + " | ".join("%s/%s wall" % r for r in ratios) + " | " + " | ".join("%s/t1 peak" % a for a, b in ratios if b == "t1") + " |")
+print("|---|---:|" + "---|" * len(variants) + "---:|" * (len(ratios) + sum(1 for a, b in ratios if b == "t1")))
 for (tool, files), v in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     cell = lambda x: "%.1f, %.1f%s" % (x["wall_s"], x["peak_mib"] / 1024, "" if x["rc"] == 0 else " (failed)")
-    t1, t4, w = v["t1"], v["t4"], v["wrapper"]
-    print("| %s | %d | %s | %s | %s | %.2f | %.2f | %.2f |" % ("GNU make" if tool == "make" else "CMake + Ninja",
-        files, cell(t1), cell(t4), cell(w), w["wall_s"] / t1["wall_s"], w["wall_s"] / t4["wall_s"],
-        w["peak_mib"] / t1["peak_mib"]))
+    print("| %s | %d | %s | %s | %s |" % ("GNU make" if tool == "make" else "CMake + Ninja", files,
+        " | ".join(cell(v[x]) for x in variants),
+        " | ".join("%.2f" % (v[a]["wall_s"] / v[b]["wall_s"]) for a, b in ratios),
+        " | ".join("%.2f" % (v[a]["peak_mib"] / v[b]["peak_mib"]) for a, b in ratios if b == "t1")))
 PY
 }
 

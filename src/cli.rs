@@ -318,10 +318,16 @@ fn explain(ctx: &Context, format: ExplainFormat, args: Vec<OsString>) -> Result<
         ExplainFormat::Text => {
             let mut text = report::text(&prepared);
             if let Some((slots, memory, threads)) = &now {
-                text += &format!(
-                    "now:         {slots} free job slots; {memory}: the call would run with {}\n",
-                    if *threads > 1 { format!("--threads {threads}") } else { "nvcc's one thread".to_string() }
-                );
+                let follow = prepared.plan.threads.as_ref().filter(|t| t.follow);
+                let runs = match (follow, *threads > 1) {
+                    (Some(t), _) if *threads < t.most => {
+                        format!("{threads} of nvcc's targets at once, and more as slots free")
+                    }
+                    (Some(_), _) => format!("{threads} of nvcc's targets at once"),
+                    (None, true) => format!("with --threads {threads}"),
+                    (None, false) => "with nvcc's one thread".to_string(),
+                };
+                text += &format!("now:         {slots} free job slots; {memory}: the call would run {runs}\n");
             }
             output::stdout(text)?
         }

@@ -65,16 +65,22 @@ pub fn run(ctx: &Context) -> Result<i32> {
         debug!("a job slot is free; {memory}");
         memory.threads()
     };
+    // Threads that follow the build need no slot free now (one that frees later becomes a thread), and only nvcc
+    // run directly: a compiler cache's server may run it where the keeper cannot see its work.
+    let follow = prepared.plan.threads.as_ref().is_some_and(|t| t.follow) && prepared.plan.launcher.is_none();
     let lend = match (&prepared.plan.threads, &ctx.jobserver) {
-        (Some(threads), crate::context::Jobserver::Usable(client)) if client.has_free() => Some(exec::child::Lend {
-            client,
-            most: threads.most,
-            memory_holds: &memory_holds,
-            channel: match prepared.plan.launcher {
-                Some(_) => exec::child::ThreadsIn::PrependFlags,
-                None => exec::child::ThreadsIn::Argv(0),
-            },
-        }),
+        (Some(threads), crate::context::Jobserver::Usable(client)) if follow || client.has_free() => {
+            Some(exec::child::Lend {
+                client,
+                most: threads.most,
+                memory_holds: &memory_holds,
+                channel: match prepared.plan.launcher {
+                    Some(_) => exec::child::ThreadsIn::PrependFlags,
+                    None => exec::child::ThreadsIn::Argv(0),
+                },
+                follow,
+            })
+        }
         _ => None,
     };
     let err = if prepared.plan.depfile.is_some() || lend.is_some() {

@@ -95,6 +95,15 @@ pub const OVERRIDES: &[Override] = &[
         },
     },
     Override {
+        var: vars::THREADS_FOLLOW,
+        key: "threads-follow",
+        expects: "1 or 0 (also true/false, yes/no, on/off)",
+        apply: |c, v, origin| {
+            c.threads_follow = Some(Sourced::new(switch(v)?, origin));
+            Ok(())
+        },
+    },
+    Override {
         var: vars::TARGET_SYSTEM,
         key: "[target] system",
         expects: "a Nix system (aarch64-linux) or a GNU triple",

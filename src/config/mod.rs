@@ -46,6 +46,9 @@ pub struct Config {
     /// The most threads nvcc may run one call's GPU targets with (`--threads N`), taken from free job slots when
     /// memory holds them. `1`: never more than nvcc's one. Unset: as many as the call has GPU targets.
     pub threads: Option<Sourced<ThreadCount>>,
+    /// Let a call's threads follow the build while nvcc runs: slots that free become threads at once, and slots the
+    /// call no longer uses go back (`exec::follow`). Unset: off.
+    pub threads_follow: Option<Sourced<bool>>,
     #[serde(default)]
     pub host_compiler: HostCompilerConfig,
     #[serde(default)]
@@ -308,6 +311,8 @@ impl Config {
         origins.extend(self.launcher.as_mut().map(|s| &mut s.origin));
         origins.extend(self.depfile_inputs.as_mut().map(|s| &mut s.origin));
         origins.extend(self.reproducible.as_mut().map(|s| &mut s.origin));
+        origins.extend(self.threads.as_mut().map(|s| &mut s.origin));
+        origins.extend(self.threads_follow.as_mut().map(|s| &mut s.origin));
         origins.extend(target.system.as_mut().map(|s| &mut s.origin));
         origins.extend(target.platform.as_mut().map(|s| &mut s.origin));
         for dir in [&mut target.sysroot, &mut target.cuda_root, &mut target.cuda_compat] {

@@ -34,6 +34,8 @@ pub mod vars {
     pub const REPRODUCIBLE: &str = "NVCC_WRAPPER_REPRODUCIBLE";
     /// Override `threads` (the most threads nvcc may run one call's GPU targets with).
     pub const THREADS: &str = "NVCC_WRAPPER_THREADS";
+    /// Override `threads-follow` (threads taken and given back while nvcc runs).
+    pub const THREADS_FOLLOW: &str = "NVCC_WRAPPER_THREADS_FOLLOW";
     /// GNU make's flags for its children, where a jobserver is named (`--jobserver-auth=R,W` or `fifo:PATH`); also
     /// read under the names `MFLAGS` and `CARGO_MAKEFLAGS`, as make and cargo pass them.
     pub const MAKEFLAGS: &str = "MAKEFLAGS";

@@ -41,6 +41,7 @@ use std::path::Path;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
+use super::follow::{self, Follow, Ledger};
 use crate::context::jobserver::Client;
 use crate::context::Env;
 
@@ -121,6 +122,10 @@ pub struct Lend<'a> {
     pub memory_holds: &'a dyn Fn() -> u32,
     /// Where `--threads N` goes.
     pub channel: ThreadsIn,
+    /// Threads follow the build (`threads-follow`, `super::follow`): nvcc gets a thread for each target at once and
+    /// K lets as many of its units run as it holds slots, taking and giving back slots while nvcc runs. Only for nvcc
+    /// run directly (a compiler cache's server may run it where K cannot see it) and where `/proc` shows children.
+    pub follow: bool,
 }
 
 /// Where `--threads N` goes.
@@ -162,6 +167,9 @@ pub fn run(
     lend: Option<Lend>,
     leftovers: Option<Leftovers>,
 ) -> io::Result<ExitStatus> {
+    // What K holds and stops, for W to put right if K is killed (`follow::Ledger`).
+    let ledger = lend.as_ref().and_then(|_| Ledger::shared());
+    let client = lend.as_ref().map(|l| l.client);
     let saved: Vec<(libc::c_int, libc::sigaction)> =
         FORWARDED.into_iter().map(|s| (s, action_of(s))).filter(|(_, a)| a.sa_sigaction != libc::SIG_IGN).collect();
     let caught: Vec<libc::c_int> = saved.iter().map(|(s, _)| *s).collect();
@@ -209,8 +217,14 @@ pub fn run(
             unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
         }
     };
-    let start = Start { program, args, env, group: caller_group, lend, leftovers };
+    let start = Start { program, args, env, group: caller_group, lend, leftovers, ledger };
     let result = start_keeper(start, &caught, caller_mask);
+    if let (Some(ledger), Some(client)) = (ledger, client) {
+        let back = ledger.settle(client);
+        if back > 0 {
+            tracing::debug!("the keeper ended holding {back} job slots: given back");
+        }
+    }
     restore();
     result
 }
@@ -295,6 +309,7 @@ struct Start<'a> {
     group: libc::pid_t,
     lend: Option<Lend<'a>>,
     leftovers: Option<Leftovers>,
+    ledger: Option<&'static Ledger>,
 }
 
 /// K: leave W's group, take the lent slots, start nvcc, pass signals on, stop what is left when told to, remove what
@@ -323,21 +338,44 @@ fn keep(
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
     }
     let lend = &start.lend;
-    let held = lend.as_ref().map(take).unwrap_or_default();
+    let ledger = start.ledger;
+    // Following needs to see nvcc's children, and a ledger for W; else the slots free now are taken at the start.
+    let follows = lend
+        .as_ref()
+        .filter(|l| l.follow && matches!(l.channel, ThreadsIn::Argv(_)) && ledger.is_some() && Follow::possible());
+    let mut held = match (follows, lend) {
+        (None, Some(lend)) => take(lend, ledger),
+        _ => Vec::new(),
+    };
     let give_back = |held: &[u8]| {
         if let Some(lend) = lend {
-            let lost = held.iter().filter(|b| !lend.client.give_back(**b)).count();
+            let lost = held
+                .iter()
+                .filter(|b| {
+                    if let Some(ledger) = ledger {
+                        ledger.giving_back(**b);
+                    }
+                    !lend.client.give_back(**b)
+                })
+                .count();
             if lost > 0 {
                 tracing::debug!("{lost} job slots could not be given back: the jobserver is full or gone");
             }
         }
     };
-    // With slots taken, nvcc's command gets its threads: W's command is built again with them.
-    let command = match lend.as_ref().filter(|_| !held.is_empty()) {
+    // With slots taken, or following, nvcc's command gets its threads: W's command is built again with them.
+    let threads = match follows {
+        Some(lend) => lend.most.min(follow::MOST as u32),
+        None => held.len() as u32 + 1,
+    };
+    let command = match lend.as_ref().filter(|_| threads > 1) {
         None => Ok(command),
         Some(lend) => {
-            let threads = (held.len() + 1).to_string();
-            tracing::debug!("{} job slots taken: nvcc runs with --threads {threads}", held.len());
+            match follows {
+                Some(_) => tracing::debug!("threads follow the build: nvcc runs with --threads {threads}"),
+                None => tracing::debug!("{} job slots taken: nvcc runs with --threads {threads}", held.len()),
+            }
+            let threads = threads.to_string();
             match lend.channel {
                 ThreadsIn::Argv(at) => {
                     let mut args = start.args.to_vec();
@@ -373,12 +411,23 @@ fn keep(
         }
     };
     close(report);
+    let mut follow = follows.zip(ledger).map(|(lend, ledger)| Follow::new(lend, ledger, nvcc));
     let mut stopping = false;
+    let tick = libc::timespec { tv_sec: 0, tv_nsec: follow::TICK.as_nanos() as libc::c_long };
     let status = loop {
         // SAFETY: siginfo_t is plain data that sigwaitinfo fills.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `waited` is blocked in this thread, as sigwaitinfo requires.
-        let signal = unsafe { libc::sigwaitinfo(&waited, &mut info) };
+        // SAFETY: `waited` is blocked in this thread, as sigwaitinfo and sigtimedwait require.
+        let signal = match &follow {
+            Some(_) => unsafe { libc::sigtimedwait(&waited, &mut info, &tick) },
+            None => unsafe { libc::sigwaitinfo(&waited, &mut info) },
+        };
+        if signal < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN) {
+            if let Some(follow) = follow.as_mut() {
+                follow.tick();
+            }
+            continue;
+        }
         if signal == libc::SIGCHLD || signal < 0 {
             if let Some(status) = reap(nvcc) {
                 break status;
@@ -392,6 +441,11 @@ fn keep(
             continue;
         }
         stopping = true;
+        // What K stopped must run to hear what comes, and nothing is stopped any more.
+        if let Some(mut follow) = follow.take() {
+            follow.release_all();
+            held.append(&mut follow.held);
+        }
         if wrapper_gone {
             // Nobody is left to hear nvcc's answer: everything stops at once.
             signal_tree(nvcc, signal);
@@ -400,6 +454,10 @@ fn keep(
             unsafe { libc::kill(nvcc, signal) };
         }
     };
+    if let Some(mut follow) = follow.take() {
+        follow.release_all();
+        held.append(&mut follow.held);
+    }
     let failed = !ExitStatus::from_raw(status).success();
     if stopping {
         stop_orphans();
@@ -416,8 +474,8 @@ fn keep(
 }
 
 /// Take free slots for `lend`, without waiting: as many as nvcc may use, and the memory free holds, read only when a
-/// slot is free. The bytes taken, to be written back as they were.
-fn take(lend: &Lend) -> Vec<u8> {
+/// slot is free. The bytes taken, to be written back as they were (and written down in `ledger`).
+fn take(lend: &Lend, ledger: Option<&Ledger>) -> Vec<u8> {
     let mut held = Vec::new();
     if lend.most < 2 || !lend.client.has_free() {
         return held;
@@ -425,7 +483,12 @@ fn take(lend: &Lend) -> Vec<u8> {
     let most = lend.most.min((lend.memory_holds)()).saturating_sub(1);
     while held.len() < most as usize {
         match lend.client.try_take() {
-            Some(byte) => held.push(byte),
+            Some(byte) => {
+                if let Some(ledger) = ledger {
+                    ledger.took(byte);
+                }
+                held.push(byte)
+            }
             None => break,
         }
     }

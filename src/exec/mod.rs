@@ -7,6 +7,7 @@
 //! replace the old ones whole: a temporary file beside them, renamed over them.
 
 pub mod child;
+pub mod follow;
 pub mod jobserver;
 
 use std::ffi::OsString;

@@ -150,6 +150,9 @@ pub struct ThreadsDecision {
     /// The memory each thread takes at its peak, for the release (compat-data/threads.toml): what the memory free
     /// must hold when nvcc starts (`plan::threads::Memory`).
     pub per_thread_mib: u32,
+    /// Threads follow the build while nvcc runs (`threads-follow`, `exec::follow`), rather than being taken once,
+    /// when it starts.
+    pub follow: bool,
     pub why: Said,
 }
 

@@ -23,6 +23,9 @@ use crate::version::Version;
 
 pub struct Threads;
 
+/// The most threads a call that follows the build gives nvcc: what the keeper's ledger records (`exec::follow`).
+pub const MOST_FOLLOWED: u32 = 64;
+
 /// Memory kept free for everything else on the machine, beyond the threads' own peaks.
 const RESERVE: u64 = 512 << 20;
 
@@ -50,10 +53,12 @@ codes!(Note {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     FromSlots { targets: u32, most: u32, per_thread_mib: u32, release: Version },
+    Following { targets: u32, most: u32, per_thread_mib: u32, release: Version, origin: String },
 }
 
 codes!(Reason {
     FromSlots => "from-slots",
+    Following => "following",
 });
 
 impl fmt::Display for Note {
@@ -91,6 +96,10 @@ impl fmt::Display for Reason {
                 f,
                 "`threads` (the call's GPU targets unless set): {targets} GPU targets, so up to {most} threads, one more for each job slot free when nvcc starts, as many as the memory free then holds at nvcc {release}'s {per_thread_mib} MiB a thread, 512 MiB kept (compat-data/threads.toml)"
             ),
+            Reason::Following { targets, most, per_thread_mib, release, origin } => write!(
+                f,
+                "`threads-follow` is true (in {origin}): {targets} GPU targets, so nvcc gets {most} threads, and no more of its work runs at once than the job slots the call holds; a slot that frees while nvcc runs becomes a thread, as the memory free then holds one more at nvcc {release}'s {per_thread_mib} MiB (compat-data/threads.toml), and one it no longer uses goes back"
+            ),
         }
     }
 }
@@ -99,15 +108,17 @@ impl Step for Threads {
     const NAME: &'static str = "threads";
     const READS: &'static [Decision] = &[Decision::GpuTargets, Decision::Removed];
     const WRITES: &'static [Decision] = &[Decision::Threads];
-    /// `threads`: unset is as many as the call's GPU targets.
-    type Section = Option<Sourced<ThreadCount>>;
+    /// Its two keys, `threads` (unset: as many as the call's GPU targets) and `threads-follow` (unset: off): the
+    /// whole config, read for those two only.
+    type Section = Config;
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
-        &config.threads
+        config
     }
 
     /// After the GPU step, whose targets it counts.
-    fn decide(facts: &Facts, setting: &Self::Section, plan: &mut Plan) -> Result<()> {
+    fn decide(facts: &Facts, config: &Self::Section, plan: &mut Plan) -> Result<()> {
+        let setting: &Option<Sourced<ThreadCount>> = &config.threads;
         let inv = facts.invocation;
         let compiles = match inv.phase() {
             Phase::Compile | Phase::Lib | Phase::DeviceOnly => true,
@@ -155,13 +166,22 @@ impl Step for Threads {
             JobSlots::Shared => {}
         }
         let most = targets.min(most_configured);
-        let why = plan.said(Reason::FromSlots {
-            targets,
-            most,
-            per_thread_mib: row.peak_per_thread_mib,
-            release: release.release(),
-        });
-        plan.threads = Some(ThreadsDecision { most, per_thread_mib: row.peak_per_thread_mib, why });
+        let per_thread_mib = row.peak_per_thread_mib;
+        // Following needs a keeper that sees nvcc's work: nvcc run directly (a compiler cache's server may run it
+        // elsewhere), with no more threads than the keeper follows.
+        let follow = config.threads_follow.as_ref().filter(|f| ***f && config.launcher.is_none());
+        let why = match follow {
+            Some(setting) => plan.said(Reason::Following {
+                targets,
+                most: most.min(MOST_FOLLOWED),
+                per_thread_mib,
+                release: release.release(),
+                origin: setting.origin.to_string(),
+            }),
+            None => plan.said(Reason::FromSlots { targets, most, per_thread_mib, release: release.release() }),
+        };
+        let follow = follow.is_some();
+        plan.threads = Some(ThreadsDecision { most, per_thread_mib, follow, why });
         Ok(())
     }
 }

@@ -86,6 +86,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     (vars::DEPFILE_INPUTS, ""),
     (vars::REPRODUCIBLE, ""),
     (vars::THREADS, ""),
+    (vars::THREADS_FOLLOW, ""),
     (vars::TARGET_SYSTEM, ""),
     (vars::TARGET_PLATFORM, ""),
     (vars::TARGET_SYSROOT, ""),
@@ -220,6 +221,14 @@ pub const KEYS: &[Key] = &[
                   from free job slots of the build's jobserver and only when the memory free holds them at the peak \
                   measured per release (compat-data/threads.toml); `1` turns it off",
         example: "4",
+    },
+    Key {
+        key: "threads-follow",
+        kind: "bool; default `false`",
+        meaning: "let a call's threads follow the build while nvcc runs: nvcc gets a thread for each GPU target, no \
+                  more of its work runs at once than the job slots the call holds, slots that free become threads \
+                  at once and slots it no longer uses go back (docs/guide/threads.md)",
+        example: "true",
     },
     Key {
         key: "[host-compiler] stdenv",

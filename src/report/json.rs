@@ -84,6 +84,7 @@ pub fn plan(prepared: &Prepared) -> Value {
         let mut change = said(&t.why);
         change["action"] = "take-threads".into();
         change["most"] = t.most.into();
+        change["follow"] = t.follow.into();
         changes.push(change);
     }
     if let Some(d) = &plan.depfile {

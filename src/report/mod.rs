@@ -88,10 +88,11 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
             }
         }
         if let Some(t) = &plan.threads {
-            out.push(format!(
-                "  + --threads 2 to {} (before your arguments, as job slots are free): {}",
-                t.most, t.why
-            ));
+            let add = match t.follow {
+                true => format!("--threads {} (before your arguments, following the build's job slots)", t.most),
+                false => format!("--threads 2 to {} (before your arguments, as job slots are free)", t.most),
+            };
+            out.push(format!("  + {add}: {}", t.why));
         }
         if let Some(d) = &plan.depfile {
             let inputs = shell::display(d.inputs.iter().map(|p| p.as_os_str()));

@@ -338,6 +338,8 @@ impl RealSandbox {
             "NVCC_WRAPPER_TARGET_CUDA_COMPAT",
             "NVCC_WRAPPER_PROBE_CACHE",
             "NVCC_WRAPPER_DEPFILE_INPUTS",
+            "NVCC_WRAPPER_THREADS",
+            "NVCC_WRAPPER_THREADS_FOLLOW",
         ] {
             cmd.env_remove(var);
         }

@@ -217,3 +217,59 @@ impl TapMkdir for PathBuf {
         self
     }
 }
+
+/// Issue 41: with `threads-follow`, nvcc gets a thread for each target whatever is free when it starts (the keeper
+/// then runs no more of its programs at once than the slots it holds: tests/real/follow.rs), takes no slot its work
+/// does not wait for, and says so in `explain`; behind a launcher it takes its slots at the start, as without it.
+#[test]
+fn threads_that_follow_the_build_give_nvcc_a_thread_for_each_target() {
+    let sb = Sandbox::new();
+    for tokens in [0, 3] {
+        let dir = sb.dir.path().join(format!("follow{tokens}")).tap_mkdir();
+        let mut slots = Slots::new(&dir, tokens);
+        let makeflags = slots.makeflags(tokens + 1);
+        sb.nvcc().env("MAKEFLAGS", &makeflags).env("NVCC_WRAPPER_THREADS_FOLLOW", "1").args(FOUR).assert().success();
+        assert_eq!(threads_given(&sb).as_deref(), Some("4"), "{tokens} free");
+        assert_eq!(slots.count(), tokens, "{tokens} free: every slot is there afterwards");
+        let explain = sb
+            .wrapper_cli()
+            .env("MAKEFLAGS", &makeflags)
+            .env("NVCC_WRAPPER_THREADS_FOLLOW", "1")
+            .arg("explain")
+            .args(FOUR)
+            .output()
+            .unwrap();
+        let text = stdout(&explain);
+        assert!(text.contains("+ --threads 4 (before your arguments, following the build's job slots): `threads-follow` is true (in $NVCC_WRAPPER_THREADS_FOLLOW)"), "{text}");
+        let now = if tokens == 0 {
+            "1 of nvcc's targets at once, and more as slots free"
+        } else {
+            "4 of nvcc's targets at once\n"
+        };
+        assert!(text.contains(&format!("the call would run {now}")), "{text}");
+    }
+    let json = sb
+        .wrapper_cli()
+        .env("NVCC_WRAPPER_THREADS_FOLLOW", "1")
+        .env("MAKEFLAGS", Slots::new(&sb.dir.path().join("json").tap_mkdir(), 0).makeflags(1))
+        .args(["explain", "--format", "json"])
+        .args(FOUR)
+        .output()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let change = plan["changes"].as_array().unwrap().iter().find(|c| c["action"] == "take-threads").cloned();
+    assert_eq!(change.as_ref().map(|c| c["follow"].clone()), Some(serde_json::Value::Bool(true)), "{plan}");
+    // Behind a launcher: the slots free at the start, none here.
+    let launcher = sb.write(
+        "launchers/ccache",
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'ccache 4.7.5'; exit 0; fi\nexec \"$@\"\n",
+    );
+    std::fs::set_permissions(&launcher, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut none = Slots::new(&sb.dir.path().join("launcher").tap_mkdir(), 0);
+    let mut cmd = sb.nvcc();
+    cmd.env("NVCC_WRAPPER_THREADS_FOLLOW", "1").env("NVCC_WRAPPER_LAUNCHER", &launcher);
+    cmd.env("MAKEFLAGS", none.makeflags(1)).args(FOUR).assert().success();
+    assert_eq!(threads_given(&sb), None);
+    assert_eq!(sb.recorded().env("NVCC_PREPEND_FLAGS").filter(|f| !f.is_empty()), None);
+    assert_eq!(none.count(), 0);
+}
