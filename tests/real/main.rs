@@ -20,6 +20,7 @@ mod cross;
 mod depfile;
 mod differential;
 mod fatbin;
+mod follow;
 mod gpu;
 mod host_compiler;
 mod hostile;

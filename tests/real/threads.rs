@@ -254,7 +254,9 @@ fn the_jobserver_subcommand_serves_make_4_3_make_4_4_and_ninja_with_a_sub_make()
 }
 
 /// Threads change how nvcc runs a call's targets, not what it writes: an object built with the slots of a jobserver
-/// (`--threads 4`) is the same bytes as one built with none, for nvcc 11.8, 12.4 and 13.5.
+/// (`--threads 4`) is the same bytes as one built with none, for nvcc 11.8, 12.4 and 13.5; so is one built with
+/// threads that follow the build (issue 41) under a jobserver of one free slot, where nvcc's work waits, stopped,
+/// and is continued.
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn threads_give_the_same_bytes_as_one() {
@@ -263,10 +265,11 @@ fn threads_give_the_same_bytes_as_one() {
         let sb = RealSandbox::new(&root);
         sb.write("k.cu", KERNEL);
         let config = sb.write("config.toml", &CONFIG.replace("/usr/bin/g++-12", compiler));
-        let build = |jobserver: bool| {
-            let mut cmd = if jobserver {
+        // With `jobs` slots in all (none: no jobserver), following the build or not.
+        let build = |jobs: Option<&str>, follow: bool| {
+            let mut cmd = if let Some(jobs) = jobs {
                 let mut cmd = std::process::Command::new(WRAPPER);
-                cmd.args(["jobserver", "-j", "4", "--"]).arg(sb.wrapper_bin.join("nvcc"));
+                cmd.args(["jobserver", "-j", jobs, "--"]).arg(sb.wrapper_bin.join("nvcc"));
                 cmd
             } else {
                 std::process::Command::new(sb.wrapper_bin.join("nvcc"))
@@ -277,16 +280,21 @@ fn threads_give_the_same_bytes_as_one() {
                 .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
                 .env("NVCC_WRAPPER_LOG", "debug")
                 .env("TMPDIR", sb.dir.path())
+                .env("NVCC_WRAPPER_THREADS_FOLLOW", if follow { "1" } else { "0" })
                 .env_remove("MAKEFLAGS")
                 .current_dir(sb.dir.path());
             let out = cmd.output().unwrap();
             assert!(out.status.success(), "{release}: {}", stderr(&out));
             (std::fs::read(sb.file("k.o")).unwrap(), stderr(&out))
         };
-        let (one, _) = build(false);
-        let (four, log) = build(true);
+        let (one, _) = build(None, false);
+        let (four, log) = build(Some("4"), false);
         assert!(log.contains("nvcc runs with --threads 4"), "{release}: {log}");
         assert!(one == four, "{release}: the object built with --threads 4 differs from the one built with one thread");
+        let (followed, log) = build(Some("2"), true);
+        assert!(log.contains("threads follow the build: nvcc runs with --threads 4"), "{release}: {log}");
+        assert!(log.contains("job slots held waits: process"), "{release}: no work of nvcc's waited:\n{log}");
+        assert!(one == followed, "{release}: the object built following the build differs from the one built alone");
     }
 }
 

@@ -1,0 +1,392 @@
+//! Threads that follow the build (issue 41, `threads-follow`) against real nvcc: nvcc gets a thread for each of the
+//! call's four GPU targets, and the keeper lets no more of its work run at once than the job slots it holds. Proven
+//! here (the same bytes at any schedule, with 11.8, 12.4 and 13.5, in tests/real/threads.rs): GNU make 4.3, make 4.4 and Ninja 1.13 builds that never
+//! run more at once than their slots and get every slot back; and the hostile cases of the issue, each with a unit of
+//! nvcc's stopped for want of a slot when it happens: the keeper killed by SIGKILL, an interrupt to the whole process
+//! group (a terminal's Ctrl-C), a signal to one stopped program, SIGCONT from outside, Ctrl-Z and `fg` (SIGTSTP and SIGCONT to the group), `strace -f`
+//! attached, a source that fails at once, and `/proc` without the files following needs. Needs real NVCC 13.5,
+//! make, scripts/install-nix.sh's make-4.4, scripts/install-tools.sh's ninja, strace, and root for the
+//! mount namespace of the last case.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::support::*;
+
+/// A kernel whose `cicc` and `ptxas` take a second or so for each target: long enough for a unit to be seen stopped.
+const KERNEL: &str = "__global__ void k(float *p) {\n  float a = p[threadIdx.x];\n#pragma unroll\n  for (int i = 0; i < 4000; i++) a = a * 1.0001f + __sinf(a);\n  p[threadIdx.x] = a;\n}\n";
+const CONFIG: &str = "threads-follow = true\n[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n[gpu]\ncapabilities = [\"8.0\", \"8.6\", \"8.9\", \"9.0\"]\n";
+/// What nvcc's units run: the programs counted as its work at once.
+const WORK: [&str; 4] = ["cicc", "ptxas", "cc1plus", "cudafe++"];
+
+/// The build tools, each a client of the test's jobserver.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Tool {
+    Make43,
+    Make44,
+    Ninja,
+}
+
+/// A build of `names` by `tool` in a new sandbox, as a client of a jobserver of `tokens` free slots (a FIFO but for
+/// make 4.3's pipe); the sandbox, the jobserver and the command.
+fn project(root: &Path, tool: Tool, names: &[&str], tokens: usize) -> (RealSandbox, Held, std::process::Command) {
+    let sb = RealSandbox::new(root);
+    for name in names {
+        sb.write(&format!("{name}.cu"), if *name == "bad" { "__global__ void k( {\n" } else { KERNEL });
+    }
+    let config = sb.write("config.toml", CONFIG);
+    let nvcc = sb.wrapper_bin.join("nvcc");
+    let program = match tool {
+        Tool::Make43 => PathBuf::from("make"),
+        Tool::Make44 => cache_dir().join("nix/bin/make-4.4"),
+        Tool::Ninja => cache_dir().join("tools/pypi/bin/ninja"),
+    };
+    if tool == Tool::Ninja {
+        let mut text = format!("rule nvcc\n  command = {} -c $in -o $out\n", nvcc.display());
+        for name in names {
+            text += &format!("build {name}.o: nvcc {name}.cu\n");
+        }
+        sb.write("build.ninja", &text);
+    } else {
+        let objects: Vec<String> = names.iter().map(|n| format!("{n}.o")).collect();
+        sb.write("Makefile", &format!("all: {}\n%.o: %.cu\n\t+{} -c $< -o $@\n", objects.join(" "), nvcc.display()));
+    }
+    let held = Held::new(sb.dir.path(), tool != Tool::Make43, tokens);
+    let mut cmd = std::process::Command::new(program);
+    setup(&sb, &mut cmd);
+    cmd.env("NVCC_WRAPPER_CONFIG", &config)
+        .env("NVCC_WRAPPER_LOG", "debug")
+        .env("TMPDIR", sb.dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    held.give(&mut cmd);
+    (sb, held, cmd)
+}
+
+/// `cmd` in the sandbox, with its PATH and probe cache, and none of the caller's flags for nvcc or settings of threads.
+fn setup(sb: &RealSandbox, cmd: &mut std::process::Command) {
+    cmd.env("PATH", sb.path()).env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache")).current_dir(sb.dir.path());
+    for var in ["NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_WRAPPER_THREADS", "NVCC_WRAPPER_THREADS_FOLLOW"] {
+        cmd.env_remove(var);
+    }
+}
+
+/// nvcc's work in `dir` now: the pids of the programs of `WORK`, and whether each is stopped.
+fn work_in(dir: &Path) -> Vec<(i32, bool)> {
+    let work = processes_in(dir).into_iter().filter(|(_, name, _)| WORK.contains(&name.as_str()));
+    work.map(|(pid, _, stopped)| (pid, stopped)).collect()
+}
+
+/// The processes in `dir` now, zombies left out, with each one's name and whether it is stopped.
+fn processes_in(dir: &Path) -> Vec<(i32, String, bool)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        if !std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+        let state = stat[close + 1..].split_whitespace().next().unwrap_or("");
+        let name = &stat[open + 1..close];
+        if state != "Z" {
+            found.push((pid, name.to_string(), state == "T" || state == "t"));
+        }
+    }
+    found
+}
+
+/// Wait until some of nvcc's work in `dir` is stopped (by the keeper, for want of a slot); its pids.
+fn until_stopped(dir: &Path) -> Vec<i32> {
+    until_stopped_named(dir, &WORK)
+}
+
+/// Wait until some of nvcc's work in `dir` named one of `names` is stopped; their pids.
+fn until_stopped_named(dir: &Path, names: &[&str]) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let stopped: Vec<i32> = processes_in(dir)
+            .into_iter()
+            .filter(|(_, name, s)| *s && names.contains(&name.as_str()))
+            .map(|(p, _, _)| p)
+            .collect();
+        if !stopped.is_empty() {
+            return stopped;
+        }
+        assert!(Instant::now() < deadline, "no work of nvcc's was stopped within a minute");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Wait for `child` and for everything it left in `dir` (at most two minutes), and check that nothing of it is left
+/// stopped; the status and the output. What is still there then is killed, so that a failure leaves nothing behind.
+fn finish(mut child: std::process::Child, dir: &Path, case: &str) -> (std::process::ExitStatus, String) {
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    while status.is_some() && !running_in(dir).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = running_in(dir);
+    let stopped: Vec<_> = work_in(dir).into_iter().filter(|(_, s)| *s).collect();
+    if status.is_none() || !left.is_empty() {
+        let _ = child.kill();
+        for pid in left.iter().filter_map(|l| l.split(' ').next()?.parse::<i32>().ok()) {
+            // SAFETY: kill takes plain integers; a process of this test's build.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let _ = child.wait();
+        panic!("{case}: after two minutes, still running: {left:?}, of which stopped: {stopped:?}");
+    }
+    (status.unwrap(), out.join().unwrap() + &err.join().unwrap())
+}
+
+/// GNU make 4.3, make 4.4 and Ninja 1.13 build two files under a jobserver of two free slots: at no moment does
+/// more of nvcc's work run than the three slots (two, and the build tool's own), beyond the one tick a new program
+/// runs before the keeper stops it; slots are taken while nvcc runs; and every slot is back afterwards.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn builds_never_run_more_than_their_slots_and_get_every_slot_back() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let make44 = cache_dir().join("nix/bin/make-4.4");
+    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
+    if real_program("make").is_none() || pypi_tool("ninja").is_none() || !make44.is_file() {
+        eprintln!("note: skipped, make, make-4.4 or ninja is missing");
+        return;
+    }
+    const TOKENS: usize = 2;
+    for tool in [Tool::Make43, Tool::Make44, Tool::Ninja] {
+        let (sb, mut held, mut cmd) = project(&root, tool, &["a", "b"], TOKENS);
+        let child = cmd.spawn().unwrap();
+        // Sampled every 10 ms; a count above the slots in three samples in a row is more than a tick's lag.
+        let mut counts = Vec::new();
+        while child_running(&child) {
+            counts.push(work_in(sb.dir.path()).into_iter().filter(|(_, s)| !*s).count());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let (status, log) = finish(child, sb.dir.path(), &format!("{tool:?}"));
+        assert!(status.success(), "{tool:?}: {log}");
+        let sustained = counts.windows(3).map(|w| *w.iter().min().unwrap()).max().unwrap_or(0);
+        assert!(sustained <= TOKENS + 1, "{tool:?}: {sustained} programs of nvcc's ran at once for 30 ms: {counts:?}");
+        assert!(counts.iter().any(|c| *c > 1), "{tool:?}: never more than one program at once: {counts:?}");
+        assert!(log.contains("threads follow the build"), "{tool:?}: {log}");
+        assert_eq!(held.count(), TOKENS, "{tool:?}: the slots after the build:\n{log}");
+        assert!(!log.contains("INTERNAL: Exiting with"), "{tool:?}: make counts lost tokens:\n{log}");
+    }
+}
+
+fn child_running(child: &std::process::Child) -> bool {
+    // SAFETY: waitid with WNOWAIT only looks at the state of our own child, leaving it to be reaped later.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(libc::P_PID, child.id(), &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) == 0
+            && info.si_pid() == 0
+    }
+}
+
+/// The keeper of the call running in `dir`: the wrapper's process whose parent is the wrapper too.
+fn keeper_in(dir: &Path) -> Option<i32> {
+    let wrapper = std::fs::canonicalize(WRAPPER).unwrap();
+    let is_wrapper = |pid: i32| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == wrapper);
+    running_in(dir).iter().filter_map(|line| line.split(' ').next()?.parse::<i32>().ok()).find(|pid| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let parent = stat.rfind(')').and_then(|c| stat[c + 1..].split_whitespace().nth(1)?.parse::<i32>().ok());
+        is_wrapper(*pid) && parent.is_some_and(is_wrapper)
+    })
+}
+
+/// The hostile cases of issue 41, each on a one-file make 4.4 build under a jobserver of one free slot, once nvcc's
+/// work is seen stopped: nothing is left stopped or running, every slot comes back, and the build ends as it must.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn hostile_surroundings_leave_nothing_stopped_and_lose_no_slot() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let make44 = cache_dir().join("nix/bin/make-4.4");
+    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
+    if !make44.is_file() {
+        eprintln!("note: skipped, {} is missing (run scripts/install-nix.sh)", make44.display());
+        return;
+    }
+    const TOKENS: usize = 1;
+    let group = |child: &std::process::Child, signal| {
+        // SAFETY: kill takes plain integers; the build leads a process group of its own.
+        unsafe { libc::kill(-(child.id() as i32), signal) };
+    };
+
+    // The keeper killed by SIGKILL: the wrapper continues what it stopped and gives back what it held. The build
+    // stays in the test's process group, which outlives it: were the group left orphaned when make ends, the kernel
+    // would continue what is stopped in it (with SIGHUP first), and the case would prove nothing of the wrapper's.
+    let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["a"], TOKENS);
+    let child = cmd.spawn().unwrap();
+    until_stopped(sb.dir.path());
+    let keeper = keeper_in(sb.dir.path()).expect("the keeper");
+    // SAFETY: as above; the keeper of this test's call.
+    unsafe { libc::kill(keeper, libc::SIGKILL) };
+    let (status, log) = finish(child, sb.dir.path(), "keeper killed");
+    assert!(!status.success(), "the call whose keeper was killed succeeded:\n{log}");
+    assert_eq!(held.count(), TOKENS, "keeper killed: the slots afterwards:\n{log}");
+
+    // A terminal's Ctrl-C: SIGINT to the whole group, while work is stopped. The stopped work hears it too.
+    let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["a"], TOKENS);
+    let child = cmd.process_group(0).spawn().unwrap();
+    until_stopped(sb.dir.path());
+    let at = Instant::now();
+    group(&child, libc::SIGINT);
+    let (status, log) = finish(child, sb.dir.path(), "SIGINT to the group");
+    assert!(!status.success(), "{log}");
+    assert!(at.elapsed() < Duration::from_secs(30), "SIGINT took {:?} to end the build", at.elapsed());
+    assert_eq!(held.count(), TOKENS, "SIGINT to the group: the slots afterwards:\n{log}");
+
+    // A signal to one stopped program that handles it (a program that does not is ended by the kernel even while
+    // stopped): SIGTERM to a gcc driver, which handles it to remove its temporary files, or SIGINT to the `sh` nvcc
+    // runs it through. It is heard at the next tick, not when the program's turn comes (once the running target's
+    // whole pipeline has ended, a second or more later).
+    let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["a"], 0);
+    let child = cmd.spawn().unwrap();
+    let caught = |pid: i32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).unwrap_or("0").trim().to_string();
+        u64::from_str_radix(&mask, 16).unwrap_or(0)
+    };
+    let bit = |signal: i32| 1u64 << (signal - 1);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (victim, signal) = loop {
+        let stopped = processes_in(sb.dir.path()).into_iter().filter(|(_, _, s)| *s).map(|(p, _, _)| p);
+        let found = stopped.map(|p| (p, caught(p))).find_map(|(p, mask)| match mask {
+            m if m & bit(libc::SIGTERM) != 0 => Some((p, libc::SIGTERM)),
+            m if m & bit(libc::SIGINT) != 0 => Some((p, libc::SIGINT)),
+            _ => None,
+        });
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "no stopped program that handles SIGTERM or SIGINT within a minute");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // SAFETY: as above; a program of this test's nvcc, stopped.
+    unsafe { libc::kill(victim, signal) };
+    let at = Instant::now();
+    let stopped = |pid| processes_in(sb.dir.path()).iter().any(|(p, _, s)| *p == pid && *s);
+    while stopped(victim) && at.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let waited = at.elapsed();
+    // The call then ends as the program's answer makes it (`sh` waits for its command first): whichever, with nothing
+    // left stopped and every slot back.
+    let (_, log) = finish(child, sb.dir.path(), "a signal to a stopped program");
+    assert!(
+        waited < Duration::from_millis(300),
+        "a stopped program sent signal {signal} stayed stopped {waited:?}:\n{log}"
+    );
+    assert_eq!(held.count(), 0, "a signal to a stopped program: the slots afterwards:\n{log}");
+
+    // SIGCONT from outside to the stopped work: stopped again while the call holds too few slots; the build succeeds.
+    let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["a"], 0);
+    let child = cmd.spawn().unwrap();
+    let stopped = until_stopped(sb.dir.path());
+    for pid in &stopped {
+        // SAFETY: as above; a program of this test's nvcc.
+        unsafe { libc::kill(*pid, libc::SIGCONT) };
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let again = loop {
+        let now: Vec<i32> = work_in(sb.dir.path()).into_iter().filter(|(_, s)| *s).map(|(p, _)| p).collect();
+        if stopped.iter().any(|p| now.contains(p)) || Instant::now() > deadline {
+            break now;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(stopped.iter().any(|p| again.contains(p)), "continued from outside, {stopped:?} was not stopped again");
+    let (status, log) = finish(child, sb.dir.path(), "SIGCONT from outside");
+    assert!(status.success(), "{log}");
+    assert_eq!(held.count(), 0, "{log}");
+
+    // Ctrl-Z and `fg`: SIGTSTP to the group, then SIGCONT to it.
+    let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["a"], TOKENS);
+    let child = cmd.process_group(0).spawn().unwrap();
+    until_stopped(sb.dir.path());
+    group(&child, libc::SIGTSTP);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(work_in(sb.dir.path()).iter().all(|(_, s)| *s), "Ctrl-Z left work running");
+    group(&child, libc::SIGCONT);
+    let (status, log) = finish(child, sb.dir.path(), "Ctrl-Z and fg");
+    assert!(status.success(), "{log}");
+    assert_eq!(held.count(), TOKENS, "Ctrl-Z and fg: the slots afterwards:\n{log}");
+
+    // strace attached to the whole build: SIGSTOP goes through the tracer, and the build still succeeds.
+    if let Some(strace) = real_program("strace") {
+        let (sb, mut held, cmd) = project(&root, Tool::Make44, &["a"], TOKENS);
+        let mut traced = std::process::Command::new(strace);
+        traced.args(["-f", "-qq", "-e", "trace=none", "-o", "/dev/null", "--"]).arg(cmd.get_program());
+        for (name, value) in cmd.get_envs() {
+            match value {
+                Some(v) => traced.env(name, v),
+                None => traced.env_remove(name),
+            };
+        }
+        traced.current_dir(sb.dir.path()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let (status, log) = finish(traced.spawn().unwrap(), sb.dir.path(), "strace -f");
+        assert!(status.success(), "{log}");
+        assert!(log.contains("job slots held waits: process"), "strace -f: no work waited:\n{log}");
+        assert_eq!(held.count(), TOKENS, "strace -f: the slots afterwards:\n{log}");
+    }
+
+    // A source that fails at once, with a good one beside it: the build fails as with nvcc alone, slots all back.
+    let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["bad", "a"], TOKENS);
+    let (status, log) = finish(cmd.arg("-k").spawn().unwrap(), sb.dir.path(), "a failing source");
+    assert_eq!(status.code(), Some(2), "{log}");
+    assert!(sb.file("a.o").is_file(), "the good source was not built:\n{log}");
+    assert_eq!(held.count(), TOKENS, "a failing source: the slots afterwards:\n{log}");
+}
+
+/// Without `/proc/PID/task/TID/children` (here: a `/proc` that holds only a copy of `meminfo`, in a mount namespace of
+/// the test's own) the keeper cannot see nvcc's work: the call falls back to the threads the slots free when nvcc
+/// starts make, and builds. Needs root.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn without_proc_the_call_takes_its_threads_at_the_start() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || real_program("unshare").is_none() {
+        assert!(!require_real(), "this test needs root and unshare");
+        eprintln!("note: skipped, needs root and unshare");
+        return;
+    }
+    let sb = RealSandbox::new(&root);
+    sb.write("k.cu", KERNEL);
+    let config = sb.write("config.toml", CONFIG);
+    std::fs::copy("/proc/meminfo", sb.file("meminfo")).unwrap();
+    let script = "mount -t tmpfs none /proc && cp meminfo /proc/meminfo && exec \"$@\"";
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["--mount", "--propagation", "private", "sh", "-c", script, "sh"])
+        .arg(WRAPPER)
+        .args(["jobserver", "-j", "3", "--"])
+        .arg(sb.wrapper_bin.join("nvcc"))
+        .args(["-c", "k.cu", "-o", "k.o"]);
+    setup(&sb, &mut cmd);
+    cmd.env("NVCC_WRAPPER_CONFIG", &config).env("NVCC_WRAPPER_LOG", "debug").env_remove("MAKEFLAGS");
+    let out = cmd.output().unwrap();
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(!log.contains("threads follow the build"), "{log}");
+    assert!(log.contains("job slots taken: nvcc runs with --threads 3"), "{log}");
+}
