@@ -216,11 +216,18 @@ pub struct Follow<'a> {
     released: Vec<libc::pid_t>,
     /// Ticks in a row with a spare slot.
     spare_ticks: u32,
+    /// The threads the memory free held when last read, and when: read again only after `MEMORY_AGAIN`, so that a
+    /// unit waiting for memory does not read it every tick.
+    memory: Option<(std::time::Instant, u32)>,
 }
+
+/// How long what the memory free holds is taken as known.
+const MEMORY_AGAIN: Duration = Duration::from_millis(500);
 
 impl<'a> Follow<'a> {
     pub fn new(lend: &'a Lend<'a>, ledger: &'static Ledger, nvcc: libc::pid_t) -> Follow<'a> {
-        Follow { lend, ledger, nvcc, held: Vec::new(), ours: BTreeMap::new(), released: Vec::new(), spare_ticks: 0 }
+        let held = Vec::new();
+        Follow { lend, ledger, nvcc, held, ours: BTreeMap::new(), released: Vec::new(), spare_ticks: 0, memory: None }
     }
 
     /// Whether `/proc` shows this process's children, which following needs: checked before nvcc starts, so that
@@ -298,8 +305,16 @@ impl<'a> Follow<'a> {
         }
     }
 
-    fn memory_holds(&self, threads: usize) -> bool {
-        (self.lend.memory_holds)() as usize >= threads
+    fn memory_holds(&mut self, threads: usize) -> bool {
+        let holds = match self.memory {
+            Some((at, holds)) if at.elapsed() < MEMORY_AGAIN => holds,
+            _ => {
+                let holds = (self.lend.memory_holds)();
+                self.memory = Some((std::time::Instant::now(), holds));
+                holds
+            }
+        };
+        holds as usize >= threads
     }
 
     fn stop(&mut self, unit: &Unit) {

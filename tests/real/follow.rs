@@ -161,7 +161,7 @@ fn finish(mut child: std::process::Child, dir: &Path, case: &str) -> (std::proce
 }
 
 /// GNU make 4.3, make 4.4 and Ninja 1.13 build two files under a jobserver of two free slots: at no moment does
-/// more of nvcc's work run than the three slots (two, and the build tool's own), beyond the one tick a new program
+/// more of nvcc's work run than the three slots (two, and the build tool's own), beyond the few ticks a new program
 /// runs before the keeper stops it; slots are taken while nvcc runs; and every slot is back afterwards.
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
@@ -177,7 +177,9 @@ fn builds_never_run_more_than_their_slots_and_get_every_slot_back() {
     for tool in [Tool::Make43, Tool::Make44, Tool::Ninja] {
         let (sb, mut held, mut cmd) = project(&root, tool, &["a", "b"], TOKENS);
         let child = cmd.spawn().unwrap();
-        // Sampled every 10 ms; a count above the slots in three samples in a row is more than a tick's lag.
+        // Sampled every 10 ms or so. A program runs until the keeper's next tick sees it (20 ms, later on two busy
+        // cores, where the keeper waits for a core too); above the slots for ten samples in a row is more than that
+        // lag, and a keeper that stopped nothing runs up to eight programs for seconds.
         let mut counts = Vec::new();
         while child_running(&child) {
             counts.push(work_in(sb.dir.path()).into_iter().filter(|(_, s)| !*s).count());
@@ -185,8 +187,11 @@ fn builds_never_run_more_than_their_slots_and_get_every_slot_back() {
         }
         let (status, log) = finish(child, sb.dir.path(), &format!("{tool:?}"));
         assert!(status.success(), "{tool:?}: {log}");
-        let sustained = counts.windows(3).map(|w| *w.iter().min().unwrap()).max().unwrap_or(0);
-        assert!(sustained <= TOKENS + 1, "{tool:?}: {sustained} programs of nvcc's ran at once for 30 ms: {counts:?}");
+        let sustained = counts.windows(10).map(|w| *w.iter().min().unwrap()).max().unwrap_or(0);
+        assert!(
+            sustained <= TOKENS + 1,
+            "{tool:?}: {sustained} programs of nvcc's ran at once in ten samples in a row: {counts:?}"
+        );
         assert!(counts.iter().any(|c| *c > 1), "{tool:?}: never more than one program at once: {counts:?}");
         assert!(log.contains("threads follow the build"), "{tool:?}: {log}");
         assert_eq!(held.count(), TOKENS, "{tool:?}: the slots after the build:\n{log}");

@@ -301,7 +301,8 @@ fn threads_give_the_same_bytes_as_one() {
 /// Issue 31: under a memory cgroup of 1.5 GiB (a Nix builder's or a CI container's limit), nvcc 13.5 with
 /// `--threads 4` on a heavy source for two targets runs out of memory (two cicc of 885 MiB), while the wrapper, with
 /// three free job slots, reads the cgroup's limit, takes no thread (1.5 GiB less 512 MiB kept holds one at 890 MiB)
-/// and builds. Needs real NVCC 13.5 and root (a cgroup of its own).
+/// and builds; so does a call whose threads follow the build (issue 41). Needs real NVCC 13.5 and root (a cgroup of
+/// its own).
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn under_a_memory_limit_the_wrapper_takes_no_threads_and_builds_what_t4_cannot() {
@@ -346,4 +347,15 @@ fn under_a_memory_limit_the_wrapper_takes_no_threads_and_builds_what_t4_cannot()
         "{log}"
     );
     assert!(!log.contains("nvcc runs with --threads"), "{log}");
+    // Threads that follow the build (issue 41): nvcc gets its two threads, and the second target's work waits, as
+    // the memory free never holds it beside the first.
+    let mut followed =
+        cgroup.wrap(Path::new(WRAPPER), &["jobserver", "-j", "4", "--", "nvcc", "-c", "heavy.cu", "-o", "followed.o"]);
+    prepare(&mut followed);
+    let out = followed.env("NVCC_WRAPPER_THREADS_FOLLOW", "1").output().unwrap();
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("threads follow the build: nvcc runs with --threads 2"), "{log}");
+    assert!(log.contains("job slots held waits") && log.contains("holds no second thread at 890 MiB"), "{log}");
+    assert!(!log.contains("a job slot freed while nvcc runs"), "{log}");
 }
