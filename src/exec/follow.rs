@@ -253,17 +253,11 @@ impl<'a> Follow<'a> {
         for root in &moves.finish {
             self.resume(*root);
         }
+        // Beyond the slots: new units, units continued from outside, and the processes a unit K stopped started
+        // just before it was stopped.
         for root in &moves.stop {
             if let Some(unit) = unit(*root) {
                 self.stop(unit);
-            }
-        }
-        // Processes a stopped unit started just before it was stopped: stopped too.
-        for root in &moves.waiting {
-            if let Some(unit) = unit(*root) {
-                if unit.running() {
-                    self.stop(unit);
-                }
             }
         }
         let running = units.len() - moves.waiting.len() - moves.resume.len();
