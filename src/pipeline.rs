@@ -65,9 +65,9 @@ pub fn run(ctx: &Context) -> Result<i32> {
         debug!("a job slot is free; {memory}");
         memory.threads()
     };
-    // Threads that follow the build need no slot free now (one that frees later becomes a thread), and only nvcc
-    // run directly: a compiler cache's server may run it where the keeper cannot see its work.
-    let follow = prepared.plan.threads.as_ref().is_some_and(|t| t.follow) && prepared.plan.launcher.is_none();
+    // Threads that follow the build need no slot free now: one that frees later becomes a thread (the threads step
+    // decided it only for nvcc run directly).
+    let follow = prepared.plan.threads.as_ref().is_some_and(|t| t.follow);
     let lend = match (&prepared.plan.threads, &ctx.jobserver) {
         (Some(threads), crate::context::Jobserver::Usable(client)) if follow || client.has_free() => {
             Some(exec::child::Lend {

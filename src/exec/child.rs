@@ -349,15 +349,13 @@ fn keep(
     };
     let give_back = |held: &[u8]| {
         if let Some(lend) = lend {
-            let lost = held
-                .iter()
-                .filter(|b| {
-                    if let Some(ledger) = ledger {
-                        ledger.giving_back(**b);
-                    }
-                    !lend.client.give_back(**b)
-                })
-                .count();
+            let mut lost = 0;
+            for byte in held {
+                if let Some(ledger) = ledger {
+                    ledger.giving_back(*byte);
+                }
+                lost += usize::from(!lend.client.give_back(*byte));
+            }
             if lost > 0 {
                 tracing::debug!("{lost} job slots could not be given back: the jobserver is full or gone");
             }
