@@ -38,6 +38,7 @@ PACKAGES=(
   g++-powerpc64le-linux-gnu g++-11-powerpc64le-linux-gnu
   nix-bin                         # Debian 12's Nix 2.8: the Nix tests' fallback when install-nix.sh's is absent
   strace                          # proves nothing is probed before the real nvcc runs
+  tmux gdb                        # a real terminal's job control and a debugger beside threads-follow (follow.rs)
   file                            # identifies the ELF machine of build outputs
   python3-pip                     # fetch-toolkits.sh downloads wheels with pip
   hyperfine time                  # scripts/bench.sh (run by hand): timings and peak RSS (strace above: execve counts)

@@ -1,12 +1,13 @@
 //! Threads that follow the build (issue 41, `threads-follow`) against real nvcc: nvcc gets a thread for each of the
 //! call's four GPU targets, and the keeper lets no more of its work run at once than the job slots it holds. Proven
-//! here (the same bytes at any schedule, with 11.8, 12.4 and 13.5, in tests/real/threads.rs): GNU make 4.3, make 4.4 and Ninja 1.13 builds that never
-//! run more at once than their slots and get every slot back; and the hostile cases of the issue, each with a unit of
-//! nvcc's stopped for want of a slot when it happens: the keeper killed by SIGKILL, an interrupt to the whole process
-//! group (a terminal's Ctrl-C), a signal to one stopped program, SIGCONT from outside, Ctrl-Z and `fg` (SIGTSTP and SIGCONT to the group), `strace -f`
-//! attached, a source that fails at once, and `/proc` without the files following needs. Needs real NVCC 13.5,
-//! make, scripts/install-nix.sh's make-4.4, scripts/install-tools.sh's ninja, strace, and root for the
-//! mount namespace of the last case.
+//! here (the same bytes at any schedule, with 11.8, 12.4 and 13.5, in tests/real/threads.rs): GNU make 4.3, make 4.4
+//! and Ninja 1.13 builds that never run more at once than their slots and get every slot back; and the hostile cases
+//! of the issue, each with a unit of nvcc's stopped for want of a slot when it happens: the keeper killed by SIGKILL,
+//! an interrupt to the whole process group, a signal to one stopped program, SIGCONT from outside, Ctrl-Z and `fg`
+//! (signals to the group, and typed at a real terminal: a tmux pane), Ctrl-C at that terminal, `strace -f` over the
+//! build, gdb attached to nvcc and to a stopped program, a source that fails at once, and `/proc` without the files
+//! following needs. Needs real NVCC 13.5, make, scripts/install-nix.sh's make-4.4, scripts/install-tools.sh's ninja,
+//! strace, tmux, gdb, and root for the mount namespace of the last case.
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -102,21 +103,28 @@ fn processes_in(dir: &Path) -> Vec<(i32, String, bool)> {
 /// group, nothing else stops a process there); its pids. Whatever the unit runs when it is stopped counts: under load
 /// the keeper often sees a unit while it is still the `sh` nvcc starts, or nvcc's own fork before the exec.
 fn until_stopped(child: &mut std::process::Child, dir: &Path) -> Vec<i32> {
+    until_stopped_while(dir, || {
+        let status = child.try_wait().unwrap()?;
+        let mut log = String::new();
+        let pipes =
+            [child.stdout.take().map(|p| Box::new(p) as Box<dyn Read>), child.stderr.take().map(|p| Box::new(p) as _)];
+        for pipe in pipes.into_iter().flatten() {
+            let _ = { pipe }.read_to_string(&mut log);
+        }
+        Some(format!("{status}:\n{log}"))
+    })
+}
+
+/// Wait as `until_stopped` does, for a build that `ended` says (with its status and output) has ended.
+fn until_stopped_while(dir: &Path, mut ended: impl FnMut() -> Option<String>) -> Vec<i32> {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let stopped: Vec<i32> = processes_in(dir).into_iter().filter(|(_, _, s)| *s).map(|(p, _, _)| p).collect();
         if !stopped.is_empty() {
             return stopped;
         }
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut log = String::new();
-            for pipe in [
-                child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read>),
-                child.stderr.take().map(|p| Box::new(p) as _),
-            ] {
-                let _ = pipe.map(|mut p| p.read_to_string(&mut log));
-            }
-            panic!("the build ended ({status}) with nothing of nvcc's seen stopped:\n{log}");
+        if let Some(end) = ended() {
+            panic!("the build ended with nothing of nvcc's seen stopped: {end}");
         }
         assert!(Instant::now() < deadline, "nothing stopped within two minutes; now: {:?}", processes_in(dir));
         std::thread::sleep(Duration::from_millis(5));
@@ -365,6 +373,121 @@ fn hostile_surroundings_leave_nothing_stopped_and_lose_no_slot() {
     assert_eq!(status.code(), Some(2), "{log}");
     assert!(sb.file("a.o").is_file(), "the good source was not built:\n{log}");
     assert_eq!(held.count(), TOKENS, "a failing source: the slots afterwards:\n{log}");
+}
+
+/// At a real terminal (a tmux pane running an interactive bash, whose job control puts the build in a foreground
+/// process group of its own): Ctrl-Z while nvcc's work is stopped for want of a slot, then `fg`, and the build
+/// succeeds; Ctrl-C, and it ends at once. Then a debugger: gdb attached to nvcc for the whole call, and gdb attached to
+/// a stopped program of nvcc's and detached again. Each on a one-file make 4.4 build under a jobserver of one free
+/// slot: nothing is left stopped or running, and every slot comes back.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_terminal_and_a_debugger_leave_nothing_stopped_and_lose_no_slot() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let make44 = cache_dir().join("nix/bin/make-4.4");
+    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
+    let (Some(tmux), Some(gdb)) = (real_program("tmux"), real_program("gdb")) else { return };
+    if !make44.is_file() {
+        eprintln!("note: skipped, {} is missing (run scripts/install-nix.sh)", make44.display());
+        return;
+    }
+    const TOKENS: usize = 1;
+
+    // The terminal: the build's command in a script, typed at the pane's bash, which writes the status when make ends.
+    let terminal = |keys: &[&[&str]], case: &str| {
+        let (sb, mut held, cmd) = project(&root, Tool::Make44, &["a"], TOKENS);
+        let mut script = String::from("#!/bin/bash\n");
+        for (name, value) in cmd.get_envs() {
+            let name = name.to_str().unwrap();
+            match value {
+                Some(v) => script += &format!("export {name}={}\n", shlex::try_quote(v.to_str().unwrap()).unwrap()),
+                None => script += &format!("unset {name}\n"),
+            }
+        }
+        script += &format!("{} >build.log 2>&1\necho $? >status\n", cmd.get_program().to_str().unwrap());
+        let build = sb.write("build.sh", &script);
+        std::fs::set_permissions(&build, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let socket = sb.file("tmux.sock");
+        let tmux = |args: &[&str]| {
+            let out = std::process::Command::new(&tmux).arg("-S").arg(&socket).args(args).output().unwrap();
+            assert!(out.status.success(), "{case}: tmux {args:?}: {}", stderr(&out));
+        };
+        tmux(&["-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50", "bash --norc --noprofile -i"]);
+        tmux(&["send-keys", "-t", "0", &format!("cd {} && ./build.sh", sb.dir.path().display()), "Enter"]);
+        let at = Instant::now();
+        for (n, step) in keys.iter().enumerate() {
+            // Each step once nvcc's work is seen stopped by the keeper: after Ctrl-Z, once it is stopped again.
+            let stopped = until_stopped_while(sb.dir.path(), || None);
+            if n > 0 {
+                assert!(
+                    processes_in(sb.dir.path()).iter().filter(|(_, name, _)| name == "make").all(|(_, _, s)| *s),
+                    "{case}: make was not stopped by {:?}",
+                    keys[n - 1]
+                );
+            }
+            assert!(!stopped.is_empty());
+            tmux(&[&["send-keys", "-t", "0"], *step].concat());
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let done = || processes_in(sb.dir.path()).iter().all(|(_, name, _)| name == "bash" || name == "tmux: server");
+        while !done() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left = processes_in(sb.dir.path());
+        tmux(&["kill-server"]);
+        let log = std::fs::read_to_string(sb.file("build.log")).unwrap_or_default();
+        assert!(done(), "{case}: after two minutes, still there: {left:?}\n{log}");
+        assert_eq!(held.count(), TOKENS, "{case}: the slots afterwards:\n{log}");
+        (std::fs::read_to_string(sb.file("status")).ok(), at.elapsed(), log)
+    };
+    let (status, _, log) = terminal(&[&["C-z"], &["fg", "Enter"]], "Ctrl-Z and fg");
+    assert_eq!(status.as_deref(), Some("0\n"), "Ctrl-Z and fg: the build's status:\n{log}");
+    assert!(log.contains("job slots held waits: process"), "Ctrl-Z and fg: no work waited:\n{log}");
+    let (status, took, log) = terminal(&[&["C-c"]], "Ctrl-C");
+    // bash ends a script whose command an interrupt ended: no status is written.
+    assert_eq!(status, None, "Ctrl-C: the build went on:\n{log}");
+    assert!(took < Duration::from_secs(60), "Ctrl-C: the build took {took:?} to end:\n{log}");
+
+    // gdb attached to nvcc for the whole call: nvcc's threads are traced, its children are not.
+    let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["a"], TOKENS);
+    let mut child = cmd.spawn().unwrap();
+    until_stopped(&mut child, sb.dir.path());
+    // The real nvcc, not the wrapper (called `nvcc` too).
+    let real = std::fs::canonicalize(root.join("bin/nvcc")).unwrap();
+    let is_real = |pid: &i32| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == real);
+    let nvcc = processes_in(sb.dir.path()).into_iter().map(|(p, _, _)| p).find(is_real).expect("nvcc");
+    let debugger = std::process::Command::new(&gdb)
+        .args(["-nx", "-batch", "-p", &nvcc.to_string(), "-ex", "continue"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (status, log) = finish(child, sb.dir.path(), "gdb attached to nvcc");
+    let traced = debugger.wait_with_output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&traced.stdout), stderr(&traced));
+    assert!(said.contains(&format!("process {nvcc}) exited normally")), "gdb attached to nvcc: gdb said: {said}");
+    assert!(status.success(), "gdb attached to nvcc:\n{log}");
+    assert_eq!(held.count(), TOKENS, "gdb attached to nvcc: the slots afterwards:\n{log}");
+
+    // gdb attached to a program of nvcc's that the keeper stopped, and detached: ptrace's stops and the detach's
+    // continue come between the keeper's.
+    let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["a"], 0);
+    let mut child = cmd.spawn().unwrap();
+    let mut stopped = until_stopped(&mut child, sb.dir.path());
+    // A tool itself (`cicc`, `ptxas`) rather than the `sh` that waits for it, where the keeper stopped one.
+    std::thread::sleep(Duration::from_millis(100));
+    let tools = work_in(sb.dir.path()).into_iter().filter(|(_, s)| *s).map(|(p, _)| p);
+    stopped.splice(0..0, tools);
+    let out = std::process::Command::new(&gdb)
+        .args(["-nx", "-batch", "-p", &stopped[0].to_string(), "-ex", "info registers rip", "-ex", "detach"])
+        .output()
+        .unwrap();
+    let (status, log) = finish(child, sb.dir.path(), "gdb attached to a stopped program");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(said.contains(&format!("process {}) detached", stopped[0])), "gdb did not attach and detach: {said}");
+    assert!(status.success(), "gdb attached to a stopped program:\n{log}\ngdb: {}", stderr(&out));
+    assert_eq!(held.count(), 0, "gdb attached to a stopped program: the slots afterwards:\n{log}");
 }
 
 /// Without `/proc/PID/task/TID/children` (here: a `/proc` that holds only a copy of `meminfo`, in a mount namespace of
