@@ -5,7 +5,7 @@ use std::ffi::OsString;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::compat::TargetList;
+use crate::compat::{Item, TargetList};
 use crate::config::{Origin, Sourced, TargetConfig, TargetPlatform};
 use crate::context::Context;
 use crate::error::{Error, ErrorKind, Result};
@@ -67,11 +67,11 @@ enum Command {
     /// Print the GPU target flags for capabilities, by the rules the drop-in nvcc uses, for other build systems.
     ///
     /// Without capabilities, those of the config (`[gpu] capabilities` and `forward-compat`, or their environment
-    /// variables) are used. Without --cuda-version (and no `cuda-version` in the config), the capabilities are
-    /// checked only against those the wrapper's table knows; with it, against what that NVCC release accepts. The
-    /// target rules apply when --system or --platform is given, or the config has a `[target]`.
+    /// variables) are used. They are checked against the NVCC release as the drop-in learns it (--cuda-version, else
+    /// the config's `cuda-version`, else the real nvcc's own), and against the table alone when none is known. The
+    /// target is this machine's unless --system, --platform or the config's `[target]` names another.
     Gencode {
-        /// Check against this NVCC release (12.4, 13.0.88); default: the config's `cuda-version`.
+        /// Check against this NVCC release (12.4, 13.0.88); default: the config's `cuda-version`, else the real nvcc's.
         #[arg(long, value_name = "X.Y")]
         cuda_version: Option<String>,
         /// Also embed PTX of the highest capability's baseline, for newer GPUs.
@@ -217,18 +217,8 @@ fn gencode(
     // flags take the place of the settings they name.
     let settings = Settings::load(ctx)?;
     let (config, compat) = (&settings.config.config, &settings.compat);
-    let release = match cuda_version {
-        Some(v) => {
-            let v = v
-                .parse::<Version>()
-                .map_err(|e| usage(format!("`--cuda-version {v}`: {e}"), "give the release as --cuda-version 12.4"))?;
-            if !v.has_minor() || compat.host_compilers.limits_for(v).is_none() {
-                return Err(crate::plan::not_in_tables(compat, &format!("`--cuda-version {v}`"), ErrorKind::Usage));
-            }
-            Some(v)
-        }
-        None => config.cuda_version,
-    };
+    let probes =
+        crate::probe::system::System::new(Some(ctx.search_path().into()), ctx.cwd.clone(), prepare::probe_cache(ctx)?);
     let (list, forward_compat) = if capabilities.is_empty() {
         if config.gpu.capabilities.is_empty() {
             return Err(usage(
@@ -250,36 +240,29 @@ fn gencode(
         }
         (list, forward_compat)
     };
-    // The target: the flags when given (errors then name them), else the config's `[target]` when it names one.
+    let release = gencode_release(ctx, &settings, &probes, cuda_version, &list)?;
+    // The target: the flags when given (errors then name them), else the config's `[target]`, which is this
+    // machine's unless it names another: the platform's own capabilities, as the drop-in builds them.
     let target = if system.is_some() || platform.is_some() {
         let flag = |name| Origin::Flag(name);
         let platform = platform.map(|p| match p {
             PlatformArg::Jetson => TargetPlatform::Jetson,
             PlatformArg::Sbsa => TargetPlatform::Sbsa,
         });
-        Some(TargetConfig {
+        TargetConfig {
             system: system.map(|s| Sourced::new(s, flag("--system"))),
             platform: platform.map(|p| Sourced::new(p, flag("--platform"))),
             ..TargetConfig::default()
-        })
-    } else {
-        let t = &config.target;
-        (t.system.is_some() || t.platform.is_some()).then(|| t.clone())
-    };
-    let platform = match &target {
-        Some(target) => {
-            let named = target::Named::of(target);
-            Some(target::resolve(target, &named, &compat.platforms, release)?.0)
         }
-        None => None,
+    } else {
+        config.target.clone()
     };
-    let named = target::Named::of(target.as_ref().unwrap_or(&config.target));
-    let probes =
-        crate::probe::system::System::new(Some(ctx.search_path().into()), ctx.cwd.clone(), prepare::probe_cache(ctx)?);
+    let named = target::Named::of(&target);
+    let (platform, _) = target::resolve(&target, &named, &compat.platforms, release)?;
     let nix_build = crate::dirs::in_nix_build(&ctx.env);
-    let targets = gpu::resolve(&list, compat, release, platform, nix_build, || probes.gpus())?;
+    let targets = gpu::resolve(&list, compat, release, Some(platform), nix_build, || probes.gpus())?;
     let expansion = gpu::expand(&targets, forward_compat);
-    gpu::check(&expansion, &gpu::Against { compat, release, platform, named: &named })?;
+    gpu::check(&expansion, &gpu::Against { compat, release, platform: Some(platform), named: &named })?;
     let torch = || {
         expansion.targets().torch().map_err(|alone| {
             Error::new(
@@ -299,7 +282,7 @@ fn gencode(
                 "forward_compat": forward_compat,
                 "ptx": expansion.ptx,
                 "checked_against": release.map(|r| r.to_string()),
-                "platform": platform.map(|p| p.name.clone()),
+                "platform": platform.name,
                 "gencode": expansion.gencode(),
                 "cmake": expansion.cmake(),
                 "torch": torch().ok(),
@@ -309,6 +292,49 @@ fn gencode(
     };
     output::stdout(out)?;
     Ok(0)
+}
+
+/// The release `gencode` checks against: `--cuda-version`, else the one the drop-in would build with here (the
+/// config's `cuda-version`, else what the real nvcc it finds says), so that both give the same targets for a list.
+/// `None` when none is known (an error for `all` and `all-major`, which stand for the release's targets) or it is
+/// older than the capability table.
+fn gencode_release(
+    ctx: &Context,
+    settings: &Settings,
+    probes: &crate::probe::system::System,
+    flag: Option<String>,
+    list: &TargetList,
+) -> Result<Option<Version>> {
+    let compat = &settings.compat;
+    let release = match (flag, settings.config.config.cuda_version) {
+        (Some(v), _) => {
+            let usage =
+                |message| Error::new(ErrorKind::Usage, message).with_help("give the release as --cuda-version 12.4");
+            let v = v.parse::<Version>().map_err(|e| usage(format!("`--cuda-version {v}`: {e}")))?;
+            if !v.has_minor() || compat.host_compilers.limits_for(v).is_none() {
+                return Err(crate::plan::not_in_tables(compat, &format!("`--cuda-version {v}`"), ErrorKind::Usage));
+            }
+            v
+        }
+        (None, Some(v)) => v,
+        (None, None) => {
+            let found = crate::locate::locate(ctx, &settings.config)
+                .map_err(|e| e.message)
+                .and_then(|located| probes.nvcc_version(&located.nvcc.path));
+            match (found, [Item::All, Item::AllMajor].into_iter().find(|w| list.has(*w))) {
+                (Ok((version, _)), _) => version,
+                (Err(_), None) => return Ok(None),
+                (Err(why), Some(word)) => {
+                    let message = format!(
+                        "`{word}` stands for what the nvcc release builds, and none is known: no `--cuda-version`, no `cuda-version` in the config, and {why}"
+                    );
+                    let help = "give the release, as in `--cuda-version 13.0`, or put the real nvcc on PATH";
+                    return Err(Error::new(ErrorKind::Request, message).with_help(help));
+                }
+            }
+        }
+    };
+    Ok(gpu::checkable(release, compat))
 }
 
 fn explain(ctx: &Context, format: ExplainFormat, args: Vec<OsString>) -> Result<i32> {

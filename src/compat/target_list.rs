@@ -227,16 +227,20 @@ pub struct Targets {
 pub enum Unresolved {
     /// `all` or `all-major` with the release unknown.
     NoRelease(Item),
+    /// `all` or `all-major` where none of what it stands for runs on the target platform (`all-major` for a Jetson:
+    /// every `X.0` is a GPU of another platform).
+    NoneOnPlatform(Item),
     /// `native`, with why this machine's GPUs are not known.
     NoGpus(String),
 }
 
 impl Targets {
-    /// The list's targets: `all`/`all-major` from `release_sets` (the release's own `(all, all-major, ptx)`),
-    /// `native` from `gpus` (asked only when the list names it).
+    /// The list's targets: `all`/`all-major` from `release_sets` (the release's own `(all, all-major, ptx)`, of
+    /// the target platform's GPUs: a set may be empty, and then has no PTX), `native` from `gpus` (asked only when the
+    /// list names it).
     pub fn resolve(
         list: &TargetList,
-        release_sets: Option<(Vec<Capability>, Vec<Capability>, Capability)>,
+        release_sets: Option<(Vec<Capability>, Vec<Capability>, Option<Capability>)>,
         gpus: impl FnOnce() -> Result<Vec<Capability>, String>,
     ) -> Result<Targets, Unresolved> {
         let mut targets = Targets::default();
@@ -253,8 +257,12 @@ impl Targets {
                 }
                 Item::All | Item::AllMajor => {
                     let Some((all, major, ptx)) = &release_sets else { return Err(Unresolved::NoRelease(*item)) };
-                    targets.sass.extend(if *item == Item::All { all } else { major });
-                    targets.ptx.insert(*ptx);
+                    let set = if *item == Item::All { all } else { major };
+                    let Some(ptx) = ptx.filter(|_| !set.is_empty()) else {
+                        return Err(Unresolved::NoneOnPlatform(*item));
+                    };
+                    targets.sass.extend(set);
+                    targets.ptx.insert(ptx);
                 }
                 Item::Native => {
                     let Some(ask) = gpus.take() else { continue };
@@ -349,11 +357,20 @@ mod tests {
     #[test]
     fn keywords_resolve_from_the_release_and_the_machine() {
         let list = TargetList::parse("all-major 8.6 native").unwrap();
-        let sets = Some((vec![cap("7.5"), cap("8.0"), cap("8.6")], vec![cap("7.5"), cap("8.0")], cap("8.0")));
+        let sets = Some((vec![cap("7.5"), cap("8.0"), cap("8.6")], vec![cap("7.5"), cap("8.0")], Some(cap("8.0"))));
         let t = Targets::resolve(&list, sets, || Ok(vec![cap("9.0")])).unwrap();
         assert_eq!(shown(&t.sass), ["7.5", "8.0", "8.6", "9.0"]);
         assert_eq!(shown(&t.ptx), ["8.0"]);
         assert_eq!(Targets::resolve(&list, None, || Ok(vec![])), Err(Unresolved::NoRelease(Item::AllMajor)));
+        // A Jetson's: `all` is its parts, `all-major` nothing.
+        let jetson = || Some((vec![cap("7.2"), cap("8.7")], vec![], Some(cap("8.7"))));
+        let all = Targets::resolve(&TargetList::parse("all").unwrap(), jetson(), || Ok(vec![])).unwrap();
+        assert_eq!(
+            (shown(&all.sass), shown(&all.ptx)),
+            (vec!["7.2".to_string(), "8.7".into()], vec!["8.7".to_string()])
+        );
+        let major = TargetList::parse("all-major").unwrap();
+        assert_eq!(Targets::resolve(&major, jetson(), || Ok(vec![])), Err(Unresolved::NoneOnPlatform(Item::AllMajor)));
         let native = TargetList::parse("native").unwrap();
         assert_eq!(Targets::resolve(&native, None, || Err("no GPU".into())), Err(Unresolved::NoGpus("no GPU".into())));
     }

@@ -329,6 +329,12 @@ fn wrapper_refuses_before_nvcc(case: &Case, sandbox: &RealSandbox, jetson: &[Cap
     // No config, no environment: the built-in tables only.
     cmd.env_clear();
     cmd.args(["gencode", "--format", "json", "--cuda-version", case.release]);
+    // `gencode` answers for this machine's platform, as the drop-in does: a Jetson part is built for the Arm-server
+    // target that serves it (the drop-in's jetson.toml below).
+    let for_jetson = case.caps.iter().any(|c| jetson.contains(c));
+    if for_jetson {
+        cmd.args(["--system", "aarch64-linux", "--platform", "sbsa"]);
+    }
     if case.form.ptx() {
         cmd.arg("--forward-compat");
     }
@@ -366,7 +372,7 @@ fn wrapper_refuses_before_nvcc(case: &Case, sandbox: &RealSandbox, jetson: &[Cap
         return Some(failure);
     }
     let object = sandbox.file(&format!("refused-{a}-{b}.o"));
-    let config = if case.caps.iter().any(|c| jetson.contains(c)) { "jetson.toml" } else { "wrapper.toml" };
+    let config = if for_jetson { "jetson.toml" } else { "wrapper.toml" };
     let out = sandbox
         .nvcc()
         .env("NVCC_WRAPPER_CONFIG", sandbox.file(config))

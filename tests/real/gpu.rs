@@ -375,3 +375,143 @@ fn jetson_orin_is_refused_for_x86_and_expands_for_jetson() {
     r.sb.real_nvcc().args(["-ccbin", "g++-12"]).args(&flags).args(["-c", "k.cu", "-o", "orin.o"]).assert().success();
     assert_eq!(embedded(&r.cuobjdump, &r.sb.file("orin.o")), set(&["sm_87", "ptx sm_87"]));
 }
+
+/// What one way of asking said for a list: the GPU flags it gives, or its error (exit status and first line).
+#[derive(Debug, PartialEq)]
+enum Answer {
+    Flags(Vec<String>),
+    Refused(Option<i32>, String),
+}
+
+fn answer(out: &std::process::Output, flags: impl FnOnce(&str) -> Vec<String>) -> Answer {
+    match out.status.success() {
+        true => Answer::Flags(flags(&stdout(out))),
+        false => Answer::Refused(out.status.code(), stderr(out).lines().next().unwrap_or("").to_string()),
+    }
+}
+
+/// The `-gencode` flags the gpu step of `explain --format json` adds.
+fn explained(json: &str) -> Vec<String> {
+    let plan: serde_json::Value = serde_json::from_str(json).unwrap();
+    let changes = plan["changes"].as_array().unwrap().iter();
+    let gpu = changes.filter(|c| c["step"] == "gpu" && c["action"] == "add");
+    gpu.flat_map(|c| c["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string())).collect()
+}
+
+/// The images nvcc's `--dryrun` would put in the fatbinary: `elf 86`, `ptx 90`.
+fn images(dryrun: &str) -> BTreeSet<String> {
+    let words = dryrun.split_whitespace().filter_map(|w| w.trim_matches('"').strip_prefix("--image3=kind="));
+    words.map(|w| w.split(",file=").next().unwrap().replace(",sm=", " ")).collect()
+}
+
+/// Issue 39: `gencode`, `explain` and the drop-in give the same GPU targets for the same list on the same machine,
+/// for every dialect and for `all`, `all-major` and `native`, with each release here: `gencode` learns the release
+/// from the nvcc on PATH as the drop-in does, and builds for this machine's platform unless told another. On x86_64
+/// the real nvcc's `--dryrun` says what each builds (the drop-in's call, and nvcc given `gencode`'s flags), so the
+/// flags are compared by what nvcc makes of them; for the cross targets (a target root each) `gencode --system
+/// --platform` against `explain` with that `[target]`. A refusal is the same error from all.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn gencode_explain_and_the_drop_in_agree_on_each_machine() {
+    const LISTS: [&str; 10] =
+        ["all", "all-major", "native", "8.6;9.0a", "7.0;8.6", "86;90-virtual", "8.7", "compute_80", "7.5+PTX", "10.0f"];
+    if real_program("g++-12").is_none() {
+        return;
+    }
+    let wrapper = |sb: &RealSandbox, config: &std::path::Path| {
+        let mut cmd = assert_cmd::Command::new(WRAPPER);
+        sb.prepare(&mut cmd);
+        cmd.env("NVCC_WRAPPER_CONFIG", config);
+        cmd
+    };
+    let mut compared = 0;
+    for release in ["11.8", "12.4", "13.0", "13.1", "13.2", "13.3", "13.4", "13.5"] {
+        let Some(root) = real_toolkit(release) else { continue };
+        let sb = RealSandbox::new(&root);
+        sb.write("k.cu", KERNEL_CU);
+        let config = sb.write("wrapper.toml", HOST);
+        for list in LISTS {
+            let out = wrapper(&sb, &config).args(["gencode", list]).output().unwrap();
+            let gencode = answer(&out, |text| text.lines().map(String::from).collect());
+            let out = wrapper(&sb, &config)
+                .env("NVCC_WRAPPER_CAPABILITIES", list)
+                .args(["explain", "--format", "json", "--", "-c", "k.cu"])
+                .output()
+                .unwrap();
+            let explain = answer(&out, explained);
+            assert_eq!(gencode, explain, "nvcc {release}, {list:?}: gencode and explain");
+            let builds =
+                list != "native" && (list != "10.0f" || release >= "12.9") && (list != "7.0;8.6" || release < "13");
+            let builds = builds && (list != "8.6;9.0a" || release >= "12") && list != "8.7";
+            // `native` builds only where a GPU is visible: all three refuse it alike elsewhere.
+            if list != "native" {
+                assert_eq!(matches!(gencode, Answer::Flags(_)), builds, "nvcc {release}, {list:?}: {gencode:?}");
+            }
+            let out = sb
+                .nvcc()
+                .env("NVCC_WRAPPER_CONFIG", &config)
+                .env("NVCC_WRAPPER_CAPABILITIES", list)
+                .args(["--dryrun", "-c", "k.cu", "-o", "k.o"])
+                .output()
+                .unwrap();
+            let drop_in = answer(&out, |_| Vec::new());
+            match (&gencode, drop_in) {
+                (Answer::Flags(flags), Answer::Flags(_)) => {
+                    let direct =
+                        sb.real_nvcc().args(["-ccbin", "g++-12"]).args(flags).args(["--dryrun", "-c", "k.cu"]).output();
+                    let direct = direct.unwrap();
+                    assert!(direct.status.success(), "nvcc {release} refused {flags:?}: {}", stderr(&direct));
+                    let built = images(&stderr(&out));
+                    assert!(!built.is_empty(), "nvcc {release}, {list:?}: no images in {}", stderr(&out));
+                    assert_eq!(built, images(&stderr(&direct)), "nvcc {release}, {list:?}: the drop-in and gencode");
+                }
+                (gencode, drop_in) => {
+                    assert_eq!(*gencode, drop_in, "nvcc {release}, {list:?}: gencode and the drop-in")
+                }
+            }
+            compared += 1;
+        }
+    }
+    // The cross targets: each with its own target root, the release's toolkit and its cross compiler.
+    let cross = [("sbsa-11.8", "sbsa"), ("sbsa-12.4", "sbsa"), ("sbsa-13.0", "sbsa"), ("jetson-12.4", "jetson")];
+    for (name, platform) in cross {
+        let release = cross_target_release(name);
+        let (Some(root), Some(target_root)) = (real_toolkit(release), real_target_root(name)) else { continue };
+        let sb = RealSandbox::new(&root);
+        sb.write("k.cu", KERNEL_CU);
+        let target = format!(
+            "[target]\nsystem = \"aarch64-linux\"\nplatform = \"{platform}\"\ncuda-root = \"{}\"\n",
+            target_root.display()
+        );
+        let config = sb.write("wrapper.toml", &format!("{HOST}{target}"));
+        for list in LISTS {
+            let args = ["gencode", "--system", "aarch64-linux", "--platform", platform, list];
+            let out = wrapper(&sb, &sb.write("empty.toml", "")).args(args).output().unwrap();
+            let gencode = answer(&out, |text| text.lines().map(String::from).collect());
+            let out = wrapper(&sb, &config)
+                .env("NVCC_WRAPPER_CAPABILITIES", list)
+                .args(["explain", "--format", "json", "--", "-c", "k.cu"])
+                .output()
+                .unwrap();
+            let explain = answer(&out, explained);
+            // An error may name the setting or the flag that chose the target: the same sentence otherwise.
+            let said = |a: Answer| match a {
+                Answer::Refused(code, line) => Answer::Refused(
+                    code,
+                    line.replace("`--system`", "`[target] system`").replace("`--platform`", "`[target] platform`"),
+                ),
+                flags => flags,
+            };
+            let builds = match platform {
+                "jetson" => ["all", "8.7"].contains(&list),
+                _ => list == "86;90-virtual" || list == "compute_80" || list == "7.5+PTX",
+            };
+            if builds {
+                assert!(matches!(gencode, Answer::Flags(_)), "{name}, {list:?}: {gencode:?}");
+            }
+            assert_eq!(said(gencode), said(explain), "{name}, {list:?}: gencode and explain");
+            compared += 1;
+        }
+    }
+    assert!(compared > 0 || !require_real(), "nothing compared");
+}

@@ -51,8 +51,20 @@ fn all_and_all_major_are_what_nvcc_builds_for_the_release_in_use() {
         11,
         "nvcc's 12 machine codes less 8.7 and 11.0 (Jetson), and the PTX of 12.0"
     );
+    // `gencode` learns the release as the drop-in does (issue 39): the same targets, in CMake's words.
     let out = sb.wrapper_cli().args(["gencode", "--format", "cmake", "all-major"]).output().unwrap();
-    assert_eq!(stderr(&out), "nvcc-wrapper: error: `all-major` in the GPU targets stands for what the nvcc release builds, and the release is not known\nhelp: set `cuda-version` in the config (or `--cuda-version` for `nvcc-wrapper gencode`), or name the capabilities\n");
+    assert_eq!(stdout(&out), "75-real;80-real;90-real;100-real;120-real;120-virtual\n", "{}", stderr(&out));
+    let out = sb.wrapper_cli().args(["gencode", "all"]).output().unwrap();
+    assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), flags_for(&sb, "all"));
+    // With no nvcc to ask, it says how to give the release.
+    let out = sb
+        .wrapper_cli()
+        .env("PATH", "/usr/bin:/bin")
+        .args(["gencode", "--format", "cmake", "all-major"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(65));
+    assert_eq!(stderr(&out), "nvcc-wrapper: error: `all-major` stands for what the nvcc release builds, and none is known: no `--cuda-version`, no `cuda-version` in the config, and no real nvcc found: there is no runnable `nvcc` on PATH\nhelp: give the release, as in `--cuda-version 13.0`, or put the real nvcc on PATH\n");
     let out = sb
         .wrapper_cli()
         .args(["gencode", "--format", "cmake", "--cuda-version", "12.4", "all-major"])

@@ -178,10 +178,13 @@ fn gencode_prints_the_same_expansion_in_three_forms() {
 #[test]
 fn gencode_checks_what_it_is_told_to() {
     let sb = Sandbox::new();
-    // Only the table: any known capability.
-    sb.wrapper_cli().args(["gencode", "3.5", "8.7", "12.1f"]).assert().success();
+    // No release known (no nvcc on PATH): only the table, any known capability, for this machine's x86_64.
+    sb.wrapper_cli().env("PATH", "/usr/bin:/bin").args(["gencode", "3.5", "12.1f"]).assert().success();
     let rows: &[(&[&str], i32, &str)] = &[
         (&["9.5"], 65, "9.5 is not a known GPU capability"),
+        // The release the drop-in would use: the sandbox's nvcc says 13.0.88 (issue 39).
+        (&["7.0;8.6"], 65, "nvcc 13.0 cannot build these GPU targets: 7.0 was last accepted by nvcc 12.9"),
+        (&["8.7"], 65, "8.7 is Jetson Orin, which the target x86_64-linux is not"),
         (&["--cuda-version", "11.8", "9.0a"], 65, "9.0a needs nvcc 12.0 or later"),
         (&["--cuda-version", "13.0", "7.0"], 65, "7.0 was last accepted by nvcc 12.9"),
         (&["--cuda-version", "12.4", "--system", "x86_64-linux", "8.7"], 65, "8.7 is Jetson Orin"),

@@ -378,12 +378,18 @@ fn note_nvcc_default(facts: &Facts, plan: &mut Plan) {
 /// here).
 fn release_to_check(facts: &Facts, plan: &mut Plan) -> Option<Version> {
     let release = facts.release.version()?;
-    let oldest = facts.compat.capabilities.all().iter().map(|c| c.first_cuda).min()?;
-    if release.release() >= oldest.release() {
-        return Some(release);
+    let checkable = checkable(release, facts.compat);
+    if checkable.is_none() {
+        plan.note(Note::OlderThanTable { release });
     }
-    plan.note(Note::OlderThanTable { release });
-    None
+    checkable
+}
+
+/// The release GPU targets are checked against: `None` for one older than the capability table begins, where
+/// nothing is known to check (the drop-in says so; `gencode` passes the list as given, as the drop-in does).
+pub fn checkable(release: Version, compat: &crate::compat::Compat) -> Option<Version> {
+    let oldest = compat.capabilities.all().iter().map(|c| c.first_cuda).min()?;
+    (release.release() >= oldest.release()).then_some(release)
 }
 
 /// How a call that asks for device link-time optimisation takes GPU targets. Measured with nvcc 12.4 and 13.0

@@ -59,7 +59,8 @@ pub fn resolve(
         };
         let (all, major): (Vec<_>, Vec<_>) =
             (all.into_iter().filter(runs).collect(), major.into_iter().filter(runs).collect());
-        let ptx = *major.iter().rev().find(|c| c.minor == 0).or(major.last())?;
+        // PTX of the newest major, as nvcc embeds; for a platform with no major of its own (a Jetson), the newest.
+        let ptx = major.iter().rev().find(|c| c.minor == 0).or(major.last()).or(all.last()).copied();
         Some((all, major, ptx))
     });
     let gpus = || {
@@ -75,6 +76,18 @@ pub fn resolve(
             format!("`{word}` in the GPU targets stands for what the nvcc release builds, and the release is not known"),
         )
         .with_help("set `cuda-version` in the config (or `--cuda-version` for `nvcc-wrapper gencode`), or name the capabilities"),
+        Unresolved::NoneOnPlatform(word) => {
+            let release = release.map_or_else(String::new, |r| format!(" {}", r.release()));
+            let platform = platform.map_or("the target", |p| &p.name);
+            Error::new(
+                ErrorKind::Request,
+                format!("`{word}` stands for what nvcc{release} builds, and none of it runs on the target {platform}"),
+            )
+            .with_help(match word {
+                Item::AllMajor => format!("use `all`, or name the capabilities of {platform}'s GPUs"),
+                _ => format!("name the capabilities of {platform}'s GPUs"),
+            })
+        }
         Unresolved::NoGpus(why) => Error::new(
             ErrorKind::Request,
             format!("`native` in the GPU targets stands for this machine's GPUs, and none is known: {why}"),
