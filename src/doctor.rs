@@ -25,7 +25,7 @@ const SAMPLE: [&str; 3] = ["doctor.cu", "-o", "doctor"];
 /// The report (stdout) and the problems found; problems make the exit code 3.
 pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
     let (mut out, mut problems) = check_plan(ctx)?;
-    check_config_places(ctx, &mut out, &mut problems);
+    check_config_places(ctx, &mut problems);
     check_path(ctx, &mut out, &mut problems);
     Ok((out, problems))
 }
@@ -77,23 +77,16 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
     Ok((out, problems))
 }
 
-/// Configuration files that are there but not read: those of later places (said, since only the first is read) and
-/// those in places the wrapper never reads (`~/.config/nvcc-wrapper.toml`, a `config.toml` beside the binary), which
-/// are problems: whoever wrote one expects it to apply.
-fn check_config_places(ctx: &Context, out: &mut String, problems: &mut Vec<String>) {
+/// Problems of the config places: something unreadable where a file is looked for, and files in places the wrapper
+/// never reads (`~/.config/nvcc-wrapper.toml`, a `config.toml` beside the binary): whoever wrote one expects it to
+/// apply. A file of a later place, ignored whole, is in the config lines (`report::config_lines`).
+fn check_config_places(ctx: &Context, problems: &mut Vec<String>) {
     let looked = places::find(ctx, places::there);
-    let used = looked.last().filter(|l| l.state == places::State::Used);
     for unusable in looked.iter().filter(|l| matches!(l.state, places::State::Unusable(_))) {
         problems.push(format!(
             "{unusable}
   help: put the configuration file there, or remove what is there (`nvcc-wrapper explain` shows the places read)"
         ));
-    }
-    for (place, path) in places::candidates(ctx).into_iter().skip(looked.len()) {
-        if path.is_file() {
-            let first = used.map_or(String::new(), |u| format!(": {} comes first", u.place));
-            let _ = writeln!(out, "{}", field("not read", format!("{} ({place}){first}", crate::shell::path(&path))));
-        }
     }
     for (wrong, right) in places::near_misses(ctx) {
         problems.push(format!(

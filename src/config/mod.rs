@@ -245,6 +245,8 @@ pub struct Loaded {
     pub path: Option<PathBuf>,
     /// Every place looked at, in order; the last is the file read, when one was.
     pub looked_at: Vec<places::Looked>,
+    /// Config files at the places after the one read: ignored whole (`places::ignored`).
+    pub ignored: Vec<(places::Place, PathBuf)>,
     /// Settings the environment overrode, for the debug log and `explain`.
     pub overrides: Vec<Overridden>,
 }
@@ -351,6 +353,7 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
             .with_help(help)
     })?;
     let mut loaded = Loaded::from_text(&text, &used.path)?;
+    loaded.ignored = places::ignored(ctx, &looked_at, places::there);
     loaded.looked_at = looked_at;
     Ok(loaded)
 }

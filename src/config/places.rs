@@ -124,6 +124,16 @@ impl fmt::Display for Looked {
     }
 }
 
+/// The config files at the places after the one that applies (`looked`, as `find` gave it): each is ignored whole,
+/// since files are never merged, and `explain` and `doctor` name them so that an edit there is not a mystery. None
+/// in a Nix build, which reads no user or machine file.
+pub fn ignored(ctx: &Context, looked: &[Looked], look: impl Fn(&Path) -> State) -> Vec<(Place, PathBuf)> {
+    if !looked.last().is_some_and(|l| l.state == State::Used) || crate::dirs::in_nix_build(&ctx.env) {
+        return Vec::new();
+    }
+    candidates(ctx).into_iter().skip(looked.len()).filter(|(_, path)| look(path) == State::Used).collect()
+}
+
 /// Every place in order, as (kind, path).
 pub fn candidates(ctx: &Context) -> Vec<(Place, PathBuf)> {
     let mut places: Vec<(Place, PathBuf)> = Vec::new();

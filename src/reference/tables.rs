@@ -362,8 +362,8 @@ pub const PLACES: &str = "The configuration file is TOML, read from the first of
     (`~/.config/nvcc-wrapper/config.toml` when `XDG_CONFIG_HOME` is unset or relative). 4. The machine's \
     `/etc/nvcc-wrapper/config.toml`. A Nix build (`NIX_BUILD_TOP` set, not `nix-shell`) reads neither 3 nor 4, and a \
     wrapper made by Nix always has its own file at 2. `nvcc-wrapper explain` and `doctor` say which file applies and \
-    list the places looked at before it; `doctor` also names files that a nearer place hides and files in places \
-    that are never read (`~/.config/nvcc-wrapper.toml`, a `config.toml` beside the binary).";
+    list the places looked at before it and the files of later places, ignored whole; `doctor` also names files in \
+    places that are never read (`~/.config/nvcc-wrapper.toml`, a `config.toml` beside the binary).";
 
 /// The files the wrapper reads or writes, for the man page.
 pub const FILES: &[(&str, &str)] = &[

@@ -117,6 +117,7 @@ pub fn plan(prepared: &Prepared) -> Value {
                     _ => None,
                 },
             })).collect::<Vec<_>>(),
+            "ignored": config.ignored.iter().map(|(_, p)| word(p.as_os_str())).collect::<Vec<_>>(),
             "overrides": overrides,
         },
         "nvcc": {"path": word(plan.nvcc.path.as_os_str()), "found-by": plan.nvcc.found_by.to_string()},

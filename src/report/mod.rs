@@ -114,6 +114,12 @@ pub fn config_lines(config: &Loaded) -> Vec<String> {
     let mut out = vec![field("config file", file)];
     let passed = config.looked_at.iter().filter(|l| l.state != State::Used);
     out.extend(passed.map(|l| format!("  looked at: {l}")));
+    if let Some(used) = used {
+        out.extend(config.ignored.iter().map(|(place, path)| {
+            let path = crate::shell::path(path);
+            format!("  ignored: {path} ({place}): {} comes first, and files are never merged", used.place)
+        }));
+    }
     out.extend(config.overrides.iter().map(|o| format!("  override: {o}")));
     out
 }

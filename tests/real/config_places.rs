@@ -64,11 +64,12 @@ fn issue_33_the_machines_file_in_etc_applies_when_no_nearer_one_is_there() {
     );
     assert!(text.contains(&format!("real nvcc:   {}", nvcc.display())), "{text}");
     assert!(text.contains("-gencode=arch=compute_89,code=sm_89"), "{text}");
-    // The user's file comes first, and the machine's is not looked at.
+    // The user's file comes first, and the machine's is said to be ignored whole (issue 39).
     let text = explain(true);
     assert!(text.contains("(the user's)\n"), "{text}");
     assert!(text.contains("-gencode=arch=compute_86,code=sm_86"), "{text}");
-    assert!(!text.contains("/etc/nvcc-wrapper"), "{text}");
+    let ignored = "  ignored: /etc/nvcc-wrapper/config.toml (the machine's): the user's comes first, and files are never merged\n";
+    assert!(text.contains(ignored), "{text}");
     // And the machine's own /etc was never touched.
     assert!(!std::path::Path::new("/etc/nvcc-wrapper").exists());
 }

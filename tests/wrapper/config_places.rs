@@ -62,6 +62,22 @@ fn the_installations_file_comes_before_the_users_and_the_named_one_before_both()
     sb.write("wrapper/share/nvcc-wrapper/config.toml", &config_with(&sb, "9.0"));
     sb.nvcc().env_remove("NVCC_WRAPPER_CONFIG").env("HOME", &home).args(["-c", "k.cu"]).assert().success();
     assert_eq!(gencode(&sb), ["-gencode=arch=compute_90,code=sm_90"]);
+    // explain names the user's file, there and ignored whole (issue 39), in text and JSON.
+    let user = home.join(".config/nvcc-wrapper/config.toml");
+    let explain = |format: &str| {
+        let mut cmd = std::process::Command::new(sb.wrapper_bin.join("nvcc-wrapper"));
+        cmd.env_clear().env("PATH", sb.path()).env("HOME", &home).current_dir(sb.dir.path());
+        cmd.args(["explain", "--format", format, "--", "-c", "k.cu"]).output().unwrap()
+    };
+    std::os::unix::fs::symlink(WRAPPER, sb.wrapper_bin.join("nvcc-wrapper")).unwrap();
+    let text = stdout(&explain("text"));
+    let line = format!(
+        "  ignored: {} (the user's): the installation's comes first, and files are never merged\n",
+        user.display()
+    );
+    assert!(text.contains(&line), "{text}");
+    let json: serde_json::Value = serde_json::from_slice(&explain("json").stdout).unwrap();
+    assert_eq!(json["config"]["ignored"], serde_json::json!([user.to_str().unwrap()]));
     let named = sb.write("named.toml", &config_with(&sb, "8.0"));
     sb.nvcc().env("NVCC_WRAPPER_CONFIG", &named).env("HOME", &home).args(["-c", "k.cu"]).assert().success();
     assert_eq!(gencode(&sb), ["-gencode=arch=compute_80,code=sm_80"]);
@@ -163,7 +179,7 @@ fn doctor_names_a_file_in_a_place_never_read_and_one_a_nearer_place_hides() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(
         text.contains(&format!(
-            "not read:    {} (the user's): named by $NVCC_WRAPPER_CONFIG comes first",
+            "  ignored: {} (the user's): named by $NVCC_WRAPPER_CONFIG comes first, and files are never merged",
             right.display()
         )),
         "{text}"
