@@ -611,3 +611,26 @@ pub fn on_two_threads<T: Send>(work: Vec<T>, each: impl Fn(usize, T) + Sync) {
         }
     });
 }
+
+/// What `in_own_dev` runs before the command: a tmpfs on `/dev` holding `null`, `zero`, `random`, `urandom`, `shm`
+/// and the `fd`, `stdin`, `stdout` and `stderr` links, in the mount namespace `unshare` made.
+const OWN_DEV: &str = "mount -t tmpfs -o mode=755 none /dev && cd /dev && mknod -m 666 null c 1 3 \
+    && mknod -m 666 zero c 1 5 && mknod -m 666 random c 1 8 && mknod -m 666 urandom c 1 9 && ln -s /proc/self/fd fd \
+    && ln -s /proc/self/fd/0 stdin && ln -s /proc/self/fd/1 stdout && ln -s /proc/self/fd/2 stderr && mkdir shm \
+    && mount -t tmpfs none shm && cd \"$OLDPWD\" && exec \"$@\"";
+
+/// `words` as a command that, run as root, runs in a mount namespace with a `/dev` of its own: a test that writes to
+/// `/dev/stdout` must never run against the machine's, because the GNU assembler that nvcc's host compile runs
+/// unlinks its output when it fails, and as root `/dev/stdout` is a name it can unlink (docs/nvcc-facts.md). Not as
+/// root, nothing in `/dev` can be unlinked, and the command runs as it is.
+pub fn in_own_dev<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> std::process::Command {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        let mut cmd = std::process::Command::new(&words[0]);
+        cmd.args(&words[1..]);
+        return cmd;
+    }
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["--mount", "--propagation", "private", "sh", "-c", OWN_DEV, "sh"]).args(words);
+    cmd
+}

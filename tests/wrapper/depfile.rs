@@ -110,8 +110,7 @@ fn a_dependency_file_that_is_not_a_regular_file_is_left_as_nvcc_wrote_it() {
     let sb = Sandbox::new();
     let script = "nvcc -MD -MF /dev/stdout -c k.cu -o k.o | cat";
     let started = Instant::now();
-    let out = std::process::Command::new("timeout")
-        .args(["-s", "KILL", "20", "bash", "-c", script])
+    let out = in_own_dev(&["timeout", "-s", "KILL", "20", "bash", "-c", script])
         .env_clear()
         .env("PATH", sb.path())
         .env("NVCC_WRAPPER_CONFIG", &sb.config)
