@@ -108,7 +108,18 @@ inside() {
       PATH="$SYSROOT/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
       /bin/bash -c 'cd "$0" && exec "$@"' "$src" "$@"
   }
+  # A dry run on package lists that name nothing (mmdebstrap empties them): it must say it would update first, not
+  # warn that every package is missing, nor match other packages' names as patterns (issue 39).
+  dry_run() {
+    local said
+    said=$(in_root scripts/install-deps.sh --dry-run 2>&1) || return 1
+    printf '%s\n' "$said" >&2
+    [[ $said == *"would run apt-get update, then install: "* && $said != *"no package"* ]]
+  }
   local failed=0
+  if [[ -z $(find "$root/var/lib/apt/lists" -name '*_Packages*' -print -quit 2>/dev/null) ]]; then
+    timed "install-deps.sh --dry-run on empty lists" dry_run || failed=1
+  fi
   timed "scripts/demo.sh" in_root scripts/demo.sh || failed=1
   timed "scripts/install-deps.sh" in_root scripts/install-deps.sh || failed=1
   timed "scripts/install-tools.sh" in_root scripts/install-tools.sh || failed=1

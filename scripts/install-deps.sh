@@ -68,9 +68,12 @@ not_installed() {
   done
 }
 
+# Whether the archive has package $1. apt-cache reads a name with regex characters (g++) as a pattern when it finds
+# no package of that name, and then prints other packages' entries: only the entry headed by the name itself counts.
 has_candidate() {
   local c
-  c=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+  c=$(apt-cache policy "$1" 2>/dev/null |
+      awk -v want="$1:" '/^[^ ]/ { here = ($1 == want) } here && $1 == "Candidate:" { print $2 }')
   [[ -n $c && $c != "(none)" ]]
 }
 
@@ -102,7 +105,14 @@ apt_update() {
 # A missing package without a candidate means the lists are empty or stale:
 # update once, then drop (and name) whatever is still unknown.
 for p in "${missing[@]}"; do
-  has_candidate "$p" || { apt_update; break; }
+  has_candidate "$p" && continue
+  if ((DRY_RUN)); then
+    # Without the update a dry run cannot tell which names the archive has.
+    log "the package lists do not name $p: would run apt-get update, then install: ${missing[*]}"
+    exit 0
+  fi
+  apt_update
+  break
 done
 install=()
 for p in "${missing[@]}"; do
