@@ -68,6 +68,7 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
         Error::new(ErrorKind::CannotExec, format!("cannot run {}: {e}", crate::shell::display([program.as_os_str()])))
             .with_help("give the build tool's name on PATH, or its path")
     })?;
+    refuse_a_ninja_that_ignores_it(&program, args)?;
     let dir = base.join(format!("nvcc-wrapper-jobserver-{}", ctx.pid));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::DirBuilder::new().mode(0o700).create(&dir).map_err(|e| failed(&crate::shell::path(&dir), e))?;
@@ -117,6 +118,42 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
     let _ = std::fs::remove_file(&fifo);
     let _ = std::fs::remove_dir(&dir);
     super::end_as(result?)
+}
+
+/// Ninja takes part in a jobserver from 1.13 on, and only without a `-j` of its own (Ninja 1.11 and 1.12 know none,
+/// and with `-j` any Ninja runs that many jobs): otherwise the build would run Ninja's own count of jobs while the
+/// wrapper's calls also take the slots as threads, more at once than asked. A command run as `ninja` (or
+/// `ninja-build`) that would is refused, saying why; one whose version cannot be read is run as given.
+fn refuse_a_ninja_that_ignores_it(program: &Path, args: &[OsString]) -> Result<()> {
+    let name = program.file_name().map(OsStr::as_bytes).unwrap_or_default();
+    if name != b"ninja" && name != b"ninja-build" {
+        return Ok(());
+    }
+    let shown = crate::shell::path(program);
+    let own_jobs = args
+        .iter()
+        .map(|a| a.as_bytes())
+        .find(|a| a.strip_prefix(b"-j").is_some_and(|n| n.is_empty() || n.iter().all(u8::is_ascii_digit)));
+    if let Some(jobs) = own_jobs {
+        let jobs = String::from_utf8_lossy(jobs);
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!("{shown} is given `{jobs}`, and Ninja with a `-j` of its own ignores the jobserver"),
+        )
+        .with_help("leave `-j` out of Ninja's arguments: the jobserver's `-j N` sets how many jobs run at once"));
+    }
+    let Some(version) = crate::probe::ninja::version(program) else { return Ok(()) };
+    if version < (1, 13) {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "{shown} is Ninja {}.{}, which ignores a jobserver (Ninja 1.13 and later take part in one): it would run its own count of jobs besides the threads nvcc's calls take",
+                version.0, version.1
+            ),
+        )
+        .with_help("put Ninja 1.13 or later first on PATH (`pip install ninja`), or run it without `nvcc-wrapper jobserver`, as `ninja -j N`"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod glibcxx;
 pub mod gpus;
 pub mod launcher;
 pub mod memory;
+pub mod ninja;
 pub mod nvcc;
 pub mod system;
 pub mod toolkit;

@@ -10,7 +10,7 @@ pub fn exit_meaning(kind: ErrorKind) -> &'static str {
         ErrorKind::ClosedOutput => {
             "the reader of the wrapper's output went away (`| head`): not an error, nothing is said"
         }
-        ErrorKind::Usage => "the wrapper's own command line (`nvcc-wrapper ...`) is wrong",
+        ErrorKind::Usage => "the wrapper's own command line (`nvcc-wrapper ...`) is wrong, a Ninja given to `nvcc-wrapper jobserver` included that would ignore the jobserver (older than 1.13, or with a `-j` of its own)",
         ErrorKind::CheckFailed => {
             "a check you asked for found problems (`compat scan` disagrees with the table, `doctor` found problems)"
         }

@@ -253,6 +253,34 @@ fn the_jobserver_subcommand_serves_make_4_3_make_4_4_and_ninja_with_a_sub_make()
     }
 }
 
+/// Issue 39, item 3: Debian 12's Ninja 1.11.1 ignores a jobserver and runs its own count of jobs, and any Ninja given
+/// a `-j` of its own does too: `nvcc-wrapper jobserver` refuses both before anything runs, saying why (exit 2), and
+/// runs PyPI's 1.13.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn the_jobserver_subcommand_refuses_a_ninja_that_would_ignore_it() {
+    let (Some(debian), Some(pypi)) = (real_program("ninja"), pypi_tool("ninja")) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("build.ninja"), "rule touch\n  command = touch $out\nbuild ran: touch\n").unwrap();
+    let serve = |ninja: &Path, args: &[&str]| {
+        let mut cmd = std::process::Command::new(WRAPPER);
+        cmd.args(["jobserver", "-j", "4", "--"]).arg(ninja).args(args).current_dir(dir.path());
+        cmd.env("TMPDIR", dir.path()).env_remove("MAKEFLAGS").output().unwrap()
+    };
+    let out = serve(&debian, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("is Ninja 1.11, which ignores a jobserver"), "{said}");
+    assert!(said.contains("help: put Ninja 1.13 or later first on PATH"), "{said}");
+    assert!(!dir.path().join("ran").exists(), "Ninja 1.11 ran");
+    let out = serve(&pypi, &["-j8"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is given `-j8`, and Ninja with a `-j` of its own ignores the jobserver"));
+    let out = serve(&pypi, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(dir.path().join("ran").exists(), "Ninja 1.13 did not run");
+}
+
 /// Threads change how nvcc runs a call's targets, not what it writes: an object built with the slots of a jobserver
 /// (`--threads 4`) is the same bytes as one built with none, for nvcc 11.8, 12.4 and 13.5; so is one built with
 /// threads that follow the build (issue 41) under a jobserver of one free slot, where nvcc's work waits, stopped,

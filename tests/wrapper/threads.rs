@@ -207,6 +207,42 @@ fn the_jobserver_subcommand_runs_a_build_under_n_slots() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
+/// Issue 39, item 3: a Ninja that would ignore the jobserver (before 1.13, or given `-j`) is refused before it runs,
+/// with why and what to do; one whose version says nothing known runs as given.
+#[test]
+fn the_jobserver_subcommand_refuses_a_ninja_that_would_ignore_it() {
+    let sb = Sandbox::new();
+    let bin = sb.dir.path().join("tools").tap_mkdir();
+    let ninja = bin.join("ninja");
+    std::fs::write(
+        &ninja,
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo \"$FAKE_NINJA_VERSION\"; exit 0; }\ntouch ran\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&ninja, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let serve = |version: &str, args: &[&str]| {
+        let _ = std::fs::remove_file(sb.dir.path().join("ran"));
+        let mut cmd = sb.wrapper_cli();
+        cmd.env("FAKE_NINJA_VERSION", version).env("TMPDIR", sb.dir.path());
+        let out = cmd.args(["jobserver", "-j", "4", "--"]).arg(&ninja).args(args).output().unwrap();
+        (out.status.code(), stderr(&out), sb.dir.path().join("ran").exists())
+    };
+    let (code, said, ran) = serve("1.12.1", &[]);
+    assert_eq!((code, ran), (Some(2), false), "{said}");
+    let shown = ninja.display();
+    assert_eq!(
+        said,
+        format!("nvcc-wrapper: error: {shown} is Ninja 1.12, which ignores a jobserver (Ninja 1.13 and later take part in one): it would run its own count of jobs besides the threads nvcc's calls take\nhelp: put Ninja 1.13 or later first on PATH (`pip install ninja`), or run it without `nvcc-wrapper jobserver`, as `ninja -j N`\n")
+    );
+    let (code, said, ran) = serve("1.13.0", &["-C", ".", "-j", "8"]);
+    assert_eq!((code, ran), (Some(2), false), "{said}");
+    assert!(said.contains("is given `-j`, and Ninja with a `-j` of its own ignores the jobserver"), "{said}");
+    for version in ["1.13.0", "1.13.0.git.kitware.jobserver-pipe-1", "a version of its own"] {
+        let (code, said, ran) = serve(version, &[]);
+        assert_eq!((code, ran), (Some(0), true), "{version}: {said}");
+    }
+}
+
 trait TapMkdir {
     fn tap_mkdir(self) -> Self;
 }
