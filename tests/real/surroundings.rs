@@ -12,7 +12,8 @@
 //! file, a directory, closed or mismatched descriptors, a variable after `--`); standard streams closed, full, or a
 //! pipe nobody reads; SIGTERM to the call and to its process group mid-compile; a `timeout -s KILL` in a rule of GNU
 //! make 4.3, GNU make 4.4 and Ninja 1.13, each a client of the test's jobserver; odd files at the user's config
-//! place; `/proc` hidden; a memory cgroup. On nvcc 11.8, 12.4 and 13.5 (on 13.5 only: the build-tool cases, and the
+//! place; `/proc` hidden; a memory cgroup; and, on 13.5, threads that follow the build (`threads-follow`) under the
+//! jobserver forms, a closed stderr, signals mid-compile, `/proc` hidden and a memory cgroup. On nvcc 11.8, 12.4 and 13.5 (on 13.5 only: the build-tool cases, and the
 //! bogus claims and config places, in which the release plays no part).
 //!
 //! Needs real NVCC 11.8, 12.4 and 13.5, g++-11 and g++-12, make, scripts/install-nix.sh's make-4.4,
@@ -270,6 +271,43 @@ fn corpus(root_privileges: bool, full: bool) -> Vec<Case> {
         c.flags = flags;
         c.args =
             [&TARGETS[..], &["-MD", "-c", "heavy.cu", "-o", "o/h.o"]].concat().iter().map(|a| a.to_string()).collect();
+        cases.push(c);
+    }
+    // Threads that follow the build (issue 41, `threads-follow`): nvcc gets a thread per target and the keeper stops
+    // what runs beyond the slots it holds, then continues it; the same surroundings must end the same way. On 13.5
+    // alone: only the wrapper's own keeping differs.
+    const FOLLOW: (&str, &str) = ("NVCC_WRAPPER_THREADS_FOLLOW", "1");
+    let mut following = vec![
+        with("following: make's pipe, 3 slots free", Flags::Held { fifo: false }),
+        with("following: make 4.4's FIFO, 3 slots free", Flags::Held { fifo: true }),
+        with("following: 3,4 closed (a rule without +)", Flags::Raw("-j4 --jobserver-auth=3,4", Fds::Closed)),
+    ];
+    let mut c = with("following: make's pipe, stderr closed", Flags::Held { fifo: false });
+    c.stderr = Stream::Closed;
+    following.push(c);
+    for (name, stop, under_shell) in [
+        ("following: SIGTERM to the call mid-compile", Stop::Process(libc::SIGTERM), false),
+        ("following: SIGINT to its group mid-compile", Stop::Group(libc::SIGINT), false),
+        ("following: SIGKILL to its group mid-compile", Stop::Group(libc::SIGKILL), false),
+        ("following, under sh: SIGTERM to its group mid-compile", Stop::Group(libc::SIGTERM), true),
+    ] {
+        let mut c = with(name, Flags::Held { fifo: true });
+        c.stop = Some(stop);
+        c.heavy = true;
+        c.under_shell = under_shell;
+        c.args = [&TARGETS[..], &["-c", "heavy.cu", "-o", "o/h.o"]].concat().iter().map(|a| a.to_string()).collect();
+        following.push(c);
+    }
+    if root_privileges {
+        let mut c = with("following: /proc hidden, a FIFO", Flags::Held { fifo: true });
+        c.hide_proc = true;
+        following.push(c);
+        let mut c = with("following: a memory cgroup of 1.5 GiB, 3 slots free", Flags::Held { fifo: false });
+        c.cgroup = true;
+        following.push(c);
+    }
+    for mut c in following.into_iter().filter(|_| full) {
+        c.wrapper_env.push(FOLLOW);
         cases.push(c);
     }
     if root_privileges {
