@@ -34,13 +34,14 @@ pub fn run(ctx: &Context) -> Result<(String, Vec<String>)> {
 fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
     let mut out = String::new();
     let mut problems = Vec::new();
-    let setup = match Setup::new(ctx) {
+    let mut setup = match Setup::new(ctx) {
         Ok(setup) => setup,
         Err(e) => {
             problems.push(problem(&e));
             return Ok((out, problems));
         }
     };
+    setup.settings.config.find_ignored(ctx);
     let config = &setup.settings.config;
     let mut header = report::config_lines(config);
     header.push(field(

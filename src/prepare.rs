@@ -59,7 +59,8 @@ impl Setup {
 
     /// The same for a call described, not run here (`explain`, `doctor`): what names nvcc's process id shows
     /// `<pid>`, not this process's.
-    pub fn describe(self, ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
+    pub fn describe(mut self, ctx: &Context, args: Vec<OsString>) -> Result<Prepared> {
+        self.settings.config.find_ignored(ctx);
         self.prepare_for(ctx, args, None)
     }
 

@@ -245,13 +245,19 @@ pub struct Loaded {
     pub path: Option<PathBuf>,
     /// Every place looked at, in order; the last is the file read, when one was.
     pub looked_at: Vec<places::Looked>,
-    /// Config files at the places after the one read: ignored whole (`places::ignored`).
+    /// Config files at the places after the one read: ignored whole (`places::ignored`). Found only for `explain`
+    /// and `doctor` (`find_ignored`): a drop-in call never looks at the places after the one it reads.
     pub ignored: Vec<(places::Place, PathBuf)>,
     /// Settings the environment overrode, for the debug log and `explain`.
     pub overrides: Vec<Overridden>,
 }
 
 impl Loaded {
+    /// Find the config files that the one read leaves ignored, for `explain` and `doctor` to name.
+    pub fn find_ignored(&mut self, ctx: &Context) {
+        self.ignored = places::ignored(ctx, &self.looked_at, places::there);
+    }
+
     /// The configuration a file at `path` with this text gives.
     pub fn from_text(text: &str, path: &Path) -> Result<Loaded> {
         let mut loaded = Loaded { config: read(text, path)?, ..Loaded::default() };
@@ -353,7 +359,6 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
             .with_help(help)
     })?;
     let mut loaded = Loaded::from_text(&text, &used.path)?;
-    loaded.ignored = places::ignored(ctx, &looked_at, places::there);
     loaded.looked_at = looked_at;
     Ok(loaded)
 }
