@@ -74,7 +74,7 @@ impl Planner {
             jobserver: &plan::JobSlots::None,
         })
         .expect("a plan");
-        plan.before.iter().chain(&plan.after).map(|a| a.args.len()).sum()
+        plan.changes.before.iter().chain(&plan.changes.after).map(|a| a.args.len()).sum()
     }
 
     /// The arguments nvcc will see for `args`: the command line's, plus those read from options files.

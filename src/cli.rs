@@ -344,7 +344,7 @@ fn explain(ctx: &Context, format: ExplainFormat, args: Vec<OsString>) -> Result<
         ExplainFormat::Text => {
             let mut text = report::text(&prepared);
             if let Some((slots, memory, threads)) = &now {
-                let follow = prepared.plan.threads.as_ref().filter(|t| t.follow);
+                let follow = prepared.plan.decided.threads.as_ref().filter(|t| t.follow);
                 let runs = match (follow, *threads > 1) {
                     (Some(t), _) if *threads < t.most => {
                         format!("{threads} of nvcc's targets at once, and more as slots free")
@@ -372,7 +372,7 @@ fn explain(ctx: &Context, format: ExplainFormat, args: Vec<OsString>) -> Result<
 /// What a call that may take threads would take now: the job slots free (seen, not taken), what the memory free
 /// holds, and the threads that makes. Only `explain` asks: the drop-in reads the memory only once it holds a slot.
 fn threads_now(ctx: &Context, prepared: &prepare::Prepared) -> Option<(usize, crate::plan::threads::Memory, u32)> {
-    let threads = prepared.plan.threads.as_ref()?;
+    let threads = prepared.plan.decided.threads.as_ref()?;
     let crate::context::Jobserver::Usable(client) = &ctx.jobserver else { return None };
     let slots = client.free();
     let memory = crate::plan::threads::Memory::judge(threads.per_thread_mib, crate::probe::memory::free());

@@ -65,14 +65,15 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
     };
     out += &report::text_for(&prepared, "sample call");
     let plan = &prepared.plan;
-    if let Some(release) = &plan.release {
+    if let Some(release) = &plan.decided.release {
         write_release(release, &compat, &mut String::new(), &mut problems);
         if let Some(row) = release.version().and_then(|v| compat.host_compilers.limits_for(v)) {
             let _ = writeln!(out, "{}", field("accepts", format!("{} ({})", row.accepts().describe(), row.source)));
         }
     }
     // An unknown release is already a problem above.
-    let own = plan.warnings.iter().filter(|w| !matches!(w.get(), Some(plan::facts::Note::ReleaseUnknown { .. })));
+    let own =
+        plan.changes.warnings.iter().filter(|w| !matches!(w.get(), Some(plan::facts::Note::ReleaseUnknown { .. })));
     problems.extend(own.map(|w| w.to_string()));
     check_libstdcxx(&prepared.setup.probes, plan, &mut out, &mut problems);
     Ok((out, problems))
@@ -145,7 +146,7 @@ fn problem(e: &Error) -> String {
 /// The stdenv compiler's objects may need its newest GLIBCXX_ version; the libstdc++ that programs built through the
 /// wrapper load must provide it: the stdenv's own when the wrapper pointed the link there, else the chosen compiler's.
 fn check_libstdcxx(probes: &System, plan: &plan::Plan, out: &mut String, problems: &mut Vec<String>) {
-    let Some(decision) = &plan.host else { return };
+    let Some(decision) = &plan.decided.host else { return };
     let Some(stdenv) = &decision.stdenv else { return };
     let needed_dir = probes.libstdcxx(stdenv).map(|d| d.runtime_dir);
     let loaded_dir = match &decision.libstdcxx_dir {

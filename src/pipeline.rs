@@ -34,12 +34,12 @@ pub fn run(ctx: &Context) -> Result<i32> {
             debug!("{line}");
         }
     }
-    for warning in &prepared.plan.warnings {
+    for warning in &prepared.plan.changes.warnings {
         output::warning(warning);
     }
     let command = prepared.final_command();
     // The dry run's command names them too, so it can be run as printed. Not written, nvcc runs as given instead.
-    if let Err(e) = exec::write_files(&prepared.plan.written) {
+    if let Err(e) = exec::write_files(&prepared.plan.changes.written) {
         return Err(exec::run_as_given(
             ctx,
             &prepared.plan,
@@ -54,27 +54,27 @@ pub fn run(ctx: &Context) -> Result<i32> {
     }
     let nvcc = &prepared.plan.nvcc.path;
     // The launcher when there is one: it runs the real nvcc, named by its full path, with the rest.
-    let program = prepared.plan.launcher.as_ref().unwrap_or(nvcc);
+    let program = prepared.plan.decided.launcher.as_ref().unwrap_or(nvcc);
     let env = prepared.nvcc_env(ctx);
     // Threads from job slots free when nvcc starts, as many as the memory free then holds: `--threads N` first on
     // nvcc's command line, or behind a launcher in NVCC_PREPEND_FLAGS (out of a compiler cache's key). The keeper that waits for nvcc takes them and gives them back (`exec::child`); with no slot free
     // now, there is nothing to wait for.
     let memory_holds = || {
-        let per_thread = prepared.plan.threads.as_ref().map_or(0, |t| t.per_thread_mib);
+        let per_thread = prepared.plan.decided.threads.as_ref().map_or(0, |t| t.per_thread_mib);
         let memory = crate::plan::threads::Memory::judge(per_thread, crate::probe::memory::free());
         debug!("a job slot is free; {memory}");
         memory.threads()
     };
     // Threads that follow the build need no slot free now: one that frees later becomes a thread (the threads step
     // decided it only for nvcc run directly).
-    let follow = prepared.plan.threads.as_ref().is_some_and(|t| t.follow);
-    let lend = match (&prepared.plan.threads, &ctx.jobserver) {
+    let follow = prepared.plan.decided.threads.as_ref().is_some_and(|t| t.follow);
+    let lend = match (&prepared.plan.decided.threads, &ctx.jobserver) {
         (Some(threads), crate::context::Jobserver::Usable(client)) if follow || client.has_free() => {
             Some(exec::child::Lend {
                 client,
                 most: threads.most,
                 memory_holds: &memory_holds,
-                channel: match prepared.plan.launcher {
+                channel: match prepared.plan.decided.launcher {
                     Some(_) => exec::child::ThreadsIn::PrependFlags,
                     None => exec::child::ThreadsIn::Argv(0),
                 },
@@ -83,12 +83,12 @@ pub fn run(ctx: &Context) -> Result<i32> {
         }
         _ => None,
     };
-    let err = if prepared.plan.depfile.is_some() || lend.is_some() {
+    let err = if prepared.plan.decided.depfile.is_some() || lend.is_some() {
         // Work left after nvcc: wait for it, give back its slots, complete its dependency files if it succeeded,
         // end as it ended.
         match exec::child::run(program, &command[1..], &env, lend, leftovers(ctx, &prepared)) {
             Ok(status) => {
-                if let Some(depfile) = prepared.plan.depfile.as_ref().filter(|_| status.success()) {
+                if let Some(depfile) = prepared.plan.decided.depfile.as_ref().filter(|_| status.success()) {
                     for warning in exec::complete_depfiles(depfile) {
                         output::warning(warning);
                     }
@@ -107,7 +107,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
         let why = Error::new(ErrorKind::Output, why);
         return Err(exec::run_as_given(ctx, &prepared.plan, prepared.setup.located.depth, why, false));
     }
-    match &prepared.plan.launcher {
+    match &prepared.plan.decided.launcher {
         Some(launcher) => Err(exec::cannot_run_launcher(launcher, &err)),
         None => Err(exec::cannot_run(nvcc, &err)),
     }
@@ -121,8 +121,10 @@ fn leftovers(ctx: &Context, prepared: &Prepared) -> Option<exec::child::Leftover
         return None;
     }
     let tmpdir = ctx.env.non_empty(vars::TMPDIR).map_or_else(|| "/tmp".into(), |t| ctx.absolute(t.as_ref()));
-    let beside =
-        inv.output_file().filter(|_| prepared.plan.intermediates_beside_output).map(|o| ctx.absolute(o.as_ref()));
+    let beside = inv
+        .output_file()
+        .filter(|_| prepared.plan.decided.intermediates_beside_output)
+        .map(|o| ctx.absolute(o.as_ref()));
     let keep = match inv.depfiles() {
         crate::args::Depfiles::Files(files) => files.iter().map(|f| ctx.absolute(f)).collect(),
         _ => Vec::new(),
@@ -135,7 +137,7 @@ fn leftovers(ctx: &Context, prepared: &Prepared) -> Option<exec::child::Leftover
 /// bookkeeping, not part of the command.
 fn dry_run_line(prepared: &Prepared, command: &[OsString]) -> Vec<u8> {
     let mut line = Vec::new();
-    for (name, value) in prepared.plan.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
+    for (name, value) in prepared.plan.changes.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
         line.extend(format!("{name}=").as_bytes());
         line.extend(shell::join([value.as_os_str()]));
         line.push(b' ');

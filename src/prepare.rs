@@ -104,7 +104,7 @@ pub struct Prepared {
 impl Prepared {
     /// The real nvcc followed by its arguments, behind the launcher when there is one: the command that runs.
     pub fn final_command(&self) -> Vec<OsString> {
-        let mut words: Vec<OsString> = self.plan.launcher.iter().map(|l| l.clone().into_os_string()).collect();
+        let mut words: Vec<OsString> = self.plan.decided.launcher.iter().map(|l| l.clone().into_os_string()).collect();
         words.push(self.plan.nvcc.path.clone().into_os_string());
         words.extend(self.plan.command(&self.invocation));
         words
@@ -126,7 +126,7 @@ pub fn pass_through(ctx: &Context) -> Result<Located> {
 /// The environment nvcc runs with: the wrapper's own, plus what `plan` sets.
 pub fn nvcc_env(ctx: &Context, plan: &Plan) -> Env {
     let mut env = ctx.env.clone();
-    for (name, value) in &plan.env {
+    for (name, value) in &plan.changes.env {
         env.set(*name, value.clone());
     }
     env

@@ -338,22 +338,23 @@ pub fn run_as_given(
 pub fn dropped(plan: &crate::plan::Plan) -> String {
     let words = |w: &[OsString]| crate::shell::display(w.iter().map(OsString::as_os_str));
     let mut parts = Vec::new();
-    let added: Vec<OsString> = plan.before.iter().chain(&plan.after).flat_map(|a| a.args.iter().cloned()).collect();
+    let added: Vec<OsString> =
+        plan.changes.before.iter().chain(&plan.changes.after).flat_map(|a| a.args.iter().cloned()).collect();
     if !added.is_empty() {
         parts.push(format!("without adding `{}`", words(&added)));
     }
-    let removed: Vec<OsString> = plan.removed.iter().flat_map(|r| r.tokens.iter().cloned()).collect();
+    let removed: Vec<OsString> = plan.changes.removed.iter().flat_map(|r| r.tokens.iter().cloned()).collect();
     if !removed.is_empty() {
         parts.push(format!("keeping `{}` that it would have removed", words(&removed)));
     }
-    for w in &plan.written {
+    for w in &plan.changes.written {
         let name = w.replaces.value.clone().unwrap_or_default();
         parts.push(format!("reading the options file {} as it is", crate::shell::display([name.as_os_str()])));
     }
-    for (name, _) in plan.env.iter().filter(|(name, _)| *name != crate::context::vars::DEPTH) {
+    for (name, _) in plan.changes.env.iter().filter(|(name, _)| *name != crate::context::vars::DEPTH) {
         parts.push(format!("with ${name} as you set it"));
     }
-    if let Some(launcher) = &plan.launcher {
+    if let Some(launcher) = &plan.decided.launcher {
         parts.push(format!("without the launcher {}", crate::shell::path(launcher)));
     }
     if parts.is_empty() {

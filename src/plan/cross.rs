@@ -16,7 +16,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::facts::Facts;
-use super::model::{CrossDecision, Plan, TargetFiles};
+use super::model::{Changes, CrossDecision, TargetFiles};
 use super::Step;
 use crate::args::split::joined;
 use crate::config::{Config, TargetConfig};
@@ -81,24 +81,26 @@ impl Step for Cross {
     const NAME: &'static str = "cross";
     /// `[target]`, its paths already absolute.
     type Section = TargetConfig;
+    type Needs<'d> = ();
+    /// `None` for this CPU.
+    type Decision = Option<CrossDecision>;
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
         &config.target
     }
 
     /// For another CPU: add the target's files and sysroot; errors when either is missing.
-    fn decide(facts: &Facts, target: &TargetConfig, plan: &mut Plan) -> Result<()> {
+    fn decide(facts: &Facts, target: &TargetConfig, _: (), plan: &mut Changes) -> Result<Option<CrossDecision>> {
         if !facts.cross {
-            return Ok(());
+            return Ok(None);
         }
         let files = target_files(facts, target, plan)?;
         let sysroot = sysroot(facts, target, plan)?;
-        plan.cross = Some(CrossDecision { platform: facts.platform.name.to_string(), files, sysroot });
-        Ok(())
+        Ok(Some(CrossDecision { platform: facts.platform.name.to_string(), files, sysroot }))
     }
 }
 
-fn target_files(facts: &Facts, target: &TargetConfig, plan: &mut Plan) -> Result<TargetFiles> {
+fn target_files(facts: &Facts, target: &TargetConfig, plan: &mut Changes) -> Result<TargetFiles> {
     let inv = facts.invocation;
     let dir = &facts.platform.name;
     let cuda_root = cuda_root(facts, target)?;
@@ -160,7 +162,7 @@ fn cuda_root(facts: &Facts, target: &TargetConfig) -> Result<Option<PathBuf>> {
     Ok(Some(cuda_root.value.clone()))
 }
 
-fn sysroot(facts: &Facts, target: &TargetConfig, plan: &mut Plan) -> Result<Option<PathBuf>> {
+fn sysroot(facts: &Facts, target: &TargetConfig, plan: &mut Changes) -> Result<Option<PathBuf>> {
     let Some(sysroot) = &target.sysroot else { return Ok(None) };
     if !facts.probes.exists(sysroot) {
         return Err(Error::new(

@@ -11,7 +11,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::facts::Facts;
-use super::model::Plan;
+use super::model::Changes;
 use super::Step;
 use crate::args::split::joined;
 use crate::config::{Config, Sourced};
@@ -64,13 +64,15 @@ impl Step for CudaCompat {
     const NAME: &'static str = "cuda-compat";
     /// `[target] cuda-compat`, already absolute.
     type Section = Option<Sourced<PathBuf>>;
+    type Needs<'d> = ();
+    type Decision = ();
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
         &config.target.cuda_compat
     }
 
     /// Put the directory first in the runpath of what this call links, when it links for a Jetson.
-    fn decide(facts: &Facts, dir: &Self::Section, plan: &mut Plan) -> Result<()> {
+    fn decide(facts: &Facts, dir: &Self::Section, _: (), plan: &mut Changes) -> Result<()> {
         let Some(dir) = dir else { return Ok(()) };
         // Checked on every call, as a setting that names nothing is wrong for the whole build.
         if ![dir.join("libcuda.so"), dir.join("libcuda.so.1")].iter().any(|l| facts.probes.exists(l)) {

@@ -10,8 +10,8 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::facts::Facts;
-use super::model::{DepfileInputs, Plan};
-use super::{Decision, Step};
+use super::model::{Changes, DepfileInputs, HostDecision};
+use super::Step;
 use crate::args::{Depfiles, Role};
 use crate::config::{Config, Sourced};
 use crate::depfile::{escape, Unwritable};
@@ -92,39 +92,46 @@ impl fmt::Display for Reason {
 
 impl Step for Depfile {
     const NAME: &'static str = "depfile";
-    const READS: &'static [Decision] = &[Decision::Host];
-    const WRITES: &'static [Decision] = &[Decision::Depfile];
     /// `depfile-inputs`: unset is on.
     type Section = Option<Sourced<bool>>;
+    /// The host compiler the wrapper chose, if it chose one.
+    type Needs<'d> = Option<&'d HostDecision>;
+    /// What to add to the dependency files, when there is anything.
+    type Decision = Option<DepfileInputs>;
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
         &config.depfile_inputs
     }
 
-    /// After the host-compiler step, whose choice is one of the inputs.
-    fn decide(facts: &Facts, setting: &Self::Section, plan: &mut Plan) -> Result<()> {
+    /// From the host compiler chosen, one of the inputs.
+    fn decide(
+        facts: &Facts,
+        setting: &Self::Section,
+        host: Option<&HostDecision>,
+        plan: &mut Changes,
+    ) -> Result<Option<DepfileInputs>> {
         let depfiles = match facts.invocation.depfiles() {
-            Depfiles::None => return Ok(()),
+            Depfiles::None => return Ok(None),
             Depfiles::Stdout => {
                 plan.note(Note::ToStdout);
-                return Ok(());
+                return Ok(None);
             }
             Depfiles::Files(files) => files,
         };
         if let Some(dry) = facts.invocation.with_role(Role::DryRun).next() {
             plan.note(Note::DryRun { option: facts.invocation.describe(&[dry]) });
-            return Ok(());
+            return Ok(None);
         }
         if let Some(Sourced { value: false, origin }) = setting {
             plan.note(Note::TurnedOff { origin: origin.to_string() });
-            return Ok(());
+            return Ok(None);
         }
         let mut inputs: Vec<PathBuf> = facts.settings_files.clone();
         if facts.release.version().is_some() && !facts.release.stated_by_config() {
             inputs.push(release_file(facts));
         }
         // The wrapper's own choice only: a compiler the user gave is the user's to track.
-        let chosen = plan.host.as_ref().filter(|_| facts.invocation.host_compiler().is_none());
+        let chosen = host.filter(|_| facts.invocation.host_compiler().is_none());
         inputs.extend(chosen.map(|h| h.compiler.clone()));
         inputs.dedup();
         inputs.retain(|path| match escape(path) {
@@ -135,12 +142,11 @@ impl Step for Depfile {
             }
         });
         if inputs.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let phony = facts.invocation.has_option("generate-dependency-targets");
         let why = plan.said(Reason::Inputs { depfiles: depfiles.clone() });
-        plan.depfile = Some(DepfileInputs { depfiles, inputs, phony, why });
-        Ok(())
+        Ok(Some(DepfileInputs { depfiles, inputs, phony, why }))
     }
 }
 

@@ -21,14 +21,14 @@ use std::hash::{Hash, Hasher};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use super::model::{positions, Message, Plan, Positions, Removal, WrittenFile};
+use super::model::{positions, Changes, Message, Positions, Removal, WrittenFile};
 use crate::args::{Channel, Found, Invocation, Role};
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
 
 /// Remove these occurrences, for `why`. Sets the environment channels nvcc will read when one of them changes.
 pub fn remove(
-    plan: &mut Plan,
+    plan: &mut Changes,
     inv: &Invocation,
     found: &[&Found],
     why: impl Message + Clone,

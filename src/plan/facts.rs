@@ -7,7 +7,7 @@ use crate::plan::model::codes;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::model::Plan;
+use super::model::Changes;
 pub use super::release::Release;
 use super::target::{self, Named};
 use crate::args::Invocation;
@@ -187,7 +187,7 @@ impl fmt::Display for ArgEdge {
 impl<'a> Facts<'a> {
     /// Work out the facts, and say in `plan` what they mean for every step (an unknown release, say). Fails when the
     /// target cannot be built at all.
-    pub fn gather(inputs: &'a super::Inputs, plan: &mut Plan) -> Result<Facts<'a>> {
+    pub fn gather(inputs: &'a super::Inputs, plan: &mut Changes) -> Result<Facts<'a>> {
         let super::Inputs { invocation, config, compat, probes, scratch, nvcc_process, jobserver, .. } = *inputs;
         let nvcc = inputs.nvcc.path.as_path();
         plan.enter("facts");

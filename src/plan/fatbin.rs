@@ -13,7 +13,7 @@ use crate::plan::model::codes;
 use std::fmt;
 
 use super::facts::{ArgEdge, Facts};
-use super::model::Plan;
+use super::model::Changes;
 use super::Step;
 use crate::config::{Config, Sourced};
 use crate::error::Result;
@@ -84,13 +84,15 @@ impl Step for Fatbin {
     const NAME: &'static str = "fatbin";
     /// `[gpu] compress-fatbin`: unset is on.
     type Section = Option<Sourced<bool>>;
+    type Needs<'d> = ();
+    type Decision = ();
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
         &config.gpu.compress_fatbin
     }
 
     /// Add this release's compression flags, or say in a note why not.
-    fn decide(facts: &Facts, setting: &Self::Section, plan: &mut Plan) -> Result<()> {
+    fn decide(facts: &Facts, setting: &Self::Section, _: (), plan: &mut Changes) -> Result<()> {
         if let Some(Sourced { value: false, origin }) = setting {
             plan.note(Note::TurnedOff { origin: origin.to_string() });
             return Ok(());

@@ -16,8 +16,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::facts::Facts;
-use super::model::Plan;
-use super::{edit, Decision, Step};
+use super::model::{Changes, Decided};
+use super::{edit, Step};
 use crate::args::{Channel, HostCompilerGiven, Invocation, Phase};
 use crate::compat::{LauncherCall, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, Origin, Sourced};
@@ -87,8 +87,10 @@ impl fmt::Display for Reason {
 
 impl Step for Launcher {
     const NAME: &'static str = "launcher";
-    const WRITES: &'static [Decision] = &[Decision::Launcher];
     type Section = Option<Sourced<PathBuf>>;
+    type Needs<'d> = ();
+    /// The launcher nvcc runs behind, found; `None` runs nvcc directly.
+    type Decision = Option<PathBuf>;
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
         &config.launcher
@@ -96,8 +98,8 @@ impl Step for Launcher {
 
     /// Find the launcher and put it in the plan, or say why nvcc runs without it. A launcher that cannot be found
     /// is an error: the user asked for a cache and would otherwise never learn that builds are not cached.
-    fn decide(facts: &Facts, setting: &Self::Section, plan: &mut Plan) -> Result<()> {
-        let Some(Sourced { value: setting, origin }) = setting else { return Ok(()) };
+    fn decide(facts: &Facts, setting: &Self::Section, _: (), plan: &mut Changes) -> Result<Option<PathBuf>> {
+        let Some(Sourced { value: setting, origin }) = setting else { return Ok(None) };
         let Some(path) = facts.probes.resolve(setting) else {
             let how = if setting.components().count() > 1 { "is not an executable file" } else { "is not on PATH" };
             let elsewhere =
@@ -114,19 +116,20 @@ impl Step for Launcher {
         if facts.compat.launchers.names(&name) {
             if let Some(skip) = known_bad(facts, &path, &name) {
                 plan.note(skip);
-                return Ok(());
+                return Ok(None);
             }
         }
         plan.note(Note::RunsThrough { launcher: path.clone(), origin: origin.clone() });
-        plan.launcher = Some(path);
-        Ok(())
+        Ok(Some(path))
     }
 }
 
 impl Step for LauncherKey {
     const NAME: &'static str = "launcher-key";
-    const READS: &'static [Decision] = &[Decision::Launcher, Decision::Removed];
     type Section = ();
+    /// Every decision: what it moves must be all the others changed.
+    type Needs<'d> = &'d Decided;
+    type Decision = ();
 
     fn section<'c>(_: &'c Config, _: &Facts) -> &'c Self::Section {
         &()
@@ -134,8 +137,8 @@ impl Step for LauncherKey {
 
     /// Behind a launcher, move onto the command line what nvcc would read from elsewhere, so that the cache key
     /// covers it. Runs last, so that what it moves is everything the other steps decided.
-    fn decide(facts: &Facts, _: &(), plan: &mut Plan) -> Result<()> {
-        if plan.launcher.is_some() {
+    fn decide(facts: &Facts, _: &(), decided: &Decided, plan: &mut Changes) -> Result<()> {
+        if decided.launcher.is_some() {
             fold_env_channels(facts, plan);
             pass_nvcc_ccbin(facts, plan);
         }
@@ -146,7 +149,7 @@ impl Step for LauncherKey {
 /// `NVCC_CCBIN` alone names the host compiler, and nvcc reads it itself (12.5 on; before, the host-compiler step
 /// already passes it as `-ccbin=`): pass the same value as `-ccbin=` too, which nvcc prefers and the cache hashes
 /// (ccache does not read the variable).
-fn pass_nvcc_ccbin(facts: &Facts, plan: &mut Plan) {
+fn pass_nvcc_ccbin(facts: &Facts, plan: &mut Changes) {
     let Some(HostCompilerGiven::Env(value)) = facts.invocation.host_compiler() else { return };
     if !facts.release.version().is_some_and(|r| r >= FIRST_HONOURING_NVCC_CCBIN) {
         return;
@@ -159,7 +162,7 @@ fn pass_nvcc_ccbin(facts: &Facts, plan: &mut Plan) {
 /// Move what nvcc would read from `NVCC_PREPEND_FLAGS` and `NVCC_APPEND_FLAGS` onto the command line, in the places
 /// nvcc puts it (first and last), and empty the variables for nvcc: ccache does not read them, so a GPU target given
 /// there would otherwise be left out of its key. nvcc sees the same tokens in the same order.
-fn fold_env_channels(facts: &Facts, plan: &mut Plan) {
+fn fold_env_channels(facts: &Facts, plan: &mut Changes) {
     for (channel, var) in [(Channel::Prepend, vars::NVCC_PREPEND_FLAGS), (Channel::Append, vars::NVCC_APPEND_FLAGS)] {
         let tokens = edit::remaining(facts.invocation, &plan.removed, channel);
         if tokens.is_empty() {

@@ -1,10 +1,12 @@
 //! Deciding what to change: a pure function from the parsed command line, the configuration and what is known about
 //! the toolchain to a `Plan` (`model`). Nothing here touches the OS except through `Probes`.
 //!
-//! `plan()` works out the facts once (`facts`: the release, the target, ...), then runs the steps in `STEPS`. Every
-//! step has one contract (`Step`): it sees the facts and its own section of the config, and adds to the plan, with a
-//! typed reason for every change. Steps never import each other (`layering` checks it); what two steps need is a
-//! fact, and what a step asks of the command line is a query of `args`.
+//! `plan()` works out the facts once (`facts`: the release, the target, ...), then runs the steps (`decide_all`).
+//! Every step has one contract (`Step`): it sees the facts, its own section of the config and the earlier decisions
+//! it needs, handed to it as values; it writes the call's changes (`Changes`), with a typed reason for every one, and
+//! returns its decision, which the runner keeps (`Decided`) for the steps that need it and for `exec`, `report` and
+//! `doctor`. Steps never import each other (`layering` checks it); what two steps need is a fact or a decision, and
+//! what a step asks of the command line is a query of `args`.
 //!
 //! A plan adds arguments before the user's (so the user's own flags still win, nvcc using the last value of a
 //! repeated option) or after them, sets environment variables for nvcc, and gives a reason for every change. It
@@ -33,7 +35,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 pub use facts::{Facts, JobSlots, NvccProcess, Release};
-pub use model::{Plan, WrittenFile};
+pub use model::{Changes, Decided, Plan, WrittenFile};
 pub use release::not_in_tables;
 
 use crate::args::split::{first_unpassable, UNPASSABLE_HELP};
@@ -44,39 +46,27 @@ use crate::error::{Error, Result};
 use crate::locate::RealNvcc;
 use crate::probe::system::Probes;
 
-/// What a step records in the plan for later steps to read. A step names those it writes and those it reads
-/// (`Step::WRITES`, `Step::READS`); `check_order` holds `STEPS` to them, and a test holds each step's code to its
-/// declarations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// The host compiler chosen (`plan.host`).
-    Host,
-    /// The GPU targets added (`plan.gpu`, and the flags among `plan.before`).
-    GpuTargets,
-    /// The user's tokens a documented policy removed (`plan.removed`).
-    Removed,
-    /// The job slots lent to nvcc (`plan.threads`).
-    Threads,
-    /// The dependency files the wrapper completes after nvcc (`plan.depfile`).
-    Depfile,
-    /// The launcher nvcc runs behind, if any (`plan.launcher`): the one decided, not the one configured.
-    Launcher,
-}
-
 /// One decision of the plan.
 pub trait Step {
     /// Its name, as the debug log and `explain --format json` give it.
     const NAME: &'static str;
-    /// The decisions of earlier steps it reads: each must be written before it, and none after it.
-    const READS: &'static [Decision] = &[];
-    /// The decisions it records for later steps.
-    const WRITES: &'static [Decision] = &[];
     /// The part of the config it decides from.
     type Section;
+    /// The decisions of earlier steps it decides from, as values (references, or a struct of them): the runner can
+    /// hand them over only once those steps have returned them, so a step that runs too early does not compile.
+    type Needs<'d>;
+    /// What it decides, for later steps and for `exec`, `report` and `doctor` (`Decided`).
+    type Decision;
     /// Its section of `config` (for some steps, which one depends on the facts: the target's for a cross build).
     fn section<'c>(config: &'c Config, facts: &Facts) -> &'c Self::Section;
-    /// Add to the plan what this step decides, with its reasons; an error stops the call before nvcc runs.
-    fn decide(facts: &Facts, section: &Self::Section, plan: &mut Plan) -> Result<()>;
+    /// Add to the call's changes what this step decides, with its reasons, and return the decision; an error stops
+    /// the call before nvcc runs.
+    fn decide(
+        facts: &Facts,
+        section: &Self::Section,
+        needs: Self::Needs<'_>,
+        plan: &mut Changes,
+    ) -> Result<Self::Decision>;
 }
 
 /// A configured path (`key`, as the reference names it) that a step puts inside an `-X` list reaching `to`: an error
@@ -94,75 +84,60 @@ fn passable(key: &str, setting: &Sourced<PathBuf>, to: &str) -> Result<()> {
     .with_help(UNPASSABLE_HELP))
 }
 
-type Run = fn(&Facts, &Config, &mut Plan) -> Result<()>;
-
-/// A step in `STEPS`: its name, how to run it, and what it declares (which the order check reads, in tests).
-#[cfg_attr(not(test), allow(dead_code))]
-#[derive(Clone, Copy)]
-pub struct StepEntry {
-    pub name: &'static str,
-    run: Run,
-    pub reads: &'static [Decision],
-    pub writes: &'static [Decision],
-}
-
-/// The steps, in the order they decide: the host compiler first (cross and GPU flags go after its `-ccbin`), threads
-/// after the GPU targets they count, the cuda-compat runpath before every runpath added so far, the launcher nvcc
-/// runs behind before the reproducible-builds flags (which depend on it, on the depfile step and on the threads step:
-/// each decides whether nvcc keeps the wrapper's pid), and the launcher's cache key last (it moves and hashes what
-/// the others added). The reads and writes each step declares are checked against this order (`check_order`).
-const STEPS: &[StepEntry] = &[
-    step::<host_compiler::HostCompiler>(),
-    step::<cross::Cross>(),
-    step::<gpu::Gpu>(),
-    step::<threads::Threads>(),
-    step::<cuda_compat::CudaCompat>(),
-    step::<fatbin::Fatbin>(),
-    step::<depfile::Depfile>(),
-    step::<launcher::Launcher>(),
-    step::<reproducible::Reproducible>(),
-    step::<launcher::LauncherKey>(),
+/// The steps' names, in the order `decide_all` runs them (as `explain --format json` gives them; a test holds the
+/// two to the same order).
+#[cfg(test)]
+pub const STEP_NAMES: [&str; 10] = [
+    host_compiler::HostCompiler::NAME,
+    cross::Cross::NAME,
+    gpu::Gpu::NAME,
+    threads::Threads::NAME,
+    cuda_compat::CudaCompat::NAME,
+    fatbin::Fatbin::NAME,
+    depfile::Depfile::NAME,
+    launcher::Launcher::NAME,
+    reproducible::Reproducible::NAME,
+    launcher::LauncherKey::NAME,
 ];
 
-/// The steps, in order.
-#[cfg(test)]
-pub fn steps() -> &'static [StepEntry] {
-    STEPS
-}
-
-/// The steps' names, in order (as `explain --format json` gives them).
-#[cfg(test)]
-pub fn step_names() -> impl Iterator<Item = &'static str> {
-    STEPS.iter().map(|s| s.name)
-}
-
-/// Whether `steps` run in an order their declarations allow: every decision a step reads is written by an earlier
-/// step and by no later one. The first violation, in words.
-#[cfg(test)]
-pub fn check_order(steps: &[StepEntry]) -> std::result::Result<(), String> {
-    for (at, step) in steps.iter().enumerate() {
-        for read in step.reads {
-            let writers = |range: &[StepEntry]| {
-                range.iter().filter(|s| s.writes.contains(read)).map(|s| s.name).collect::<Vec<_>>()
-            };
-            if writers(&steps[..at]).is_empty() {
-                return Err(format!("{} reads {read:?}, which no step before it writes", step.name));
-            }
-            if let Some(later) = writers(&steps[at + 1..]).first() {
-                return Err(format!("{} reads {read:?}, which {later} writes after it", step.name));
-            }
-        }
-    }
-    Ok(())
-}
-
-const fn step<S: Step>() -> StepEntry {
-    StepEntry { name: S::NAME, run: run::<S>, reads: S::READS, writes: S::WRITES }
-}
-
-fn run<S: Step>(facts: &Facts, config: &Config, plan: &mut Plan) -> Result<()> {
+/// Run one step: what it says is said by it.
+fn decide<S: Step>(facts: &Facts, config: &Config, needs: S::Needs<'_>, plan: &mut Changes) -> Result<S::Decision> {
     plan.enter(S::NAME);
-    S::decide(facts, S::section(config, facts), plan)
+    S::decide(facts, S::section(config, facts), needs, plan)
+}
+
+/// Every step, in order. What a step decides from another's decision is handed to it as a value, so those orders
+/// follow from the code. The rest is where the steps' arguments go: the host compiler first (cross and GPU flags go
+/// after its `-ccbin`), the cuda-compat runpath before every runpath added so far, and the launcher's cache key last:
+/// it needs every decision (`Decided`), as it moves onto the command line what nvcc would read from elsewhere.
+fn decide_all(facts: &Facts, config: &Config, plan: &mut Changes) -> Result<Decided> {
+    let host = decide::<host_compiler::HostCompiler>(facts, config, (), plan)?;
+    let cross = decide::<cross::Cross>(facts, config, (), plan)?;
+    let gpu = decide::<gpu::Gpu>(facts, config, (), plan)?;
+    let threads = decide::<threads::Threads>(facts, config, gpu.as_ref(), plan)?;
+    decide::<cuda_compat::CudaCompat>(facts, config, (), plan)?;
+    decide::<fatbin::Fatbin>(facts, config, (), plan)?;
+    let depfile = decide::<depfile::Depfile>(facts, config, host.as_ref(), plan)?;
+    let launcher = decide::<launcher::Launcher>(facts, config, (), plan)?;
+    let needs = reproducible::Needs {
+        host: host.as_ref(),
+        depfile: depfile.is_some(),
+        threads: threads.is_some(),
+        launcher: launcher.as_deref(),
+    };
+    let intermediates_beside_output = decide::<reproducible::Reproducible>(facts, config, needs, plan)?;
+    let decided = Decided {
+        release: Some(facts.release.clone()),
+        host,
+        cross,
+        gpu,
+        threads,
+        depfile,
+        launcher,
+        intermediates_beside_output,
+    };
+    decide::<launcher::LauncherKey>(facts, config, &decided, plan)?;
+    Ok(decided)
 }
 
 /// What the planner says before any step decides.
@@ -208,23 +183,21 @@ pub struct Inputs<'a> {
 pub fn plan(inputs: Inputs) -> Result<Plan> {
     let inv = inputs.invocation;
     let mut plan = Plan::pass_through(inputs.nvcc.clone(), inputs.depth);
+    let changes = &mut plan.changes;
     // A query or a command line the wrapper does not understand gets nothing, and needs no fact (no probe).
     if let Some(query) = inv.query_only() {
-        plan.note(Note::Query { option: query.spelling.to_string() });
+        changes.note(Note::Query { option: query.spelling.to_string() });
         return Ok(plan);
     }
     for unread in &inv.warnings {
-        plan.warn(unread.clone());
+        changes.warn(unread.clone());
     }
     if !inv.not_understood.is_empty() {
-        plan.note(Note::NotUnderstood { why: inv.not_understood.join("; ") });
+        changes.note(Note::NotUnderstood { why: inv.not_understood.join("; ") });
         return Ok(plan);
     }
-    let facts = Facts::gather(&inputs, &mut plan)?;
-    for step in STEPS {
-        (step.run)(&facts, inputs.config, &mut plan)?;
-    }
-    plan.release = Some(facts.release);
+    let facts = Facts::gather(&inputs, changes)?;
+    plan.decided = decide_all(&facts, inputs.config, changes)?;
     Ok(plan)
 }
 

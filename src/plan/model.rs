@@ -1,6 +1,7 @@
 //! What a plan is: the arguments the wrapper adds before and after the user's, the user's tokens a documented policy
 //! removes, the options files it writes, the environment it sets for nvcc, and a typed reason for every change, note
-//! and warning. Steps fill a plan; `report` shows it; `exec` runs it. Nothing here decides anything.
+//! and warning (`Changes`), and the decisions behind them (`Decided`). Steps write the changes and return their
+//! decisions; `report` shows a plan; `exec` runs it. Nothing here decides anything.
 
 use std::any::Any;
 use std::ffi::OsString;
@@ -195,9 +196,11 @@ pub struct CrossDecision {
     pub sysroot: Option<PathBuf>,
 }
 
+/// What the wrapper changes in nvcc's call, with a reason for each change, and what it says besides: what the steps
+/// write while they decide. A step sees its own changes and those of the steps before it; it never sees their
+/// decisions here (those reach it as its `Step::Needs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    pub nvcc: RealNvcc,
+pub struct Changes {
     /// Added before the user's arguments.
     pub before: Vec<Addition>,
     /// Added after the user's arguments.
@@ -212,32 +215,48 @@ pub struct Plan {
     pub notes: Vec<Said>,
     /// Problems the user should hear about even though the call goes ahead (printed on stderr).
     pub warnings: Vec<Said>,
-    /// The host compiler the wrapper chose, when it chose one (for `doctor` and tests).
-    pub host: Option<HostDecision>,
-    /// The target, its CUDA files and sysroot, when it is another CPU (for `doctor` and tests).
-    pub cross: Option<CrossDecision>,
+    /// The step deciding now: what it says is said by it.
+    step: &'static str,
+    /// Every step entered, in order: what the step-order test compares with `STEP_NAMES`.
+    #[cfg(test)]
+    pub entered: Vec<&'static str>,
+}
+
+/// What the steps decided, each the value its step returned (`plan::run`): what `exec`, `report` and `doctor` act on
+/// once planning is over. No step can reach it while planning.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Decided {
     /// The NVCC release the decisions were made for; `None` when the call needed none (a query, say).
     pub release: Option<Release>,
-    /// The compiler cache nvcc runs through (`launcher`), resolved; `None` runs nvcc directly.
-    pub launcher: Option<PathBuf>,
-    /// What to add to the dependency files nvcc writes; the wrapper then waits for nvcc instead of replacing itself.
-    pub depfile: Option<DepfileInputs>,
+    /// The host compiler the wrapper chose, when it chose one.
+    pub host: Option<HostDecision>,
+    /// The target, its CUDA files and sysroot, when it is another CPU.
+    pub cross: Option<CrossDecision>,
     /// The GPU targets the wrapper added, when it added any.
     pub gpu: Option<GpuDecision>,
+    /// Threads nvcc may take from free job slots; when it takes any, the wrapper waits for nvcc to give them back.
+    pub threads: Option<ThreadsDecision>,
+    /// What to add to the dependency files nvcc writes; the wrapper then waits for nvcc instead of replacing itself.
+    pub depfile: Option<DepfileInputs>,
+    /// The compiler cache nvcc runs through (`launcher`), resolved; `None` runs nvcc directly.
+    pub launcher: Option<PathBuf>,
     /// The wrapper added `-objtemp`: nvcc's temporary files are named after the output, beside it (what a killed
     /// call leaves is there, not in the temporary directory).
     pub intermediates_beside_output: bool,
-    /// Threads nvcc may take from free job slots; when it takes any, the wrapper waits for nvcc to give them back.
-    pub threads: Option<ThreadsDecision>,
-    /// The step deciding now: what it says is said by it.
-    step: &'static str,
 }
 
-impl Plan {
-    /// A plan that runs nvcc with the user's arguments untouched.
-    pub fn pass_through(nvcc: RealNvcc, depth: u32) -> Plan {
-        Plan {
-            nvcc,
+/// A decided call: the real nvcc, what changes in its call, and the decisions behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub nvcc: RealNvcc,
+    pub changes: Changes,
+    pub decided: Decided,
+}
+
+impl Changes {
+    /// No change yet: nvcc would run with the user's arguments untouched.
+    pub fn new(depth: u32) -> Changes {
+        Changes {
             before: Vec::new(),
             after: Vec::new(),
             removed: Vec::new(),
@@ -246,21 +265,17 @@ impl Plan {
             env: vec![(vars::DEPTH, (depth + 1).to_string().into())],
             notes: Vec::new(),
             warnings: Vec::new(),
-            host: None,
-            cross: None,
-            release: None,
-            launcher: None,
-            depfile: None,
-            gpu: None,
-            intermediates_beside_output: false,
-            threads: None,
             step: "plan",
+            #[cfg(test)]
+            entered: Vec::new(),
         }
     }
 
     /// From now on, what is said is said by `step`.
     pub(super) fn enter(&mut self, step: &'static str) {
         self.step = step;
+        #[cfg(test)]
+        self.entered.push(step);
     }
 
     pub fn said(&self, message: impl Message) -> Said {
@@ -300,38 +315,48 @@ impl Plan {
         self.env.retain(|(n, _)| *n != name);
         self.env.push((name, value));
     }
+}
+
+impl Plan {
+    /// A plan that runs nvcc with the user's arguments untouched.
+    pub fn pass_through(nvcc: RealNvcc, depth: u32) -> Plan {
+        Plan { nvcc, changes: Changes::new(depth), decided: Decided::default() }
+    }
 
     #[cfg(test)]
     /// Every message of type `T` this plan holds (notes, warnings, reasons of additions and removals), in that
     /// order: what tests match.
     pub fn all_said<T: Message>(&self) -> impl Iterator<Item = &T> {
-        let reasons = self.before.iter().chain(&self.after).map(|a| &a.why).chain(self.depfile.iter().map(|d| &d.why));
-        let reasons = reasons.chain(self.threads.iter().map(|t| &t.why));
-        let removals = self.removed.iter().map(|r| &r.why);
-        self.notes.iter().chain(&self.warnings).chain(reasons).chain(removals).filter_map(|s| s.get::<T>())
+        let (c, d) = (&self.changes, &self.decided);
+        let reasons = c.before.iter().chain(&c.after).map(|a| &a.why).chain(d.depfile.iter().map(|d| &d.why));
+        let reasons = reasons.chain(d.threads.iter().map(|t| &t.why));
+        let removals = c.removed.iter().map(|r| &r.why);
+        c.notes.iter().chain(&c.warnings).chain(reasons).chain(removals).filter_map(|s| s.get::<T>())
     }
 
     /// The arguments nvcc receives after argv[0]: ours before, the user's exactly as given (less any removals),
     /// ours after.
     pub fn command(&self, inv: &Invocation) -> Vec<OsString> {
+        let c = &self.changes;
         let ours = |adds: &[Addition]| adds.iter().flat_map(|a| a.args.clone()).collect::<Vec<_>>();
-        let mut args = ours(&self.before);
-        if self.removed.is_empty() {
+        let mut args = ours(&c.before);
+        if c.removed.is_empty() {
             args.extend(inv.argv.iter().cloned());
         } else {
-            args.extend(argv(inv, &self.removed, &self.written));
+            args.extend(argv(inv, &c.removed, &c.written));
         }
-        args.extend(ours(&self.after));
+        args.extend(ours(&c.after));
         args
     }
 
     pub fn changes_nothing(&self) -> bool {
-        self.before.is_empty()
-            && self.after.is_empty()
-            && self.removed.is_empty()
-            && self.written.is_empty()
-            && self.depfile.is_none()
-            && self.threads.is_none()
+        let c = &self.changes;
+        c.before.is_empty()
+            && c.after.is_empty()
+            && c.removed.is_empty()
+            && c.written.is_empty()
+            && self.decided.depfile.is_none()
+            && self.decided.threads.is_none()
     }
 }
 

@@ -19,8 +19,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::facts::{ArgEdge, Facts};
-use super::model::Plan;
-use super::{Decision, Step};
+use super::model::{Changes, HostDecision};
+use super::Step;
 use crate::args::split::{first_unpassable, Unpassable};
 use crate::args::{HostCompilerGiven, Phase, Role};
 use crate::compat::{placeholders, Call, Cause, CompilerFamily, Fix, Limit, Output};
@@ -155,39 +155,55 @@ impl fmt::Display for Reason {
     }
 }
 
+/// The earlier decisions the reproducible-builds flags depend on.
+#[derive(Debug, Clone, Copy)]
+pub struct Needs<'d> {
+    /// The host compiler the wrapper chose: its family is what the rows name.
+    pub host: Option<&'d HostDecision>,
+    /// The wrapper completes a dependency file, so it waits for nvcc rather than exec it (nvcc's pid is not its own).
+    pub depfile: bool,
+    /// nvcc may take threads from job slots, so the wrapper may wait for it to give them back (likewise).
+    pub threads: bool,
+    /// The launcher nvcc runs behind (nvcc is its child, or its server's).
+    pub launcher: Option<&'d Path>,
+}
+
 impl Step for Reproducible {
     const NAME: &'static str = "reproducible";
-    const READS: &'static [Decision] = &[Decision::Host, Decision::Depfile, Decision::Threads, Decision::Launcher];
     /// `reproducible`: unset is on.
     type Section = Option<Sourced<bool>>;
+    type Needs<'d> = Needs<'d>;
+    /// Whether it added `-objtemp`: nvcc's temporary files are then named after the output, beside it.
+    type Decision = bool;
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
         &config.reproducible
     }
 
-    /// After the host-compiler step (whose choice is the family the rows name) and the depfile step (which decides
-    /// whether the wrapper waits for nvcc rather than exec it).
-    fn decide(facts: &Facts, setting: &Self::Section, plan: &mut Plan) -> Result<()> {
-        let Some(call) = call_kind(facts) else { return Ok(()) };
+    /// From the host compiler chosen (whose family the rows name), and the decisions that tell whether nvcc's pid
+    /// is the wrapper's.
+    fn decide(facts: &Facts, setting: &Self::Section, needs: Needs, plan: &mut Changes) -> Result<bool> {
+        let Some(call) = call_kind(facts) else { return Ok(false) };
         if let Some(Sourced { value: false, origin }) = setting {
             plan.note(Note::TurnedOff { origin: origin.to_string() });
-            return Ok(());
+            return Ok(false);
         }
         // An unknown release is said once, by the facts.
-        let Some(release) = facts.release.version() else { return Ok(()) };
+        let Some(release) = facts.release.version() else { return Ok(false) };
         let table = &facts.compat.reproducible;
         if !table.measured(release) {
             plan.note(Note::NotMeasured { release: release.release() });
-            return Ok(());
+            return Ok(false);
         }
         if let Some(edge) = &facts.arg_edge {
             plan.note(Note::ArgEdge { edge: *edge });
-            return Ok(());
+            return Ok(false);
         }
-        let family = family(facts, plan);
+        let family = family(facts, needs.host);
         let mut added: Vec<String> = Vec::new();
+        let mut objtemp = false;
         for fix in table.fixes(release).filter(|fix| applies(fix, call, family)) {
-            let flags = match fix_flags(facts, plan, fix) {
+            let flags = match fix_flags(facts, &needs, fix) {
                 Ok(flags) => flags,
                 Err(note) => {
                     plan.note(note);
@@ -196,14 +212,14 @@ impl Step for Reproducible {
             };
             let new: Vec<String> = flags.into_iter().filter(|f| !added.contains(f)).collect();
             if !new.is_empty() {
-                plan.intermediates_beside_output |= new.iter().any(|f| f == "-objtemp");
+                objtemp |= new.iter().any(|f| f == "-objtemp");
                 added.extend(new.iter().cloned());
                 plan.add_before(new.into_iter().map(Into::into).collect(), Reason::Fix { cause: fix.cause, release });
             }
         }
         let outputs = outputs(facts, call);
         let limits: Vec<&Limit> =
-            table.limits(release).filter(|limit| holds(limit, facts, plan, &outputs, family)).collect();
+            table.limits(release).filter(|limit| holds(limit, facts, needs.launcher, &outputs, family)).collect();
         for limit in limits {
             let named: Vec<&str> =
                 limit.outputs.iter().filter(|o| outputs.contains(o)).map(|o| output_name(*o)).collect();
@@ -213,7 +229,7 @@ impl Step for Reproducible {
                 holds_when: limit.holds_when.to_string(),
             });
         }
-        Ok(())
+        Ok(objtemp)
     }
 }
 
@@ -233,8 +249,8 @@ fn call_kind(facts: &Facts) -> Option<Call> {
 
 /// The host compiler's family: the wrapper's choice, else the user's (probed), else nvcc's default `g++` on PATH;
 /// `None` when it cannot be told.
-fn family(facts: &Facts, plan: &Plan) -> Option<CompilerFamily> {
-    if let Some(host) = &plan.host {
+fn family(facts: &Facts, host: Option<&HostDecision>) -> Option<CompilerFamily> {
+    if let Some(host) = host {
         return Some(host.family);
     }
     let named = match facts.invocation.host_compiler() {
@@ -253,7 +269,7 @@ fn applies(fix: &Fix, call: Call, family: Option<CompilerFamily>) -> bool {
 }
 
 /// The row's flags with their placeholders filled, or the note that says why they are left out.
-fn fix_flags(facts: &Facts, plan: &Plan, fix: &Fix) -> std::result::Result<Vec<String>, Note> {
+fn fix_flags(facts: &Facts, needs: &Needs, fix: &Fix) -> std::result::Result<Vec<String>, Note> {
     let inv = facts.invocation;
     let mut flags = Vec::new();
     for flag in fix.flags.iter() {
@@ -276,7 +292,7 @@ fn fix_flags(facts: &Facts, plan: &Plan, fix: &Fix) -> std::result::Result<Vec<S
         }
         let mut filled = flag.to_string();
         for name in placeholders(flag) {
-            let value = value(facts, plan, name).map_err(|why| match why {
+            let value = value(facts, needs, name).map_err(|why| match why {
                 Missing::Pid(why) => Note::PidUnknown { flag: flag.to_string(), why },
                 Missing::Value(why) => Note::NoValue { flag: flag.to_string(), why },
             })?;
@@ -355,17 +371,17 @@ enum Missing {
 }
 
 /// The value of placeholder `name` for this call.
-fn value(facts: &Facts, plan: &Plan, name: &str) -> std::result::Result<String, Missing> {
+fn value(facts: &Facts, needs: &Needs, name: &str) -> std::result::Result<String, Missing> {
     let inv = facts.invocation;
     let (what, value, none) = match name {
         "pid" => {
-            if plan.launcher.is_some() {
+            if needs.launcher.is_some() {
                 return Err(Missing::Pid("nvcc runs behind a launcher"));
             }
-            if plan.depfile.is_some() {
+            if needs.depfile {
                 return Err(Missing::Pid("the wrapper waits for nvcc to complete a dependency file"));
             }
-            if plan.threads.is_some() {
+            if needs.threads {
                 return Err(Missing::Pid("the wrapper may wait for nvcc to give back the job slots it lends"));
             }
             return Ok(facts.nvcc_process.pid.map_or_else(|| "<pid>".to_string(), |pid| format!("{pid:08x}")));
@@ -423,12 +439,16 @@ fn outputs(facts: &Facts, call: Call) -> Vec<Output> {
 
 /// Whether a limit is about this call: its outputs, its host compiler (any, when the family is unknown), its
 /// launcher, and for a source read from standard input, such a source.
-fn holds(limit: &Limit, facts: &Facts, plan: &Plan, outputs: &[Output], family: Option<CompilerFamily>) -> bool {
+fn holds(
+    limit: &Limit,
+    facts: &Facts,
+    launcher: Option<&Path>,
+    outputs: &[Output],
+    family: Option<CompilerFamily>,
+) -> bool {
     let launcher = match &limit.launcher {
         None => true,
-        Some(name) => {
-            plan.launcher.as_deref().and_then(Path::file_name).is_some_and(|l| l == OsStr::new(name.as_ref()))
-        }
+        Some(name) => launcher.and_then(Path::file_name).is_some_and(|l| l == OsStr::new(name.as_ref())),
     };
     let stdin = limit.cause != Cause::StdinInput || facts.invocation.inputs.iter().any(|i| i == "-");
     launcher

@@ -209,7 +209,7 @@ fn plan_with(args: &[&str], env: &[(&str, &str)], cfg: &str, probes: &FakeProbes
 /// What the plan adds, less the fatbin compression flags (`fatbin_rows` checks those): every call that compiles
 /// gets them, and the rows of the other steps are about what those steps add.
 fn added(p: &Plan) -> Vec<String> {
-    let ours = p.before.iter().chain(&p.after).filter(|a| !is_compression(a));
+    let ours = p.changes.before.iter().chain(&p.changes.after).filter(|a| !is_compression(a));
     ours.flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect()
 }
 
@@ -219,7 +219,7 @@ fn is_compression(a: &Addition) -> bool {
 
 /// Only the fatbin compression flags the plan adds.
 fn compression(p: &Plan) -> Vec<String> {
-    let ours = p.before.iter().chain(&p.after).filter(|a| is_compression(a));
+    let ours = p.changes.before.iter().chain(&p.changes.after).filter(|a| is_compression(a));
     ours.flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect()
 }
 
@@ -230,7 +230,7 @@ fn user_arguments_come_through_exactly_and_depth_rises() {
     let p = plan_for(&i, &config(""), &probes, 2).unwrap();
     assert_eq!(p.command(&i)[..2], ["-ccbin=/usr/bin/g++", "--compress-mode=size"]);
     assert_eq!(p.command(&i)[2..], i.argv[..]);
-    assert_eq!(p.env, vec![(vars::DEPTH, OsString::from("3"))]);
+    assert_eq!(p.changes.env, vec![(vars::DEPTH, OsString::from("3"))]);
 }
 
 #[test]
@@ -294,7 +294,7 @@ fn host_compiler_rows() {
         let probes = FakeProbes::debian(nvcc_version);
         let p = plan_with(args, &[], cfg, &probes).unwrap_or_else(|e| panic!("{args:?}: {e}"));
         assert_eq!(added(&p), *want, "nvcc {nvcc_version} {args:?} with {cfg:?}");
-        for addition in p.before.iter().chain(&p.after) {
+        for addition in p.changes.before.iter().chain(&p.changes.after) {
             assert!(!addition.why.to_string().is_empty());
         }
     }
@@ -426,11 +426,11 @@ fn fatbin_rows() {
     for (nvcc, args, env, cfg, want, note) in &rows {
         let probes = FakeProbes::debian(nvcc);
         let p = plan_with(args, env, cfg, &probes).unwrap_or_else(|e| panic!("{args:?}: {e}"));
-        assert_eq!(compression(&p), *want, "nvcc {nvcc} {args:?} {env:?} {cfg:?}: {:?}", p.notes);
+        assert_eq!(compression(&p), *want, "nvcc {nvcc} {args:?} {env:?} {cfg:?}: {:?}", p.changes.notes);
         if want.is_empty() {
             // The one note the fatbin step (or, for a query, the planner) gives, exactly.
             let notes: Vec<String> =
-                p.notes.iter().filter(|n| matches!(n.step, "fatbin" | "plan")).map(|n| n.to_string()).collect();
+                p.changes.notes.iter().filter(|n| matches!(n.step, "fatbin" | "plan")).map(|n| n.to_string()).collect();
             assert_eq!(notes, std::slice::from_ref(note), "nvcc {nvcc} {args:?}");
         } else {
             let release = FakeProbes::debian(nvcc).nvcc.unwrap().release();
@@ -445,9 +445,9 @@ fn compression_goes_before_the_users_arguments_and_explains_itself() {
     let i = inv(&["-c", "a.cu"], &[]);
     let p = plan_for(&i, &config(""), &FakeProbes::debian("13.0.88"), 0).unwrap();
     assert_eq!(p.command(&i), ["-ccbin=/usr/bin/g++", "--compress-mode=size", "-c", "a.cu"]);
-    let why = p.before[1].why.get::<fatbin::Reason>();
+    let why = p.changes.before[1].why.get::<fatbin::Reason>();
     assert_eq!(why, Some(&fatbin::Reason::Smallest { release: Version::major_minor(13, 0) }));
-    assert!(p.before[1].why.to_string().contains("compress-fatbin"), "{}", p.before[1].why);
+    assert!(p.changes.before[1].why.to_string().contains("compress-fatbin"), "{}", p.changes.before[1].why);
     // The environment override turns it off, and says so.
     let mut off = config("");
     crate::config::apply_env(&mut off, &[(vars::COMPRESS_FATBIN, "0")].into_iter().collect()).unwrap();
@@ -471,10 +471,10 @@ fn a_libstdcxx_directory_an_x_list_would_change_is_a_warning_and_no_flag() {
     // A compile needs no directory; a link's rpath would be split at the space, so nothing is added but -ccbin.
     let p = plan_with(&["-c", "a.cu"], &[], cfg, &probes).unwrap();
     assert_eq!(added(&p), ["-ccbin=/usr/bin/g++-11"]);
-    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    assert!(p.changes.warnings.is_empty(), "{:?}", p.changes.warnings);
     let p = plan_with(&["a.cu", "-o", "a"], &[], cfg, &probes).unwrap();
     assert_eq!(added(&p), ["-ccbin=/usr/bin/g++-11"]);
-    let [warning] = &p.warnings[..] else { panic!("{:?}", p.warnings) };
+    let [warning] = &p.changes.warnings[..] else { panic!("{:?}", p.changes.warnings) };
     let Some(host_compiler::Note::LibstdcxxUnpassable { dir, .. }) = warning.get() else { panic!("{warning}") };
     assert_eq!(dir, Path::new("/my gcc/lib"));
     let text = warning.to_string();
@@ -501,7 +501,7 @@ fn env_channels_count_as_given() {
         let probes = FakeProbes::debian("13.0.88");
         let p = plan_with(&["-c", "a.cu"], &[env], "", &probes).unwrap();
         assert_eq!(added(&p), Vec::<String>::new(), "{env:?}");
-        assert!(p.warnings.is_empty(), "{env:?}: {:?}", p.warnings);
+        assert!(p.changes.warnings.is_empty(), "{env:?}: {:?}", p.changes.warnings);
     }
 }
 
@@ -510,17 +510,17 @@ fn a_given_compiler_out_of_range_warns_but_is_kept() {
     let probes = FakeProbes::debian("11.8.89");
     let p = plan_with(&["-ccbin=g++-12", "-c", "a.cu"], &[], "", &probes).unwrap();
     assert!(added(&p).is_empty());
-    assert_eq!(p.warnings.len(), 1);
-    let Some(host_compiler::Note::GivenRejected { release, compiler, how, .. }) = p.warnings[0].get() else {
-        panic!("{:?}", p.warnings)
+    assert_eq!(p.changes.warnings.len(), 1);
+    let Some(host_compiler::Note::GivenRejected { release, compiler, how, .. }) = p.changes.warnings[0].get() else {
+        panic!("{:?}", p.changes.warnings)
     };
     assert_eq!(release.to_string(), "11.8");
     assert_eq!(compiler.to_string(), "/usr/bin/g++-12 (gcc 12.2.0)");
     assert_eq!(how, "`-ccbin` in the command line");
     assert!(
-        p.warnings[0].to_string().contains("nvcc 11.8 accepts GCC up to 11 and Clang up to 14"),
+        p.changes.warnings[0].to_string().contains("nvcc 11.8 accepts GCC up to 11 and Clang up to 14"),
         "{}",
-        p.warnings[0]
+        p.changes.warnings[0]
     );
 }
 
@@ -552,8 +552,8 @@ fn unknown_release_adds_nothing_and_says_why() {
     assert!(added(&p).is_empty());
     // Issue 12: a warning on stderr, not a silent note; once, for every step.
     let unknown = facts::Note::ReleaseUnknown { why: "nvcc --version failed".into() };
-    assert_eq!(p.warnings, [Said::new("facts", unknown)]);
-    assert!(p.warnings[0].to_string().contains("set `cuda-version`"), "{}", p.warnings[0]);
+    assert_eq!(p.changes.warnings, [Said::new("facts", unknown)]);
+    assert!(p.changes.warnings[0].to_string().contains("set `cuda-version`"), "{}", p.changes.warnings[0]);
     // Newer than the table: the newest limits, said so.
     let p = plan_with(&["-c", "a.cu"], &[], "", &FakeProbes::debian("14.0")).unwrap();
     assert_eq!(added(&p), ["-ccbin=/usr/bin/g++"]);
@@ -583,7 +583,7 @@ fn host_lto_with_another_compiler_than_the_stdenv_one_is_said_or_refused() {
         let cfg = format!("[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n{extra}");
         let p = plan_with(args, env, &cfg, &probes).unwrap();
         assert_eq!(added(&p)[0], "-ccbin=/usr/bin/g++-11", "{args:?}");
-        assert_eq!(lto(&p), *warned, "{args:?} {env:?}: {:?}", p.warnings);
+        assert_eq!(lto(&p), *warned, "{args:?} {env:?}: {:?}", p.changes.warnings);
     }
     let args = &["-Xcompiler=-flto", "-c", "a.cu"];
     // Under `lto-mismatch = "error"`: stopped, exit 69, with the ways out.
@@ -608,14 +608,14 @@ fn host_lto_with_another_compiler_than_the_stdenv_one_is_said_or_refused() {
     let cfg = "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\ncandidates = [\"/usr/bin/clang++-14\"]";
     let p = plan_with(args, &[], cfg, &probes).unwrap();
     assert_eq!(added(&p)[0], "-ccbin=/usr/bin/clang++-14");
-    assert!(lto(&p), "{:?}", p.warnings);
+    assert!(lto(&p), "{:?}", p.changes.warnings);
 }
 
 #[test]
 fn unclear_command_lines_get_a_note_and_nothing_else() {
     let p = plan_with(&["-c", "a.cu", "-ccbin"], &[], "", &FakeProbes::debian("11.8.89")).unwrap();
     assert!(p.changes_nothing());
-    assert_eq!(p.notes.len(), 1);
+    assert_eq!(p.changes.notes.len(), 1);
 }
 
 mod gpu;
@@ -634,5 +634,5 @@ mod depfile;
 
 mod repro;
 
-/// Issue 32: steps declare the decisions they read, and `STEPS` runs in an order the declarations allow.
+/// Issue 40: a step decides from the decisions earlier steps returned (`decide_all`).
 mod steps;

@@ -12,8 +12,8 @@ use crate::plan::model::codes;
 use std::fmt;
 
 use super::facts::{ArgEdge, Facts, JobSlots};
-use super::model::{Plan, ThreadsDecision};
-use super::{Decision, Step};
+use super::model::{Changes, GpuDecision, ThreadsDecision};
+use super::Step;
 use crate::args::table::GpuFlag;
 use crate::args::{Phase, Role};
 use crate::config::{Config, Sourced, ThreadCount};
@@ -106,18 +106,24 @@ impl fmt::Display for Reason {
 
 impl Step for Threads {
     const NAME: &'static str = "threads";
-    const READS: &'static [Decision] = &[Decision::GpuTargets, Decision::Removed];
-    const WRITES: &'static [Decision] = &[Decision::Threads];
     /// Its two keys, `threads` (unset: as many as the call's GPU targets) and `threads-follow` (unset: off): the
     /// whole config, read for those two only.
     type Section = Config;
+    /// The GPU targets the GPU step added, which it counts.
+    type Needs<'d> = Option<&'d GpuDecision>;
+    type Decision = Option<ThreadsDecision>;
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
         config
     }
 
-    /// After the GPU step, whose targets it counts.
-    fn decide(facts: &Facts, config: &Self::Section, plan: &mut Plan) -> Result<()> {
+    /// From the GPU targets added, which it counts.
+    fn decide(
+        facts: &Facts,
+        config: &Self::Section,
+        gpu: Option<&GpuDecision>,
+        plan: &mut Changes,
+    ) -> Result<Option<ThreadsDecision>> {
         let setting: &Option<Sourced<ThreadCount>> = &config.threads;
         let inv = facts.invocation;
         let compiles = match inv.phase() {
@@ -126,42 +132,42 @@ impl Step for Threads {
             Phase::Preprocess | Phase::DeviceLink => false,
         };
         if !compiles {
-            return Ok(());
+            return Ok(None);
         }
         // `-arch=native` asks the driver for this machine's GPUs: only where a jobserver could lend threads.
-        let targets = targets(facts, plan, matches!(facts.jobserver, JobSlots::Shared));
+        let targets = targets(facts, plan, gpu, matches!(facts.jobserver, JobSlots::Shared));
         if targets < 2 {
-            return Ok(());
+            return Ok(None);
         }
         if let Some(own) = inv.with_role(Role::Parallelism).next() {
             plan.note(Note::UsersOwn { option: inv.describe(&[own]) });
-            return Ok(());
+            return Ok(None);
         }
         let most_configured = match setting {
             Some(Sourced { value, origin }) if value.get() == 1 => {
                 plan.note(Note::TurnedOff { origin: origin.to_string() });
-                return Ok(());
+                return Ok(None);
             }
             Some(s) => s.value.get(),
             None => u32::MAX,
         };
         if let Some(edge) = facts.arg_edge {
             plan.note(Note::ArgEdge { edge });
-            return Ok(());
+            return Ok(None);
         }
-        let Some(release) = facts.release.version() else { return Ok(()) };
+        let Some(release) = facts.release.version() else { return Ok(None) };
         let Some(row) = facts.compat.threads.row(release) else {
             plan.note(Note::NotMeasured { release: release.release(), targets });
-            return Ok(());
+            return Ok(None);
         };
         match &facts.jobserver {
             JobSlots::None => {
                 plan.note(Note::NoJobserver { targets });
-                return Ok(());
+                return Ok(None);
             }
             JobSlots::Unusable(why) => {
                 plan.note(Note::JobserverUnusable { why: why.clone(), targets });
-                return Ok(());
+                return Ok(None);
             }
             JobSlots::Shared => {}
         }
@@ -181,8 +187,7 @@ impl Step for Threads {
             None => plan.said(Reason::FromSlots { targets, most, per_thread_mib, release: release.release() }),
         };
         let follow = follow.is_some();
-        plan.threads = Some(ThreadsDecision { most, per_thread_mib, follow, why });
-        Ok(())
+        Ok(Some(ThreadsDecision { most, per_thread_mib, follow, why }))
     }
 }
 
@@ -238,12 +243,12 @@ impl fmt::Display for Memory {
 /// default). `-arch=all` and `all-major` are as many as the release's own lists hold (compat-data/capabilities.toml,
 /// as nvcc's `-arch=all` builds them: every platform's), and none when the release is not in the table; `-arch=native`
 /// one for each kind of GPU this machine has, asked only when `native_counts`, else one.
-fn targets(facts: &Facts, plan: &Plan, native_counts: bool) -> u32 {
+fn targets(facts: &Facts, plan: &Changes, gpu: Option<&GpuDecision>, native_counts: bool) -> u32 {
     let inv = facts.invocation;
     let removed = |f: &crate::args::Found| plan.removed.iter().any(|r| r.found == *f);
     let users = |flag| inv.with_role(Role::GpuTarget(flag)).filter(|f| !removed(f));
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    let gencodes = count(users(GpuFlag::Gencode).count()).saturating_add(plan.gpu.as_ref().map_or(0, |g| g.targets));
+    let gencodes = count(users(GpuFlag::Gencode).count()).saturating_add(gpu.map_or(0, |g| g.targets));
     if gencodes > 0 {
         return gencodes;
     }

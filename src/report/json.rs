@@ -25,21 +25,21 @@ pub fn plan(prepared: &Prepared) -> Value {
     let inv = &prepared.invocation;
     let overrides: Vec<Value> =
         config.overrides.iter().map(|o| json!({"variable": o.var, "key": o.key, "value": o.value})).collect();
-    let release = plan.release.as_ref().map(|r| match r {
+    let release = plan.decided.release.as_ref().map(|r| match r {
         Release::Known { version, from } => json!({"status": "known", "version": version.to_string(), "from": from}),
         Release::Newer { version, from, newest } => json!({
             "status": "newer", "version": version.to_string(), "from": from, "decided-as": newest.to_string()
         }),
         Release::Unknown { why } => json!({"status": "unknown", "why": why}),
     });
-    let host = plan.host.as_ref().map(|h| {
+    let host = plan.decided.host.as_ref().map(|h| {
         json!({
             "compiler": word(h.compiler.as_os_str()),
             "stdenv": h.stdenv.as_ref().map(|s| word(s.as_os_str())),
             "libstdcxx-dir": h.libstdcxx_dir.as_ref().map(|d| word(d.as_os_str())),
         })
     });
-    let cross = plan.cross.as_ref().map(|c| {
+    let cross = plan.decided.cross.as_ref().map(|c| {
         let (kind, files) = match &c.files {
             TargetFiles::Toolkit(dir) => ("toolkit", word(dir.as_os_str())),
             TargetFiles::CudaRoot(dir) => ("cuda-root", word(dir.as_os_str())),
@@ -52,14 +52,14 @@ pub fn plan(prepared: &Prepared) -> Value {
         })
     });
     let mut changes = Vec::new();
-    for r in &plan.removed {
+    for r in &plan.changes.removed {
         let mut change = said(&r.why);
         change["action"] = "remove".into();
         change["tokens"] = words(r.tokens.iter());
         change["from"] = r.found.at.channel.describe(inv).into();
         changes.push(change);
     }
-    for w in &plan.written {
+    for w in &plan.changes.written {
         let replaced = inv.positions(&w.replaces).iter().map(|&(c, i)| inv.tokens(c)[i].clone()).collect::<Vec<_>>();
         changes.push(json!({
             "action": "write-options-file",
@@ -68,10 +68,10 @@ pub fn plan(prepared: &Prepared) -> Value {
             "bytes": w.contents.len(),
         }));
     }
-    for (name, value) in plan.env.iter().filter(|(name, _)| *name != crate::context::vars::DEPTH) {
+    for (name, value) in plan.changes.env.iter().filter(|(name, _)| *name != crate::context::vars::DEPTH) {
         changes.push(json!({"action": "set-env", "name": name, "value": word(value)}));
     }
-    for (place, additions) in [("before", &plan.before), ("after", &plan.after)] {
+    for (place, additions) in [("before", &plan.changes.before), ("after", &plan.changes.after)] {
         for a in additions {
             let mut change = said(&a.why);
             change["action"] = "add".into();
@@ -80,14 +80,14 @@ pub fn plan(prepared: &Prepared) -> Value {
             changes.push(change);
         }
     }
-    if let Some(t) = &plan.threads {
+    if let Some(t) = &plan.decided.threads {
         let mut change = said(&t.why);
         change["action"] = "take-threads".into();
         change["most"] = t.most.into();
         change["follow"] = t.follow.into();
         changes.push(change);
     }
-    if let Some(d) = &plan.depfile {
+    if let Some(d) = &plan.decided.depfile {
         let mut change = said(&d.why);
         change["action"] = "add-dependencies".into();
         change["depfiles"] = Value::Array(d.depfiles.iter().map(|p| word(p.as_os_str())).collect());
@@ -124,11 +124,11 @@ pub fn plan(prepared: &Prepared) -> Value {
         "release": release,
         "host-compiler": host,
         "cross": cross,
-        "launcher": plan.launcher.as_ref().map(|l| word(l.as_os_str())),
+        "launcher": plan.decided.launcher.as_ref().map(|l| word(l.as_os_str())),
         "ran": words(inv.argv.iter()),
         "changes": changes,
-        "notes": plan.notes.iter().map(said).collect::<Vec<_>>(),
-        "warnings": plan.warnings.iter().map(said).collect::<Vec<_>>(),
+        "notes": plan.changes.notes.iter().map(said).collect::<Vec<_>>(),
+        "warnings": plan.changes.warnings.iter().map(said).collect::<Vec<_>>(),
         "runs": words(prepared.final_command().iter()),
     })
 }
@@ -167,7 +167,7 @@ mod tests {
         let row = page.lines().find(|l| l.starts_with("| `step` |")).expect("the `step` row");
         let named: Vec<&str> = row.split('`').skip(3).step_by(2).collect();
         let mut steps: Vec<&str> = vec!["facts", "plan"];
-        steps.extend(crate::plan::step_names());
+        steps.extend(crate::plan::STEP_NAMES);
         assert_eq!(named, steps, "docs/reference/explain-json.md's `step` row and the planner's steps differ");
     }
 }

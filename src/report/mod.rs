@@ -36,11 +36,11 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
     let plan = &prepared.plan;
     let mut out = config_lines(config);
     out.push(field("real nvcc", format!("{} (found by {})", shell::path(&plan.nvcc.path), plan.nvcc.found_by)));
-    if let Some(release) = &plan.release {
+    if let Some(release) = &plan.decided.release {
         out.push(field("release", release));
-        match &plan.cross {
+        match &plan.decided.cross {
             Some(cross) => out.extend(
-                cross_lines(cross, plan.host.as_ref().map(|h| h.compiler.as_path()))
+                cross_lines(cross, plan.decided.host.as_ref().map(|h| h.compiler.as_path()))
                     .into_iter()
                     .map(|(l, v)| field(l, v)),
             ),
@@ -53,7 +53,7 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
         out.push(field("changes", "none"));
     } else {
         out.push("changes:".into());
-        for r in &plan.removed {
+        for r in &plan.changes.removed {
             out.push(format!(
                 "  - {} (from {}): {}",
                 shell::display(r.tokens.iter().map(OsString::as_os_str)),
@@ -61,7 +61,7 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
                 r.why
             ));
         }
-        for w in &plan.written {
+        for w in &plan.changes.written {
             let replaced = prepared
                 .invocation
                 .positions(&w.replaces)
@@ -75,10 +75,10 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
                 w.contents.len()
             ));
         }
-        for (name, value) in plan.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
+        for (name, value) in plan.changes.env.iter().filter(|(name, _)| *name != vars::DEPTH) {
             out.push(format!("  = {name}={} (for nvcc)", shell::display([value.as_os_str()])));
         }
-        for (place, additions) in [("before", &plan.before), ("after", &plan.after)] {
+        for (place, additions) in [("before", &plan.changes.before), ("after", &plan.changes.after)] {
             for a in additions {
                 out.push(format!(
                     "  + {} ({place} your arguments): {}",
@@ -87,20 +87,20 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
                 ));
             }
         }
-        if let Some(t) = &plan.threads {
+        if let Some(t) = &plan.decided.threads {
             let add = match t.follow {
                 true => format!("--threads {} (before your arguments, following the build's job slots)", t.most),
                 false => format!("--threads 2 to {} (before your arguments, as job slots are free)", t.most),
             };
             out.push(format!("  + {add}: {}", t.why));
         }
-        if let Some(d) = &plan.depfile {
+        if let Some(d) = &plan.decided.depfile {
             let inputs = shell::display(d.inputs.iter().map(|p| p.as_os_str()));
             out.push(format!("  + {inputs} (as dependencies): {}", d.why));
         }
     }
-    out.extend(plan.notes.iter().map(|n| format!("  note: {n}")));
-    out.extend(plan.warnings.iter().map(|w| format!("  warning: {w}")));
+    out.extend(plan.changes.notes.iter().map(|n| format!("  note: {n}")));
+    out.extend(plan.changes.warnings.iter().map(|w| format!("  warning: {w}")));
     let command = prepared.final_command();
     out.push(field("runs", shell::display(command.iter().map(OsString::as_os_str))));
     out

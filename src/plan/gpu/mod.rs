@@ -12,8 +12,8 @@ pub use targets::{accepted_clause, check, expand, problem, refused_together, res
 use targets::{appended_refusal, pair_error};
 
 use super::facts::Facts;
-use super::model::{GpuDecision, Plan};
-use super::{edit, Decision, Step};
+use super::model::{Changes, GpuDecision};
+use super::{edit, Step};
 use crate::args::table::GpuFlag;
 use crate::args::{Found, Invocation, Phase, Role};
 use crate::compat::{Capability, Form, Item};
@@ -190,19 +190,21 @@ impl fmt::Display for Reason {
 
 impl Step for Gpu {
     const NAME: &'static str = "gpu";
-    const WRITES: &'static [Decision] = &[Decision::GpuTargets, Decision::Removed];
     type Section = GpuConfig;
+    type Needs<'d> = ();
+    /// The targets it added, when it added any.
+    type Decision = Option<GpuDecision>;
 
     fn section<'c>(config: &'c Config, _: &Facts) -> &'c Self::Section {
         &config.gpu
     }
 
     /// Add the configured targets, under the `arch-flags` policy; errors when they cannot be built.
-    fn decide(facts: &Facts, gpu: &GpuConfig, plan: &mut Plan) -> Result<()> {
+    fn decide(facts: &Facts, gpu: &GpuConfig, _: (), plan: &mut Changes) -> Result<Option<GpuDecision>> {
         let inv = facts.invocation;
         if gpu.capabilities.is_empty() {
             note_nvcc_default(facts, plan);
-            return Ok(());
+            return Ok(None);
         }
         let release = release_to_check(facts, plan);
         let nix_build = facts.nvcc_process.nix_build;
@@ -221,7 +223,7 @@ impl Step for Gpu {
         let given: Vec<&Found> = inv.gpu_targets().collect();
         if !given.is_empty() && gpu.arch_flags == ArchFlags::Respect {
             plan.note(Note::Respected { given: inv.describe(&given) });
-            return Ok(());
+            return Ok(None);
         }
         if let Some(lto) = DeviceLto::of(inv) {
             return decide_lto(facts, gpu.arch_flags, plan, &expansion, &given, lto, release);
@@ -240,14 +242,14 @@ impl Step for Gpu {
                 }
                 None => plan.note(Note::OneFile { phase, configured }),
             }
-            return Ok(());
+            return Ok(None);
         }
         if gpu.arch_flags == ArchFlags::Append {
             let form = if expansion.ptx.is_empty() { Form::Gencode } else { Form::GencodePtx };
             check_appended(facts, release, &expansion, &given, form)?;
         }
         let flags: Vec<std::ffi::OsString> = expansion.gencode().into_iter().map(Into::into).collect();
-        plan.gpu = Some(GpuDecision { targets: u32::try_from(flags.len()).unwrap_or(u32::MAX) });
+        let decision = GpuDecision { targets: u32::try_from(flags.len()).unwrap_or(u32::MAX) };
         let why = match (given.is_empty(), gpu.arch_flags) {
             (true, _) => Reason::Capabilities { configured },
             (false, ArchFlags::Append) => Reason::Appended { configured, given: inv.describe(&given) },
@@ -257,7 +259,7 @@ impl Step for Gpu {
             }
         };
         plan.add_before(flags, why);
-        Ok(())
+        Ok(Some(decision))
     }
 }
 
@@ -266,12 +268,12 @@ impl Step for Gpu {
 fn decide_lto(
     facts: &Facts,
     policy: ArchFlags,
-    plan: &mut Plan,
+    plan: &mut Changes,
     expansion: &Expansion,
     given: &[&Found],
     lto: DeviceLto,
     release: Option<Version>,
-) -> Result<()> {
+) -> Result<Option<GpuDecision>> {
     let inv = facts.invocation;
     let flags: Vec<&Found> = inv.with_role(Role::DeviceLto).collect();
     let spelled = flags.first().map_or("`code=lto_`".to_string(), |f| format!("`{}`", f.spelling));
@@ -281,14 +283,14 @@ fn decide_lto(
         DeviceLto::Other => {
             let phase = inv.phase_option().map_or(String::new(), |p| p.spelling.to_string());
             plan.note(Note::LtoOtherPhase { spelled, phase });
-            return Ok(());
+            return Ok(None);
         }
         DeviceLto::Link => (expansion.link_gencode(), "machine code linked from the objects' LTO intermediates"),
         // nvcc refuses `-dlto` next to `-gencode` when it compiles, so targets given by the user cannot take more:
         // appending would need the flag out and theirs reinterpreted.
         DeviceLto::Compile if append_to_given && !flags.is_empty() => {
             plan.note(Note::LtoAppendRefused { spelled, given: inv.describe(given) });
-            return Ok(());
+            return Ok(None);
         }
         DeviceLto::Compile => (expansion.lto_gencode(), "device LTO intermediates (`code=lto_XY`)"),
         DeviceLto::CompileAndLink => match expansion.real.as_slice() {
@@ -298,7 +300,7 @@ fn decide_lto(
             }
             _ => {
                 plan.warn(Note::LtoOneCallSeveral { spelled, configured });
-                return Ok(());
+                return Ok(None);
             }
         },
     };
@@ -316,9 +318,9 @@ fn decide_lto(
     if lto == DeviceLto::Compile && !flags.is_empty() {
         edit::remove(plan, inv, &flags, Reason::DltoNextToGencode { spelled: spelled.clone() }, facts.scratch)?;
     }
-    plan.gpu = Some(GpuDecision { targets: u32::try_from(args.len()).unwrap_or(u32::MAX) });
+    let decision = GpuDecision { targets: u32::try_from(args.len()).unwrap_or(u32::MAX) };
     plan.add_before(args.into_iter().map(Into::into).collect(), Reason::Lto { configured, form, spelled });
-    Ok(())
+    Ok(Some(decision))
 }
 
 /// Under `[gpu] arch-flags = "append"`, a configured capability that the release refuses next to a target the user
@@ -363,7 +365,7 @@ fn real_targets(found: &Found) -> Vec<Capability> {
 
 /// With no capabilities configured and no GPU target given, nvcc builds its own default: say which, since a build
 /// for the wrong GPU fails only when it runs ("no kernel image is available").
-fn note_nvcc_default(facts: &Facts, plan: &mut Plan) {
+fn note_nvcc_default(facts: &Facts, plan: &mut Changes) {
     let inv = facts.invocation;
     if inv.gpu_targets().next().is_some() || inv.with_role(Role::DeviceLto).next().is_some() {
         return;
@@ -376,7 +378,7 @@ fn note_nvcc_default(facts: &Facts, plan: &mut Plan) {
 
 /// The release to check against, or `None` when it is unknown (said by the facts) or older than the table (said
 /// here).
-fn release_to_check(facts: &Facts, plan: &mut Plan) -> Option<Version> {
+fn release_to_check(facts: &Facts, plan: &mut Changes) -> Option<Version> {
     let release = facts.release.version()?;
     let checkable = checkable(release, facts.compat);
     if checkable.is_none() {

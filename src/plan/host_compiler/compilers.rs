@@ -9,7 +9,7 @@ use crate::compat::Accepts;
 use crate::config::{CompilerEntry, HostCompilerConfig};
 use crate::error::{Error, ErrorKind};
 use crate::plan::facts::Facts;
-use crate::plan::model::Plan;
+use crate::plan::model::Changes;
 use crate::probe::compiler::Known;
 use crate::version::Version;
 
@@ -38,7 +38,7 @@ impl Compilers<'_, '_> {
     /// The stdenv compiler: the config's, else `g++` on PATH (what nvcc itself runs by default), or for a cross
     /// build the first `TRIPLE-g++` on PATH. A configured one that builds for another machine is an error: every
     /// object of the build comes from it.
-    pub fn stdenv(&self, plan: &mut Plan) -> Result<Option<Known>, Error> {
+    pub fn stdenv(&self, plan: &mut Changes) -> Result<Option<Known>, Error> {
         match self.stdenv_probed()? {
             Stdenv::Known(known) => Ok(Some(known)),
             Stdenv::None => Ok(None),
@@ -84,7 +84,7 @@ impl Compilers<'_, '_> {
 
     /// The candidates: the config's list, else every `g++[-N]` and `clang++[-N]` on PATH (for a cross build, those
     /// with the target's triple in front). A cross candidate for another machine is left out, with a note.
-    pub fn candidates(&self, plan: &mut Plan) -> Vec<Known> {
+    pub fn candidates(&self, plan: &mut Changes) -> Vec<Known> {
         let configured = &self.settings.candidates;
         let entries: Vec<CompilerEntry> = if configured.is_empty() {
             let mut found: Vec<PathBuf> = Vec::new();

@@ -19,15 +19,15 @@ mod messages;
 pub mod rule;
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use compilers::{Compilers, Stdenv};
 pub use messages::{IgnoredWhy, Note, Reason};
 pub use rule::{choose, libstdcxx_flags, Choice, NoneAccepted};
 
 use super::facts::{Facts, Release};
-use super::model::{HostDecision, Plan};
-use super::{Decision, Step};
+use super::model::{Changes, HostDecision};
+use super::Step;
 use crate::args::HostCompilerGiven;
 use crate::compat::{Accepts, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, HostCompilerConfig, LtoMismatch};
@@ -39,9 +39,12 @@ pub struct HostCompiler;
 
 impl Step for HostCompiler {
     const NAME: &'static str = "host-compiler";
-    const WRITES: &'static [Decision] = &[Decision::Host];
     /// The compilers to choose from: `[host-compiler]`, or `[target.host-compiler]` for another CPU.
     type Section = HostCompilerConfig;
+    type Needs<'d> = ();
+    /// The compiler the wrapper told nvcc to use, when it chose one (not when the user gave one, or nvcc's default
+    /// stays).
+    type Decision = Option<HostDecision>;
 
     fn section<'c>(config: &'c Config, facts: &Facts) -> &'c Self::Section {
         if facts.cross {
@@ -52,21 +55,22 @@ impl Step for HostCompiler {
     }
 
     /// Decide the host compiler and add what nvcc needs to hear; errors only when nothing this nvcc accepts exists.
-    fn decide(facts: &Facts, settings: &HostCompilerConfig, plan: &mut Plan) -> Result<()> {
+    fn decide(facts: &Facts, settings: &HostCompilerConfig, _: (), plan: &mut Changes) -> Result<Option<HostDecision>> {
         let inv = facts.invocation;
         let compilers = Compilers { facts, settings };
         let limits = limits(facts, plan);
         if let Some(given) = inv.host_compiler().filter(|g| !ignored_nvcc_ccbin(facts, g, limits, plan)) {
-            return check_given(&compilers, &given, limits, plan);
+            check_given(&compilers, &given, limits, plan)?;
+            return Ok(None);
         }
         let Some((release, accepts)) = limits else {
             // Without the release nothing can be chosen by range, but a cross build still needs a compiler for the
             // target: the stdenv one, checked.
             if facts.cross {
                 let stdenv = compilers.stdenv(plan)?.ok_or_else(|| compilers.no_cross_compiler())?;
-                ccbin(plan, &stdenv, Reason::CrossStdenvUnchecked { compiler: stdenv.clone() });
+                return Ok(Some(ccbin(plan, &stdenv, Reason::CrossStdenvUnchecked { compiler: stdenv.clone() })));
             }
-            return Ok(());
+            return Ok(None);
         };
         let stdenv = match compilers.stdenv_probed()? {
             Stdenv::Known(known) => Some(known),
@@ -81,19 +85,18 @@ impl Step for HostCompiler {
                 let mut arg = OsString::from("-ccbin=");
                 arg.push(&path);
                 plan.add_before(vec![arg], Reason::StdenvUnprobed { compiler: path, why });
-                return Ok(());
+                return Ok(None);
             }
             Stdenv::Unprobed { path, configured: false, why } => {
                 plan.note(Note::DefaultUnprobed { compiler: path, why });
-                return Ok(());
+                return Ok(None);
             }
         };
 
         // nvcc checks the compiler's version only when it preprocesses; a link of objects never does, so the stdenv
         // compiler itself can link them, with its own libstdc++ and no skew.
         if let (true, Some(s)) = (inv.links_objects_only(), &stdenv) {
-            ccbin(plan, s, Reason::LinksObjectsOnly { compiler: s.clone() });
-            return Ok(());
+            return Ok(Some(ccbin(plan, s, Reason::LinksObjectsOnly { compiler: s.clone() })));
         }
 
         let allow = settings.allow_unsupported || inv.allows_unsupported_compiler();
@@ -109,7 +112,7 @@ impl Step for HostCompiler {
         let cross = facts.cross;
         match choice {
             Ok(Choice::Stdenv(s)) => {
-                ccbin(plan, &s, Reason::StdenvAccepted { compiler: s.clone(), release, accepts, cross })
+                Ok(Some(ccbin(plan, &s, Reason::StdenvAccepted { compiler: s.clone(), release, accepts, cross })))
             }
             Ok(Choice::Other { chosen, stdenv }) => {
                 if let (Some(s), Some(lto)) = (&stdenv, &lto) {
@@ -117,34 +120,33 @@ impl Step for HostCompiler {
                 }
                 let why =
                     Reason::NewestAccepted { chosen: chosen.clone(), stdenv: stdenv.clone(), release, accepts, cross };
-                ccbin(plan, &chosen, why);
-                if let Some(decision) = plan.host.as_mut() {
-                    decision.stdenv = stdenv.as_ref().map(|s| s.path.clone());
-                }
+                let mut decision = ccbin(plan, &chosen, why);
+                decision.stdenv = stdenv.as_ref().map(|s| s.path.clone());
                 if let Some(s) = stdenv {
-                    share_libstdcxx(&compilers, &chosen, &s, plan);
+                    decision.libstdcxx_dir = share_libstdcxx(&compilers, &chosen, &s, plan);
                 }
+                Ok(Some(decision))
             }
             Ok(Choice::Unsupported(s)) => {
                 let why = Reason::UnsupportedKept { compiler: s.clone(), release, accepts, lto };
-                ccbin(plan, &s, why);
+                let decision = ccbin(plan, &s, why);
                 if !inv.allows_unsupported_compiler() {
                     let section = compilers.section();
                     plan.add_before(vec!["-allow-unsupported-compiler".into()], Reason::AllowUnsupported { section });
                 }
+                Ok(Some(decision))
             }
             Err(NoneAccepted { considered }) if considered.is_empty() && facts.cross => {
-                return Err(compilers.no_cross_compiler());
+                Err(compilers.no_cross_compiler())
             }
-            Err(NoneAccepted { considered }) => return Err(compilers.none_accepted(&considered, release, accepts)),
+            Err(NoneAccepted { considered }) => Err(compilers.none_accepted(&considered, release, accepts)),
         }
-        Ok(())
     }
 }
 
 /// The NVCC release and what it accepts, or `None` when the release is unknown (said by the facts) or the table
 /// does not cover it (said here). A release newer than the table is decided as the newest row.
-fn limits(facts: &Facts, plan: &mut Plan) -> Option<(Version, Accepts)> {
+fn limits(facts: &Facts, plan: &mut Changes) -> Option<(Version, Accepts)> {
     let table = &facts.compat.host_compilers;
     let row = match &facts.release {
         Release::Unknown { .. } => return None,
@@ -168,7 +170,7 @@ fn ignored_nvcc_ccbin(
     facts: &Facts,
     given: &HostCompilerGiven,
     limits: Option<(Version, Accepts)>,
-    plan: &mut Plan,
+    plan: &mut Changes,
 ) -> bool {
     let (HostCompilerGiven::Env(value), Some((release, accepts))) = (given, limits) else { return false };
     if release >= FIRST_HONOURING_NVCC_CCBIN {
@@ -196,7 +198,7 @@ fn check_given(
     compilers: &Compilers,
     given: &HostCompilerGiven,
     limits: Option<(Version, Accepts)>,
-    plan: &mut Plan,
+    plan: &mut Changes,
 ) -> Result<()> {
     let facts = compilers.facts;
     let (value, how) = match given {
@@ -254,7 +256,7 @@ fn lto_mismatch(
     lto: &str,
     release: Version,
     accepts: Accepts,
-    plan: &mut Plan,
+    plan: &mut Changes,
 ) -> Result<()> {
     if chosen.family == stdenv.family && chosen.version.major == stdenv.version.major {
         return Ok(());
@@ -281,8 +283,9 @@ fn lto_mismatch(
 }
 
 /// Point `chosen` at the stdenv compiler's libstdc++: where this section's stdenv entry records it, else probed from
-/// the stdenv compiler. Only this step's own section counts: a cross build never sees the native one's.
-fn share_libstdcxx(compilers: &Compilers, chosen: &Known, stdenv: &Known, plan: &mut Plan) {
+/// the stdenv compiler. Only this step's own section counts: a cross build never sees the native one's. The directory
+/// of the libstdc++ the programs then load, when the flags were added.
+fn share_libstdcxx(compilers: &Compilers, chosen: &Known, stdenv: &Known, plan: &mut Changes) -> Option<PathBuf> {
     let facts = compilers.facts;
     let recorded = compilers.settings.stdenv.as_ref().and_then(|e| {
         Some(StdenvLibstdcxx { gcc_install_dir: e.gcc_install_dir.clone()?, runtime_dir: e.libstdcxx_dir.clone()? })
@@ -291,34 +294,32 @@ fn share_libstdcxx(compilers: &Compilers, chosen: &Known, stdenv: &Known, plan: 
         Ok(dirs) => dirs,
         Err(why) => {
             plan.warn(Note::NoLibstdcxx { stdenv: stdenv.clone(), chosen: chosen.clone(), why });
-            return;
+            return None;
         }
     };
     let flags = match libstdcxx_flags(chosen, &dirs, facts.invocation.links()) {
         Ok(flags) => flags,
         Err((dir, byte)) => {
             plan.warn(Note::LibstdcxxUnpassable { stdenv: stdenv.clone(), chosen: chosen.clone(), dir, byte });
-            return;
+            return None;
         }
     };
-    if let Some(decision) = plan.host.as_mut() {
-        decision.libstdcxx_dir = Some(dirs.runtime_dir.clone());
-    }
     if !flags.is_empty() {
         let why = Reason::SharedLibstdcxx { chosen: chosen.clone(), gcc_install_dir: dirs.gcc_install_dir.clone() };
         plan.add_before(flags, why);
     }
+    Some(dirs.runtime_dir)
 }
 
-/// Tell nvcc to use `chosen`, and record the decision.
-fn ccbin(plan: &mut Plan, chosen: &Known, why: Reason) {
-    plan.host = Some(HostDecision {
+/// Tell nvcc to use `chosen`: the decision.
+fn ccbin(plan: &mut Changes, chosen: &Known, why: Reason) -> HostDecision {
+    let mut arg = OsString::from("-ccbin=");
+    arg.push(&chosen.path);
+    plan.add_before(vec![arg], why);
+    HostDecision {
         compiler: chosen.path.clone(),
         family: chosen.family,
         stdenv: Some(chosen.path.clone()),
         libstdcxx_dir: None,
-    });
-    let mut arg = OsString::from("-ccbin=");
-    arg.push(&chosen.path);
-    plan.add_before(vec![arg], why);
+    }
 }

@@ -102,7 +102,7 @@ fn cross_rows() {
     ];
     for (nvcc, targets, args, cfg, want) in rows {
         let p = plan_with(args, &[], cfg, &probes(nvcc, targets)).unwrap_or_else(|e| panic!("{args:?} {cfg}: {e}"));
-        assert_eq!(added(&p), *want, "nvcc {nvcc}, {args:?}, {cfg} {:?}", p.notes);
+        assert_eq!(added(&p), *want, "nvcc {nvcc}, {args:?}, {cfg} {:?}", p.changes.notes);
     }
 }
 
@@ -129,7 +129,7 @@ fn a_nix_layout_takes_the_target_files_from_cuda_root() {
             "-L/store/cudart-aarch64/lib"
         ]
     );
-    let cross = p.cross.unwrap();
+    let cross = p.decided.cross.unwrap();
     assert_eq!(cross.files, model::TargetFiles::CudaRoot("/store/cudart-aarch64".into()));
     assert_eq!(cross.platform, "sbsa-linux");
     // A relative cuda-root is the config file's directory's.
@@ -145,7 +145,7 @@ fn a_nix_layout_takes_the_target_files_from_cuda_root() {
     let probes = probes.with_files(&["/cuda/targets/sbsa-linux"]);
     let p = plan_with(&["-c", "a.cu"], &[], &cfg, &probes).unwrap();
     assert_eq!(added(&p)[1..], ["--target-directory=sbsa-linux"]);
-    let Some(crate::plan::cross::Reason::InToolkit { unused_cuda_root, .. }) = p.before[1].why.get() else {
+    let Some(crate::plan::cross::Reason::InToolkit { unused_cuda_root, .. }) = p.changes.before[1].why.get() else {
         panic!("{p:?}")
     };
     assert_eq!(unused_cuda_root.as_deref(), Some(Path::new("/store/cudart-aarch64")));
@@ -162,7 +162,7 @@ fn a_sysroot_reaches_every_compile_and_the_linker() {
         added(&p)[2..],
         ["-Xcompiler=--sysroot=/sr", "-Xlinker=-rpath-link,/sr/usr/lib/aarch64-linux-gnu:/sr/lib"]
     );
-    assert_eq!(p.cross.unwrap().sysroot, Some("/sr".into()));
+    assert_eq!(p.decided.cross.unwrap().sysroot, Some("/sr".into()));
 }
 
 #[test]

@@ -3,7 +3,7 @@ use crate::plan::depfile::Note;
 use crate::plan::model::DepfileInputs;
 
 fn inputs(p: &Plan) -> Option<(Vec<String>, Vec<String>)> {
-    let DepfileInputs { depfiles, inputs, .. } = p.depfile.as_ref()?;
+    let DepfileInputs { depfiles, inputs, .. } = p.decided.depfile.as_ref()?;
     let show = |v: &Vec<PathBuf>| v.iter().map(|p| p.display().to_string()).collect();
     Some((show(depfiles), show(inputs)))
 }
@@ -33,11 +33,11 @@ fn nothing_is_added_without_a_dependency_file_or_when_turned_off() {
     let probes = FakeProbes::debian("13.0.88");
     for args in [&["-c", "a.cu"][..], &["-MF", "a.d", "-c", "a.cu"], &["--version"]] {
         let p = plan_with(args, &[], "", &probes).unwrap();
-        assert_eq!(p.depfile, None, "{args:?}");
+        assert_eq!(p.decided.depfile, None, "{args:?}");
     }
     let p = plan_with(&["-M", "a.cu"], &[], "", &probes).unwrap();
-    assert_eq!((p.depfile.clone(), said::<Note>(&p)), (None, vec![Note::ToStdout]));
+    assert_eq!((p.decided.depfile.clone(), said::<Note>(&p)), (None, vec![Note::ToStdout]));
     let p = plan_with(&["-MD", "-c", "a.cu"], &[], "depfile-inputs = false", &probes).unwrap();
-    assert_eq!(p.depfile, None);
+    assert_eq!(p.decided.depfile, None);
     assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: "/etc/nvcc.toml".into() }]);
 }

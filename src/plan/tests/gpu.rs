@@ -69,12 +69,12 @@ fn respect_adds_nothing_when_any_target_is_given_in_any_spelling_or_channel() {
         for cfg in [CAPS.to_string(), with_policy("respect")] {
             let (p, command) = run(args, env, &cfg);
             assert!(gencodes(&p).is_empty(), "{args:?} {env:?}");
-            assert!(p.removed.is_empty());
+            assert!(p.changes.removed.is_empty());
             assert_eq!(command[command.len() - args.len()..], **args);
             assert!(
                 matches!(said::<crate::plan::gpu::Note>(&p)[..], [crate::plan::gpu::Note::Respected { .. }]),
                 "{:?}",
-                p.notes
+                p.changes.notes
             );
         }
     }
@@ -84,7 +84,7 @@ fn respect_adds_nothing_when_any_target_is_given_in_any_spelling_or_channel() {
 fn append_adds_ours_before_and_keeps_theirs() {
     let (p, command) = run(&["-arch=sm_80", "-c", "a.cu"], &[], &with_policy("append"));
     assert_eq!(gencodes(&p), OURS);
-    assert!(p.removed.is_empty());
+    assert!(p.changes.removed.is_empty());
     assert_eq!(command[command.len() - 3..], ["-arch=sm_80", "-c", "a.cu"]);
 }
 
@@ -104,13 +104,13 @@ fn replace_removes_every_target_from_argv_with_its_value() {
         "a.o",
     ];
     let (p, command) = run(&args, &[], &with_policy("replace"));
-    assert_eq!(p.removed.len(), 5);
+    assert_eq!(p.changes.removed.len(), 5);
     let tail: Vec<&str> = command.iter().map(String::as_str).skip_while(|a| !a.starts_with("-gencode")).collect();
     let mut want = OURS.to_vec();
     want.extend(["--compress-mode=size", "-c", "a.cu", "-o", "a.o"]);
     assert_eq!(tail, want);
-    assert!(p.removed.iter().all(|r| matches!(r.why.get(), Some(crate::plan::gpu::Reason::Replaced { .. }))));
-    assert_eq!(p.removed[0].tokens, ["-arch", "sm_50"]);
+    assert!(p.changes.removed.iter().all(|r| matches!(r.why.get(), Some(crate::plan::gpu::Reason::Replaced { .. }))));
+    assert_eq!(p.changes.removed[0].tokens, ["-arch", "sm_50"]);
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn replace_rewrites_the_env_channels_for_nvcc_keeping_the_other_tokens_and_their
     ];
     let (p, command) = run(&["-c", "a.cu"], &env, &with_policy("replace"));
     assert_eq!(gencodes(&p), OURS);
-    let env_of = |name| p.env.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string_lossy().into_owned());
+    let env_of = |name| p.changes.env.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string_lossy().into_owned());
     assert_eq!(env_of("NVCC_PREPEND_FLAGS").as_deref(), Some("-DX=\"a b\" -O2"));
     assert_eq!(env_of("NVCC_APPEND_FLAGS").as_deref(), Some(""));
     assert_eq!(command[command.len() - 2..], ["-c", "a.cu"]);
@@ -132,7 +132,7 @@ fn replace_rewrites_the_env_channels_for_nvcc_keeping_the_other_tokens_and_their
 }
 
 fn env_of_plan(p: &Plan, name: &str) -> Option<String> {
-    p.env.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string_lossy().into_owned())
+    p.changes.env.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string_lossy().into_owned())
 }
 
 fn in_dir(dir: &Path, args: &[&str], env: &[(&str, &str)], cfg: &str) -> Result<(Plan, Vec<String>)> {
@@ -153,11 +153,11 @@ fn replace_rewrites_options_files_that_lose_tokens_into_a_new_one_and_leaves_oth
     std::fs::write(dir.path().join("other.opt"), "-DOTHER").unwrap();
     let args = ["-optf", "outer.opt,other.opt", "-c", "--options-file=other.opt", "a.cu"];
     let (p, command) = in_dir(dir.path(), &args, &[], &with_policy("replace")).unwrap();
-    assert_eq!(p.removed.len(), 1);
+    assert_eq!(p.changes.removed.len(), 1);
     // Issue 12: the remaining words go to a new options file (argv stays short, and nvcc splits them by its
     // options-file rules), one per line in double quotes; files that lose nothing stay named.
-    assert_eq!(p.written.len(), 1);
-    let written = &p.written[0];
+    assert_eq!(p.changes.written.len(), 1);
+    let written = &p.changes.written[0];
     assert_eq!(
         String::from_utf8_lossy(&written.contents),
         "\"-DOUTER\"\n\"-DSP=a b\"\n\"-DINNER\"\n\"-DCLEAN\"\n\"-O2\"\n\"-DOTHER\"\n"
@@ -169,10 +169,10 @@ fn replace_rewrites_options_files_that_lose_tokens_into_a_new_one_and_leaves_oth
     assert_eq!(user, ["-optf", new, "-c", "--options-file=other.opt", "a.cu"]);
     // The same contents, the same file: a build reuses it.
     let (again, _) = in_dir(dir.path(), &args, &[], &with_policy("replace")).unwrap();
-    assert_eq!(again.written, p.written);
+    assert_eq!(again.changes.written, p.changes.written);
     // Respect: the flag in the file counts as given, nothing changes.
     let (p, command) = in_dir(dir.path(), &args, &[], CAPS).unwrap();
-    assert!(gencodes(&p).is_empty() && p.removed.is_empty());
+    assert!(gencodes(&p).is_empty() && p.changes.removed.is_empty());
     assert_eq!(command[command.len() - args.len()..], args);
 }
 
@@ -204,14 +204,15 @@ fn device_lto_and_single_output_phases_keep_their_targets() {
     ];
     for (args, code) in rows {
         let (p, command) = run(args, &[], &with_policy("replace"));
-        assert!(gencodes(&p).is_empty() && p.removed.is_empty(), "{args:?}");
+        assert!(gencodes(&p).is_empty() && p.changes.removed.is_empty(), "{args:?}");
         assert_eq!(command[command.len() - args.len()..], **args);
-        let gpu: Vec<String> = p.notes.iter().chain(&p.warnings).filter(|n| n.step == "gpu").map(Said::code).collect();
+        let gpu: Vec<String> =
+            p.changes.notes.iter().chain(&p.changes.warnings).filter(|n| n.step == "gpu").map(Said::code).collect();
         assert_eq!(gpu, [*code], "{args:?}");
         // Issue 12: with no target of its own, nvcc falls back to its default, and the user hears it.
         let own_target = args.iter().any(|a| a.starts_with("-arch")) || args.contains(&"-dlto");
-        let warned = p.warnings.iter().any(|w| w.to_string().contains("nvcc builds its default, compute_75"));
-        assert_eq!(warned, !own_target, "{args:?}: {:?}", p.warnings);
+        let warned = p.changes.warnings.iter().any(|w| w.to_string().contains("nvcc builds its default, compute_75"));
+        assert_eq!(warned, !own_target, "{args:?}: {:?}", p.changes.warnings);
     }
     // One target fits them.
     let one = "[gpu]\ncapabilities = [\"8.6\"]\narch-flags = \"replace\"\n";
@@ -267,23 +268,23 @@ fn device_lto_takes_the_form_its_phase_needs() {
         let (p, command) = run(args, &[], cfg);
         assert_eq!(targets(&p), *want_added, "{args:?} {cfg}");
         let removed: Vec<String> =
-            p.removed.iter().flat_map(|r| r.tokens.iter().map(|t| t.to_string_lossy().into_owned())).collect();
+            p.changes.removed.iter().flat_map(|r| r.tokens.iter().map(|t| t.to_string_lossy().into_owned())).collect();
         assert_eq!(removed, *want_removed, "{args:?} {cfg}");
         // What is not removed reaches nvcc in order, after the additions.
         let kept: Vec<&str> = args.iter().copied().filter(|a| !want_removed.contains(a)).collect();
         assert_eq!(command[command.len() - kept.len()..], kept, "{args:?} {cfg}");
         if !said.is_empty() {
-            let codes: Vec<String> = p.notes.iter().chain(&p.warnings).map(Said::code).collect();
+            let codes: Vec<String> = p.changes.notes.iter().chain(&p.changes.warnings).map(Said::code).collect();
             assert!(codes.iter().any(|c| c == said), "{args:?}: {codes:?}");
         }
         if !want_removed.is_empty() {
-            assert!(p.removed.iter().all(|r| r.why.step == "gpu"));
+            assert!(p.changes.removed.iter().all(|r| r.why.step == "gpu"));
         }
     }
     // The flag in an environment channel is taken out of that channel, the rest of it kept.
     let (p, _) = run(&["-c", "a.cu"], &[("NVCC_APPEND_FLAGS", "-DX -dlto -DY")], CAPS);
     assert_eq!(targets(&p), LTO);
-    assert!(p.env.contains(&("NVCC_APPEND_FLAGS", OsString::from("-DX -DY"))), "{:?}", p.env);
+    assert!(p.changes.env.contains(&("NVCC_APPEND_FLAGS", OsString::from("-DX -DY"))), "{:?}", p.changes.env);
 }
 
 #[test]
@@ -303,7 +304,7 @@ fn the_release_in_use_judges_the_capabilities() {
     probes.nvcc = Err("no version.json".into());
     let p = plan_with(&["-c", "a.cu"], &[], CAPS, &probes).unwrap();
     assert_eq!(gencodes(&p), OURS);
-    assert!(p.warnings[0].to_string().contains("checked only against the tables"), "{:?}", p.warnings);
+    assert!(p.changes.warnings[0].to_string().contains("checked only against the tables"), "{:?}", p.changes.warnings);
 }
 
 #[test]

@@ -90,11 +90,11 @@ proptest! {
         let probes = FakeProbes::debian("13.0.88");
         let Ok(p) = plan_for(&inv, &config(&cfg), &probes, 0) else { return Ok(()) };
         let command = p.command(&inv);
-        let before: usize = p.before.iter().map(|a| a.args.len()).sum();
-        let after: usize = p.after.iter().map(|a| a.args.len()).sum();
+        let before: usize = p.changes.before.iter().map(|a| a.args.len()).sum();
+        let after: usize = p.changes.after.iter().map(|a| a.args.len()).sum();
         // Ours before, theirs in the middle, ours after: the user's words, in order, less only what a
         // `replace` policy removed (options files named in argv are out of this property's reach: none exist).
-        let removed: std::collections::HashSet<usize> = p.removed.iter()
+        let removed: std::collections::HashSet<usize> = p.changes.removed.iter()
             .flat_map(|r| r.positions.iter().filter(|(c, _)| *c == Channel::Argv).map(|&(_, i)| i))
             .collect();
         let kept: Vec<OsString> = args(&words).into_iter().enumerate()
@@ -102,15 +102,15 @@ proptest! {
         prop_assert_eq!(&command[before..command.len() - after], &kept[..]);
         // Only `replace` removes, and device LTO its compile-time flag (which nvcc refuses next to -gencode).
         let lto_flag = |r: &Removal| r.found.spec.role == crate::args::Role::DeviceLto;
-        prop_assert!(policy == 2 || p.removed.iter().all(lto_flag), "only replace removes");
+        prop_assert!(policy == 2 || p.changes.removed.iter().all(lto_flag), "only replace removes");
         // Planning twice gives the same command and environment.
         let again = plan_for(&inv, &config(&cfg), &probes, 0).unwrap();
         prop_assert_eq!(again.command(&inv), command);
-        prop_assert_eq!(again.env, p.env.clone());
+        prop_assert_eq!(again.changes.env, p.changes.env.clone());
         // A query gets nothing added, removed or set but the loop counter.
         if inv.query_only().is_some() {
             prop_assert!(p.changes_nothing());
-            prop_assert!(p.env.iter().all(|(n, _)| *n == crate::context::vars::DEPTH));
+            prop_assert!(p.changes.env.iter().all(|(n, _)| *n == crate::context::vars::DEPTH));
         }
     }
 

@@ -7,7 +7,7 @@ use crate::plan::reproducible::{Note, Reason};
 const ON: &str = "reproducible = true\n";
 
 fn ours(p: &Plan) -> Vec<String> {
-    let rows = p.before.iter().filter(|a| a.why.get::<Reason>().is_some());
+    let rows = p.changes.before.iter().filter(|a| a.why.get::<Reason>().is_some());
     rows.flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect()
 }
 

@@ -21,7 +21,7 @@ fn run(args: &[&str], cfg: &str, probes: &FakeProbes, slots: &JobSlots) -> Plan 
 }
 
 fn most(p: &Plan) -> Option<u32> {
-    p.threads.as_ref().map(|t| t.most)
+    p.decided.threads.as_ref().map(|t| t.most)
 }
 
 fn notes(p: &Plan) -> Vec<Note> {
@@ -121,7 +121,7 @@ fn the_memory_free_when_nvcc_starts_caps_its_threads() {
     use crate::plan::threads::Memory;
     let per_thread = Compat::built_in().threads.row("13.5.37".parse().unwrap()).unwrap().peak_per_thread_mib;
     let p = run(&FOUR, "", &FakeProbes::debian("13.5.37"), &JobSlots::Shared);
-    assert_eq!(p.threads.as_ref().map(|t| t.per_thread_mib), Some(per_thread));
+    assert_eq!(p.decided.threads.as_ref().map(|t| t.per_thread_mib), Some(per_thread));
     let mib = |m: u64| m << 20;
     let free = |bytes, from| Some(MemoryFree { bytes, from });
     // 512 MiB kept, and room for three threads, nvcc's first included.
@@ -145,10 +145,10 @@ fn a_call_that_may_take_threads_names_no_pid() {
     let p = run(&args, "reproducible = true\n", &probes, &JobSlots::Shared);
     assert_eq!(most(&p), Some(2));
     let flags: Vec<String> =
-        p.before.iter().flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect();
+        p.changes.before.iter().flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect();
     assert!(!flags.iter().any(|f| f.contains("tmpxft_")), "{flags:?}");
     let p = run(&args, "reproducible = true\n", &probes, &JobSlots::None);
     let flags: Vec<String> =
-        p.before.iter().flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect();
+        p.changes.before.iter().flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect();
     assert!(flags.iter().any(|f| f.contains("tmpxft_0000002a_")), "{flags:?}");
 }
