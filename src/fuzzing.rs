@@ -90,7 +90,7 @@ pub fn splitters(data: &[u8]) {
 /// A configuration file's text, with the environment's overrides on top.
 pub fn config_file(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let _ = config::read(&text, Path::new("/fuzz/config.toml"));
+    let _ = config::parse(&text, Path::new("/fuzz/config.toml"));
 }
 
 /// A `crt/host_config.h`'s text, as `nvcc-wrapper compat scan` reads it.

@@ -233,7 +233,7 @@ mod tests {
     fn each_override_replaces_its_key_and_records_its_origin() {
         let mut l = file("[gpu]\ncapabilities = [\"7.5\"]\nforward-compat = true\n");
         apply(&mut l, &env(&[])).unwrap();
-        assert_eq!(l.config.gpu.capabilities.origin, Origin::File(Some(Path::new("/etc/nvcc.toml").into())));
+        assert_eq!(l.config.gpu.capabilities.origin.to_string(), "/etc/nvcc.toml:2");
         assert!(l.overrides.is_empty());
         apply(&mut l, &env(&[(vars::CAPABILITIES, ""), (vars::FORWARD_COMPAT, "")])).unwrap();
         assert!(l.overrides.is_empty(), "empty is unset");

@@ -11,7 +11,6 @@ mod sourced;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -23,19 +22,24 @@ use crate::version::Version;
 pub use env::Overridden;
 #[cfg(test)]
 pub use env::OVERRIDES;
+#[cfg(test)]
+pub use sourced::At;
 pub use sourced::{Origin, Sourced};
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
     /// The real nvcc to run. Without it, the first `nvcc` on PATH that is not the wrapper.
+    #[serde(default, deserialize_with = "path")]
     pub nvcc: Option<PathBuf>,
     /// The NVCC release (`"12.4"`), so nothing has to be probed.
     pub cuda_version: Option<Version>,
     /// A directory whose `*.toml` files replace the compatibility tables built into the binary.
+    #[serde(default, deserialize_with = "path")]
     pub compat_data: Option<PathBuf>,
     /// A compiler cache (`ccache`, `sccache`: a path, or a bare name looked up on PATH) the wrapper runs nvcc
     /// through, with the final arguments, so that the cache's key covers everything the wrapper added.
+    #[serde(default, deserialize_with = "sourced_program")]
     pub launcher: Option<Sourced<PathBuf>>,
     /// Add what the wrapper's decision rests on (this file, the nvcc release's file, the chosen host compiler) to
     /// the dependency file a call writes, so that build systems rebuild when it changes. Unset: on.
@@ -115,14 +119,17 @@ pub enum LtoMismatch {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct CompilerEntry {
+    #[serde(deserialize_with = "program")]
     pub path: PathBuf,
     pub family: Option<CompilerFamily>,
     pub version: Option<Version>,
     /// The GNU triple the compiler produces code for (`-dumpmachine`).
     pub target: Option<String>,
     /// For the stdenv compiler: its GCC installation (`PREFIX/lib/gcc/TRIPLE/VERSION`), where its libstdc++ is.
+    #[serde(default, deserialize_with = "path")]
     pub gcc_install_dir: Option<PathBuf>,
     /// For the stdenv compiler: the directory of the `libstdc++.so.6` its programs load.
+    #[serde(default, deserialize_with = "path")]
     pub libstdcxx_dir: Option<PathBuf>,
 }
 
@@ -162,11 +169,14 @@ pub struct TargetConfig {
     pub system: Option<Sourced<String>>,
     /// For aarch64: `jetson` or `sbsa`.
     pub platform: Option<Sourced<TargetPlatform>>,
+    #[serde(default, deserialize_with = "sourced_path")]
     pub sysroot: Option<Sourced<PathBuf>>,
     /// The target's CUDA headers and libraries, for layouts without `TOP/targets/<dir>`.
+    #[serde(default, deserialize_with = "sourced_path")]
     pub cuda_root: Option<Sourced<PathBuf>>,
     /// Jetson: the directory of the CUDA forward-compatibility `libcuda.so`, put first in the runpath of what nvcc
     /// links (`plan::cuda_compat`).
+    #[serde(default, deserialize_with = "sourced_path")]
     pub cuda_compat: Option<Sourced<PathBuf>>,
     /// The compilers for the target, with the `[host-compiler]` keys (used only when the target is another CPU).
     #[serde(default)]
@@ -199,7 +209,7 @@ impl<'de> Deserialize<'de> for CompilerEntryOrPath {
                 f.write_str("a compiler path, or a table with `path` and optionally `family`, `version`, `target`")
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<Self::Value, E> {
-                Ok(CompilerEntryOrPath(CompilerEntry::path(s)))
+                Ok(CompilerEntryOrPath(CompilerEntry::path(sourced::in_file(s.into(), true))))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
                 CompilerEntry::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(CompilerEntryOrPath)
@@ -234,10 +244,33 @@ fn entries_or_paths<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Resu
     Ok(Vec::<CompilerEntryOrPath>::deserialize(d)?.into_iter().map(|e| e.0).collect())
 }
 
+// The file's paths, made absolute against its directory while they are read (`sourced::in_file`): each path key
+// names one of these at its declaration.
+
+/// A directory or file.
+fn path<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<PathBuf>, D::Error> {
+    Ok(Some(sourced::in_file(PathBuf::deserialize(d)?, false)))
+}
+
+/// A program: a bare name stays bare, for PATH.
+fn program<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<PathBuf, D::Error> {
+    Ok(sourced::in_file(PathBuf::deserialize(d)?, true))
+}
+
+fn sourced_path<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Sourced<PathBuf>>, D::Error> {
+    let Sourced { value, origin } = Sourced::<PathBuf>::deserialize(d)?;
+    Ok(Some(Sourced::new(sourced::in_file(value, false), origin)))
+}
+
+fn sourced_program<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Sourced<PathBuf>>, D::Error> {
+    let Sourced { value, origin } = Sourced::<PathBuf>::deserialize(d)?;
+    Ok(Some(Sourced::new(sourced::in_file(value, true), origin)))
+}
+
 /// A configuration, the file it came from and what the environment overrode. Relative paths in the file are already
 /// resolved against its directory (a bare program name such as `g++-11` stays bare, to be looked up on PATH as nvcc
-/// does with `-ccbin`), and every setting that can come from elsewhere carries its origin, so each planning step can
-/// be handed its own section and nothing else.
+/// does with `-ccbin`), and every setting that can come from elsewhere carries its origin (the file and line, once
+/// read), so each planning step can be handed its own section and nothing else.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Loaded {
     pub config: Config,
@@ -260,73 +293,7 @@ impl Loaded {
 
     /// The configuration a file at `path` with this text gives.
     pub fn from_text(text: &str, path: &Path) -> Result<Loaded> {
-        let mut loaded = Loaded { config: read(text, path)?, ..Loaded::default() };
-        loaded.set_path(path);
-        Ok(loaded)
-    }
-
-    /// The file's settings are from `path`: name it in their origins.
-    fn set_path(&mut self, path: &Path) {
-        let file: Arc<Path> = Arc::from(path);
-        for origin in self.config.origins_mut() {
-            if *origin == Origin::File(None) {
-                *origin = Origin::File(Some(file.clone()));
-            }
-        }
-        self.path = Some(path.to_path_buf());
-    }
-}
-
-impl Config {
-    /// Make the file's relative paths absolute against `dir`, the file's directory.
-    fn resolve_paths(&mut self, dir: &Path) {
-        let path = |p: &mut PathBuf| {
-            if p.is_relative() {
-                *p = dir.join(&*p);
-            }
-        };
-        // A bare name is a program to look up on PATH later, as nvcc does with `-ccbin`.
-        let program = |p: &mut PathBuf| {
-            if p.is_relative() && p.components().count() > 1 {
-                *p = dir.join(&*p);
-            }
-        };
-        self.nvcc.as_mut().map(path);
-        if let Some(launcher) = self.launcher.as_mut() {
-            program(&mut launcher.value);
-        }
-        self.compat_data.as_mut().map(path);
-        for dir in [&mut self.target.sysroot, &mut self.target.cuda_root, &mut self.target.cuda_compat] {
-            if let Some(dir) = dir.as_mut() {
-                path(&mut dir.value);
-            }
-        }
-        for section in [&mut self.host_compiler, &mut self.target.host_compiler] {
-            for entry in section.stdenv.iter_mut().chain(section.candidates.iter_mut()) {
-                program(&mut entry.path);
-            }
-        }
-    }
-}
-
-impl Config {
-    /// The origin of every setting that carries one.
-    fn origins_mut(&mut self) -> Vec<&mut Origin> {
-        let gpu = &mut self.gpu;
-        let target = &mut self.target;
-        let mut origins = vec![&mut gpu.capabilities.origin, &mut gpu.forward_compat.origin];
-        origins.extend(gpu.compress_fatbin.as_mut().map(|s| &mut s.origin));
-        origins.extend(self.launcher.as_mut().map(|s| &mut s.origin));
-        origins.extend(self.depfile_inputs.as_mut().map(|s| &mut s.origin));
-        origins.extend(self.reproducible.as_mut().map(|s| &mut s.origin));
-        origins.extend(self.threads.as_mut().map(|s| &mut s.origin));
-        origins.extend(self.threads_follow.as_mut().map(|s| &mut s.origin));
-        origins.extend(target.system.as_mut().map(|s| &mut s.origin));
-        origins.extend(target.platform.as_mut().map(|s| &mut s.origin));
-        for dir in [&mut target.sysroot, &mut target.cuda_root, &mut target.cuda_compat] {
-            origins.extend(dir.as_mut().map(|s| &mut s.origin));
-        }
-        origins
+        Ok(Loaded { config: parse(text, path)?, path: Some(path.to_path_buf()), ..Loaded::default() })
     }
 }
 
@@ -363,19 +330,10 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
     Ok(loaded)
 }
 
-/// A configuration file's settings, as the file at `path` with this text says them: parsed, and its relative paths
-/// made absolute against its directory.
-pub fn read(text: &str, path: &Path) -> Result<Config> {
-    let mut config = parse(text, path)?;
-    if let Some(dir) = path.parent() {
-        config.resolve_paths(dir);
-    }
-    Ok(config)
-}
-
-/// Parse a configuration file's text; `path` only names it in errors.
+/// A configuration file's settings, as the file at `path` with this text says them: each carrying its line, its
+/// relative paths made absolute against the file's directory.
 pub fn parse(text: &str, path: &Path) -> Result<Config> {
-    toml::from_str(text).map_err(|e| toml_error(&e, text, path))
+    sourced::reading(path, text, || toml::from_str(text)).map_err(|e| toml_error(&e, text, path))
 }
 
 /// `path:line:column: message`, the way compilers report positions.

@@ -13,7 +13,7 @@ use super::facts::Facts;
 use super::model::{Changes, DepfileInputs, HostDecision};
 use super::Step;
 use crate::args::{Depfiles, Role};
-use crate::config::{Config, Sourced};
+use crate::config::{Config, Origin, Sourced};
 use crate::depfile::{escape, Unwritable};
 use crate::error::Result;
 
@@ -22,7 +22,7 @@ pub struct Depfile;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
     TurnedOff {
-        origin: String,
+        origin: Origin,
     },
     ToStdout,
     /// `--dryrun`: nvcc writes nothing, and neither does the wrapper.
@@ -123,7 +123,7 @@ impl Step for Depfile {
             return Ok(None);
         }
         if let Some(Sourced { value: false, origin }) = setting {
-            plan.note(Note::TurnedOff { origin: origin.to_string() });
+            plan.note(Note::TurnedOff { origin: origin.clone() });
             return Ok(None);
         }
         let mut inputs: Vec<PathBuf> = facts.settings_files.clone();

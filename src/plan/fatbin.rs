@@ -15,7 +15,7 @@ use std::fmt;
 use super::facts::{ArgEdge, Facts};
 use super::model::Changes;
 use super::Step;
-use crate::config::{Config, Sourced};
+use crate::config::{Config, Origin, Sourced};
 use crate::error::Result;
 use crate::version::Version;
 
@@ -23,7 +23,7 @@ pub struct Fatbin;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    TurnedOff { origin: String },
+    TurnedOff { origin: Origin },
     NoFatbinWritten { phase: String },
     UserChose { option: String, place: String },
     NotInTable { release: Version },
@@ -94,7 +94,7 @@ impl Step for Fatbin {
     /// Add this release's compression flags, or say in a note why not.
     fn decide(facts: &Facts, setting: &Self::Section, _: (), plan: &mut Changes) -> Result<()> {
         if let Some(Sourced { value: false, origin }) = setting {
-            plan.note(Note::TurnedOff { origin: origin.to_string() });
+            plan.note(Note::TurnedOff { origin: origin.clone() });
             return Ok(());
         }
         let inv = facts.invocation;

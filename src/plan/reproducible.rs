@@ -24,7 +24,7 @@ use super::Step;
 use crate::args::split::{first_unpassable, Unpassable};
 use crate::args::{HostCompilerGiven, Phase, Role};
 use crate::compat::{placeholders, Call, Cause, CompilerFamily, Fix, Limit, Output};
-use crate::config::{Config, Sourced};
+use crate::config::{Config, Origin, Sourced};
 use crate::error::Result;
 use crate::probe::system::OutputPlace;
 use crate::version::Version;
@@ -34,7 +34,7 @@ pub struct Reproducible;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
     TurnedOff {
-        origin: String,
+        origin: Origin,
     },
     NotMeasured {
         release: Version,
@@ -185,7 +185,7 @@ impl Step for Reproducible {
     fn decide(facts: &Facts, setting: &Self::Section, needs: Needs, plan: &mut Changes) -> Result<bool> {
         let Some(call) = call_kind(facts) else { return Ok(false) };
         if let Some(Sourced { value: false, origin }) = setting {
-            plan.note(Note::TurnedOff { origin: origin.to_string() });
+            plan.note(Note::TurnedOff { origin: origin.clone() });
             return Ok(false);
         }
         // An unknown release is said once, by the facts.

@@ -158,6 +158,12 @@ fn config(text: &str) -> Loaded {
     Loaded::from_text(&text, Path::new("/etc/nvcc.toml")).unwrap()
 }
 
+/// The origin of a key on `line` of the file `config` loads (whose first line is `reproducible = false` unless the
+/// test's text names it).
+fn file_line(line: u32) -> crate::config::Origin {
+    crate::config::Origin::File(Some(crate::config::At { file: Path::new("/etc/nvcc.toml").into(), line }))
+}
+
 fn plan_for(i: &Invocation, config: &Loaded, probes: &FakeProbes, depth: u32) -> Result<Plan> {
     plan_for_with(i, config, probes, depth, &JobSlots::None)
 }
@@ -416,7 +422,7 @@ fn fatbin_rows() {
             &[],
             "[gpu]\ncompress-fatbin = false",
             &[],
-            text(TurnedOff { origin: "/etc/nvcc.toml".into() }),
+            text(TurnedOff { origin: file_line(3) }),
         ),
         ("13.0.88", &["-c", "a.cu"], &[], "[gpu]\ncompress-fatbin = true", SIZE, String::new()),
         ("13.0.88", &["-c", "a.cu"], &[], "cuda-version = \"12.4\"", ALL, String::new()),

@@ -16,7 +16,7 @@ use super::model::{Changes, GpuDecision, ThreadsDecision};
 use super::Step;
 use crate::args::table::GpuFlag;
 use crate::args::{Phase, Role};
-use crate::config::{Config, Sourced, ThreadCount};
+use crate::config::{Config, Origin, Sourced, ThreadCount};
 use crate::error::Result;
 use crate::probe::memory::MemoryFree;
 use crate::version::Version;
@@ -34,7 +34,7 @@ const MIB: u64 = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
     UsersOwn { option: String },
-    TurnedOff { origin: String },
+    TurnedOff { origin: Origin },
     NotMeasured { release: Version, targets: u32 },
     NoJobserver { targets: u32 },
     JobserverUnusable { why: String, targets: u32 },
@@ -53,7 +53,7 @@ codes!(Note {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     FromSlots { targets: u32, most: u32, per_thread_mib: u32, release: Version },
-    Following { targets: u32, most: u32, per_thread_mib: u32, release: Version, origin: String },
+    Following { targets: u32, most: u32, per_thread_mib: u32, release: Version, origin: Origin },
 }
 
 codes!(Reason {
@@ -145,7 +145,7 @@ impl Step for Threads {
         }
         let most_configured = match setting {
             Some(Sourced { value, origin }) if value.get() == 1 => {
-                plan.note(Note::TurnedOff { origin: origin.to_string() });
+                plan.note(Note::TurnedOff { origin: origin.clone() });
                 return Ok(None);
             }
             Some(s) => s.value.get(),
@@ -182,7 +182,7 @@ impl Step for Threads {
                 most: most.min(MOST_FOLLOWED),
                 per_thread_mib,
                 release: release.release(),
-                origin: setting.origin.to_string(),
+                origin: setting.origin.clone(),
             }),
             None => plan.said(Reason::FromSlots { targets, most, per_thread_mib, release: release.release() }),
         };

@@ -315,7 +315,10 @@ fn issue_33_a_launcher_script_that_runs_the_wrapper_is_named_for_what_it_is() {
     let out = sb.nvcc().env("PATH", &path).args(["-c", "k.cu"]).output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(125), "{err}");
-    let named = format!("the launcher via-path (`launcher` in {})", sb.config.display());
+    // Named by the file and the line of the key.
+    let text = std::fs::read_to_string(&sb.config).unwrap();
+    let line = text.lines().position(|l| l.starts_with("launcher =")).unwrap() + 1;
+    let named = format!("the launcher via-path (`launcher` in {}:{line})", sb.config.display());
     assert!(err.contains(&format!("{named} is not this wrapper but runs it again")), "{err}");
 
     // A launcher that leaves out the real nvcc and runs `nvcc`: a chain, stopped at the depth limit, naming it.

@@ -39,5 +39,5 @@ fn nothing_is_added_without_a_dependency_file_or_when_turned_off() {
     assert_eq!((p.decided.depfile.clone(), said::<Note>(&p)), (None, vec![Note::ToStdout]));
     let p = plan_with(&["-MD", "-c", "a.cu"], &[], "depfile-inputs = false", &probes).unwrap();
     assert_eq!(p.decided.depfile, None);
-    assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: "/etc/nvcc.toml".into() }]);
+    assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: file_line(2) }]);
 }

@@ -170,12 +170,12 @@ fn turned_off_by_the_key_or_the_variable_it_adds_nothing_and_says_so() {
     let probes = FakeProbes::debian("13.0.88");
     let p = plan_with(&["-c", "a.cu", "-o", "a.o"], &[], "reproducible = false", &probes).unwrap();
     assert!(ours(&p).is_empty());
-    assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: "/etc/nvcc.toml".into() }]);
+    assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: file_line(1) }]);
     let mut off = config(ON);
     crate::config::apply_env(&mut off, &[(vars::REPRODUCIBLE, "0")].into_iter().collect()).unwrap();
     let i = inv(&["-c", "a.cu"], &[]);
     let p = plan_for(&i, &off, &probes, 0).unwrap();
-    assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: "$NVCC_WRAPPER_REPRODUCIBLE".into() }]);
+    assert_eq!(said::<Note>(&p), [Note::TurnedOff { origin: crate::config::Origin::Env("NVCC_WRAPPER_REPRODUCIBLE") }]);
     // Without a config, it is on.
     let p = plan_for(&i, &Loaded::default(), &probes, 0).unwrap();
     assert!(ours(&p).contains(&"-objtemp".to_string()));
