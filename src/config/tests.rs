@@ -79,7 +79,7 @@ fn relative_paths_are_resolved_against_the_file_once_loaded() {
     let file = dir.path().join("cfg.toml");
     std::fs::write(
         &file,
-        "nvcc = \"cuda/bin/nvcc\"\ncompat-data = \"data\"\nlauncher = \"tools/sccache\"\n[host-compiler]\nstdenv = \"bin/g++\"\ncandidates = [\"g++-11\", \"/usr/bin/clang++\"]\n[target]\nsysroot = \"root\"\ncuda-root = \"/abs/cuda\"\n[target.host-compiler]\nstdenv = \"./cross/g++\"\n",
+        "nvcc = \"cuda/bin/nvcc\"\ncompat-data = \"data\"\nlauncher = \"tools/sccache\"\n[host-compiler]\nstdenv = \"bin/g++\"\ncandidates = [\"g++-11\", \"/usr/bin/clang++\"]\n[target]\nsysroot = \"root\"\ncuda-root = \"/abs/cuda\"\n[target.host-compiler]\nstdenv = { path = \"./cross/g++\", gcc-install-dir = \"gcc/12\", libstdcxx-dir = \"/abs/lib\" }\n",
     )
     .unwrap();
     let ctx = Context {
@@ -103,7 +103,10 @@ fn relative_paths_are_resolved_against_the_file_once_loaded() {
     assert_eq!(c.host_compiler.candidates[1].path, Path::new("/usr/bin/clang++"));
     assert_eq!(c.target.sysroot.unwrap().value, d.join("root"));
     assert_eq!(c.target.cuda_root.unwrap().value, Path::new("/abs/cuda"));
-    assert_eq!(c.target.host_compiler.stdenv.unwrap().path, d.join("./cross/g++"));
+    let cross = c.target.host_compiler.stdenv.unwrap();
+    assert_eq!(cross.path, d.join("./cross/g++"));
+    assert_eq!(cross.gcc_install_dir.unwrap(), d.join("gcc/12"));
+    assert_eq!(cross.libstdcxx_dir.unwrap(), Path::new("/abs/lib"));
 }
 
 #[test]
