@@ -32,15 +32,50 @@ pub enum Channel {
 }
 
 impl Channel {
-    pub fn describe(self, inv: &Invocation) -> String {
+    /// Where the channel is, for messages.
+    pub fn place(self, inv: &Invocation) -> Place {
         match self {
-            Channel::Prepend => format!("${}", vars::NVCC_PREPEND_FLAGS),
-            Channel::Argv => "the command line".to_string(),
-            Channel::Append => format!("${}", vars::NVCC_APPEND_FLAGS),
-            Channel::OptionsFile(i) => {
-                format!("options file {}", crate::shell::path(&inv.options_files[i].path))
+            Channel::Prepend => Place::Var(vars::NVCC_PREPEND_FLAGS),
+            Channel::Argv => Place::CommandLine,
+            Channel::Append => Place::Var(vars::NVCC_APPEND_FLAGS),
+            Channel::OptionsFile(i) => Place::OptionsFile(inv.options_files[i].path.clone()),
+        }
+    }
+}
+
+/// Where the user gave an option, for messages: `the command line`, `$NVCC_APPEND_FLAGS`, `options file PATH`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    CommandLine,
+    Var(&'static str),
+    OptionsFile(PathBuf),
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::CommandLine => f.write_str("the command line"),
+            Place::Var(var) => write!(f, "${var}"),
+            Place::OptionsFile(path) => write!(f, "options file {}", crate::shell::path(path)),
+        }
+    }
+}
+
+/// Options the user gave, as found (`Invocation::given`), said as `` `-arch sm_80` in the command line,
+/// `-gencode=...` in $NVCC_APPEND_FLAGS ``: kept as what they are, and rendered only when shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Given(Vec<(table::Spelled, Option<OsString>, Place)>);
+
+impl std::fmt::Display for Given {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (spelling, value, place)) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            match value {
+                Some(value) => write!(f, "{sep}`{spelling} {}` in {place}", value.to_string_lossy())?,
+                None => write!(f, "{sep}`{spelling}` in {place}")?,
             }
         }
+        Ok(())
     }
 }
 
@@ -322,7 +357,7 @@ impl Scanner<'_> {
             let named = OsString::from_vec(named);
             let path = self.cwd.join(&named);
             let where_named =
-                format!("`{} {}` in {}", optf.spelling, crate::shell::display([value]), optf.at.channel.describe(inv));
+                format!("`{} {}` in {}", optf.spelling, crate::shell::display([value]), optf.at.channel.place(inv));
             // A pipe (`-optf <(...)`), `/dev/stdin` or a FIFO can be read once, and only nvcc may read it: opening a
             // FIFO would even wait for a writer. Such a file is left to nvcc and the command line to nvcc's judgement,
             // and the user hears that the wrapper therefore applies nothing.

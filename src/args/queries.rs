@@ -158,15 +158,8 @@ impl Invocation {
 
     /// Options as the user gave them, for messages: `` `-arch sm_80` in the command line, `-gencode=...` in
     /// $NVCC_APPEND_FLAGS ``.
-    pub fn describe(&self, found: &[&Found]) -> String {
-        found
-            .iter()
-            .map(|f| {
-                let value = f.value.as_deref().map(|v| format!(" {}", v.to_string_lossy())).unwrap_or_default();
-                format!("`{}{value}` in {}", f.spelling, f.at.channel.describe(self))
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
+    pub fn given(&self, found: &[&Found]) -> super::Given {
+        super::Given(found.iter().map(|f| (f.spelling, f.value.clone(), f.at.channel.place(self))).collect())
     }
 }
 

@@ -10,6 +10,7 @@
 //!    with the sysroot's library directories, so that the linker finds the dependencies of the target's shared
 //!    libraries there and not on the build machine.
 
+use crate::compat::Text;
 use crate::plan::model::codes;
 use std::ffi::OsString;
 use std::fmt;
@@ -19,6 +20,7 @@ use super::facts::Facts;
 use super::model::{Changes, CrossDecision, TargetFiles};
 use super::Step;
 use crate::args::split::joined;
+use crate::args::Given;
 use crate::config::{Config, TargetConfig};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -26,7 +28,7 @@ pub struct Cross;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    TargetDirectoryGiven { option: String, place: String, value: String },
+    TargetDirectoryGiven { given: Given },
 }
 
 codes!(Note {
@@ -35,9 +37,20 @@ codes!(Note {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
-    InToolkit { platform: String, dir: PathBuf, unused_cuda_root: Option<PathBuf> },
-    FromCudaRoot { platform: String, toolkit: String },
-    Sysroot { sysroot: PathBuf },
+    /// `platform`: the platform's name, its `targets/` directory.
+    InToolkit {
+        platform: Text,
+        dir: PathBuf,
+        unused_cuda_root: Option<PathBuf>,
+    },
+    /// `toolkit`: the toolkit's directory, or why it is not known (a probe's own words).
+    FromCudaRoot {
+        platform: Text,
+        toolkit: String,
+    },
+    Sysroot {
+        sysroot: PathBuf,
+    },
 }
 
 codes!(Reason {
@@ -49,8 +62,8 @@ codes!(Reason {
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Note::TargetDirectoryGiven { option, place, value } => {
-                write!(f, "the target directory is given by `{option}` in {place} ({value}): no target files are added")
+            Note::TargetDirectoryGiven { given } => {
+                write!(f, "the target directory is given by {given}: no target files are added")
             }
         }
     }
@@ -106,14 +119,13 @@ fn target_files(facts: &Facts, target: &TargetConfig, plan: &mut Changes) -> Res
     let cuda_root = cuda_root(facts, target)?;
     if let Some(given) = inv.target_directory() {
         let value = given.value.clone().unwrap_or_default().to_string_lossy().into_owned();
-        let place = given.at.channel.describe(inv);
-        plan.note(Note::TargetDirectoryGiven { option: given.spelling.to_string(), place, value: value.clone() });
+        plan.note(Note::TargetDirectoryGiven { given: inv.given(&[given]) });
         return Ok(TargetFiles::Given(value));
     }
     let root = facts.probes.toolkit_root(facts.nvcc);
     let in_toolkit = root.as_ref().ok().map(|r| r.join("targets").join(&**dir)).filter(|d| facts.probes.exists(d));
     if let Some(in_toolkit) = in_toolkit {
-        let why = Reason::InToolkit { platform: dir.to_string(), dir: in_toolkit.clone(), unused_cuda_root: cuda_root };
+        let why = Reason::InToolkit { platform: dir.clone(), dir: in_toolkit.clone(), unused_cuda_root: cuda_root };
         plan.add_before(vec![format!("--target-directory={dir}").into()], why);
         return Ok(TargetFiles::Toolkit(in_toolkit));
     }
@@ -141,7 +153,7 @@ fn target_files(facts: &Facts, target: &TargetConfig, plan: &mut Changes) -> Res
     if inv.links() {
         args.push(joined("-L", &cuda_root.join("lib")));
     }
-    plan.add_before(args, Reason::FromCudaRoot { platform: dir.to_string(), toolkit });
+    plan.add_before(args, Reason::FromCudaRoot { platform: dir.clone(), toolkit });
     Ok(TargetFiles::CudaRoot(cuda_root))
 }
 

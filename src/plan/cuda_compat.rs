@@ -6,6 +6,7 @@
 //! `LD_LIBRARY_PATH`, which would reach every program the build starts. Compiles, device links and static libraries
 //! get nothing; neither does a build for any other GPU.
 
+use crate::compat::Text;
 use crate::plan::model::codes;
 use std::fmt;
 use std::path::PathBuf;
@@ -21,7 +22,7 @@ pub struct CudaCompat;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    NotJetson { platform: String },
+    NotJetson { platform: Text },
 }
 
 codes!(Note {
@@ -87,7 +88,7 @@ impl Step for CudaCompat {
             .with_help("point it at the directory of the cuda_compat package's libcuda.so (its lib/), or remove it"));
         }
         if !facts.jetson_build {
-            plan.note(Note::NotJetson { platform: facts.platform.name.to_string() });
+            plan.note(Note::NotJetson { platform: facts.platform.name.clone() });
             return Ok(());
         }
         if !facts.invocation.links() {

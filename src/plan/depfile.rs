@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use super::facts::Facts;
 use super::model::{Changes, DepfileInputs, HostDecision};
 use super::Step;
-use crate::args::{Depfiles, Role};
+use crate::args::{Depfiles, Given, Role};
 use crate::config::{Config, Origin, Sourced};
 use crate::depfile::{escape, Unwritable};
 use crate::error::Result;
@@ -27,7 +27,7 @@ pub enum Note {
     ToStdout,
     /// `--dryrun`: nvcc writes nothing, and neither does the wrapper.
     DryRun {
-        option: String,
+        option: Given,
     },
     /// An input whose path a dependency file cannot hold so that both Make and Ninja read it back.
     Unwritable {
@@ -119,7 +119,7 @@ impl Step for Depfile {
             Depfiles::Files(files) => files,
         };
         if let Some(dry) = facts.invocation.with_role(Role::DryRun).next() {
-            plan.note(Note::DryRun { option: facts.invocation.describe(&[dry]) });
+            plan.note(Note::DryRun { option: facts.invocation.given(&[dry]) });
             return Ok(None);
         }
         if let Some(Sourced { value: false, origin }) = setting {

@@ -3,6 +3,7 @@
 //! Jetson, the tables, and the only door to the OS (`Probes`). A fact more than one step needs is found here, and
 //! said here once (an unknown release is one warning, not one per step).
 
+use crate::compat::Text;
 use crate::plan::model::codes;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -21,10 +22,20 @@ use crate::version::Version;
 /// build is not a cross build, so only `[host-compiler]` counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    ReleaseUnknown { why: String },
-    ReleaseNewer { version: Version, newest: Version },
-    TargetIsNative { platform: String },
-    TargetHostCompilerUnused { platform: String },
+    /// `why`: the probe's own words for why `nvcc --version` gave no release.
+    ReleaseUnknown {
+        why: String,
+    },
+    ReleaseNewer {
+        version: Version,
+        newest: Version,
+    },
+    TargetIsNative {
+        platform: Text,
+    },
+    TargetHostCompilerUnused {
+        platform: Text,
+    },
 }
 
 codes!(Note {
@@ -202,11 +213,11 @@ impl<'a> Facts<'a> {
         let named = Named::of(&config.target);
         let (platform, cross) = target::resolve(&config.target, &named, &compat.platforms, release.version())?;
         if !cross && config.target.system.is_some() {
-            plan.note(Note::TargetIsNative { platform: platform.name.to_string() });
+            plan.note(Note::TargetIsNative { platform: platform.name.clone() });
         }
         // Settings a native build never reads would otherwise look as if they chose its host compiler (issue 33).
         if !cross && config.target.host_compiler != HostCompilerConfig::default() {
-            plan.note(Note::TargetHostCompilerUnused { platform: platform.name.to_string() });
+            plan.note(Note::TargetHostCompilerUnused { platform: platform.name.clone() });
         }
         let capabilities = &config.gpu.capabilities;
         let jetson = |c| compat.capabilities.get(c).is_some_and(|info| info.is_jetson());

@@ -15,6 +15,8 @@ use std::fmt;
 use super::facts::{ArgEdge, Facts};
 use super::model::Changes;
 use super::Step;
+use crate::args::table::Spelled;
+use crate::args::Given;
 use crate::config::{Config, Origin, Sourced};
 use crate::error::Result;
 use crate::version::Version;
@@ -24,8 +26,8 @@ pub struct Fatbin;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
     TurnedOff { origin: Origin },
-    NoFatbinWritten { phase: String },
-    UserChose { option: String, place: String },
+    NoFatbinWritten { phase: Spelled },
+    UserChose { given: Given },
     NotInTable { release: Version },
     ArgEdge { edge: ArgEdge },
 }
@@ -55,9 +57,7 @@ impl fmt::Display for Note {
                 "`[gpu] compress-fatbin` is false (in {origin}): fatbins are compressed as nvcc does by default"
             ),
             Note::NoFatbinWritten { phase } => write!(f, "`{phase}` writes no fatbin: no compression flags are added"),
-            Note::UserChose { option, place } => {
-                write!(f, "`{option}` in {place} chooses the fatbin compression: nothing is added")
-            }
+            Note::UserChose { given } => write!(f, "{given} chooses the fatbin compression: nothing is added"),
             Note::NotInTable { release } => write!(
                 f,
                 "nvcc {release} is not in the fatbin table (compat-data/fatbin.toml): no compression flags are added"
@@ -99,13 +99,11 @@ impl Step for Fatbin {
         }
         let inv = facts.invocation;
         if let Some(phase) = inv.writes_no_fatbin() {
-            plan.note(Note::NoFatbinWritten { phase: phase.spelling.to_string() });
+            plan.note(Note::NoFatbinWritten { phase: phase.spelling });
             return Ok(());
         }
         if let Some(given) = inv.fatbin_compression() {
-            let value = given.value.as_deref().map(|v| format!("={}", v.to_string_lossy())).unwrap_or_default();
-            let place = given.at.channel.describe(inv);
-            plan.note(Note::UserChose { option: format!("{}{value}", given.spelling), place });
+            plan.note(Note::UserChose { given: inv.given(&[given]) });
             return Ok(());
         }
         // An unknown release is said once, by the facts.

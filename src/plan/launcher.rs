@@ -19,7 +19,7 @@ use super::facts::Facts;
 use super::model::{Changes, Decided};
 use super::{edit, Step};
 use crate::args::{Channel, HostCompilerGiven, Invocation, Phase};
-use crate::compat::{LauncherCall, FIRST_HONOURING_NVCC_CCBIN};
+use crate::compat::{LauncherCall, Text, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, Origin, Sourced};
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
@@ -33,8 +33,22 @@ pub struct LauncherKey;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    RunsThrough { launcher: PathBuf, origin: Origin },
-    KnownBad { launcher: PathBuf, name: String, version: Version, releases: String, why: String, source: String },
+    RunsThrough {
+        launcher: PathBuf,
+        origin: Origin,
+    },
+    /// A row of compat-data/launchers.toml: the launcher by its name there, the NVCC releases it fails with (and
+    /// the kinds of call, where the row names some), why and where it was seen.
+    KnownBad {
+        launcher: PathBuf,
+        name: Text,
+        version: Version,
+        first_cuda: Version,
+        last_cuda: Option<Version>,
+        calls: Vec<LauncherCall>,
+        why: Text,
+        source: Text,
+    },
 }
 
 codes!(Note {
@@ -63,11 +77,22 @@ impl fmt::Display for Note {
                 "nvcc runs through the launcher {} (`launcher` in {origin}): its cache key covers the final command",
                 crate::shell::path(launcher)
             ),
-            Note::KnownBad { launcher, name, version, releases, why, source } => write!(
-                f,
-                "the launcher {} is left out: {name} {version} fails with nvcc {releases}, without the wrapper too: {why} ({source}); nvcc runs without a cache",
-                crate::shell::path(launcher)
-            ),
+            Note::KnownBad { launcher, name, version, first_cuda, last_cuda, calls, why, source } => {
+                write!(
+                    f,
+                    "the launcher {} is left out: {name} {version} fails with nvcc ",
+                    crate::shell::path(launcher)
+                )?;
+                match last_cuda {
+                    Some(last) => write!(f, "{first_cuda} to {last}")?,
+                    None => write!(f, "{first_cuda} and later")?,
+                }
+                if !calls.is_empty() {
+                    let named: Vec<&str> = calls.iter().map(|c| describe(*c)).collect();
+                    write!(f, " in {}", named.join(" and "))?;
+                }
+                write!(f, ", without the wrapper too: {why} ({source}); nvcc runs without a cache")
+            }
         }
     }
 }
@@ -182,21 +207,16 @@ fn known_bad(facts: &Facts, path: &Path, name: &str) -> Option<Note> {
     let version = facts.probes.launcher_version(path).ok()?;
     let kinds = call_kinds(facts.invocation);
     let row = facts.compat.launchers.known_bad(name, version, release, &kinds)?;
-    let mut releases = match row.last_cuda {
-        Some(last) => format!("{} to {last}", row.first_cuda),
-        None => format!("{} and later", row.first_cuda),
-    };
-    if let Some(calls) = &row.calls {
-        let named: Vec<&str> = calls.iter().filter(|c| kinds.contains(c)).map(|c| describe(*c)).collect();
-        releases.push_str(&format!(" in {}", named.join(" and ")));
-    }
+    let calls = row.calls.iter().flat_map(|calls| calls.iter()).filter(|c| kinds.contains(c)).copied().collect();
     Some(Note::KnownBad {
         launcher: path.to_path_buf(),
-        name: name.to_string(),
+        name: row.launcher.clone(),
         version,
-        releases,
-        why: row.why.to_string(),
-        source: row.source.to_string(),
+        first_cuda: row.first_cuda,
+        last_cuda: row.last_cuda,
+        calls,
+        why: row.why.clone(),
+        source: row.source.clone(),
     })
 }
 

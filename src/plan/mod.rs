@@ -39,6 +39,7 @@ pub use model::{Changes, Decided, Plan, WrittenFile};
 pub use release::not_in_tables;
 
 use crate::args::split::{first_unpassable, UNPASSABLE_HELP};
+use crate::args::table::Spelled;
 use crate::args::Invocation;
 use crate::compat::Compat;
 use crate::config::{Config, Sourced};
@@ -143,8 +144,13 @@ fn decide_all(facts: &Facts, config: &Config, plan: &mut Changes) -> Result<Deci
 /// What the planner says before any step decides.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    Query { option: String },
-    NotUnderstood { why: String },
+    Query {
+        option: Spelled,
+    },
+    /// `why`: the parser's own words for what it could not read.
+    NotUnderstood {
+        why: String,
+    },
 }
 
 codes!(Note {
@@ -186,7 +192,7 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
     let changes = &mut plan.changes;
     // A query or a command line the wrapper does not understand gets nothing, and needs no fact (no probe).
     if let Some(query) = inv.query_only() {
-        changes.note(Note::Query { option: query.spelling.to_string() });
+        changes.note(Note::Query { option: query.spelling });
         return Ok(plan);
     }
     for unread in &inv.warnings {

@@ -22,8 +22,8 @@ use super::facts::{ArgEdge, Facts};
 use super::model::{Changes, HostDecision};
 use super::Step;
 use crate::args::split::{first_unpassable, Unpassable};
-use crate::args::{HostCompilerGiven, Phase, Role};
-use crate::compat::{placeholders, Call, Cause, CompilerFamily, Fix, Limit, Output};
+use crate::args::{Given, HostCompilerGiven, Phase, Role};
+use crate::compat::{placeholders, Call, Cause, CompilerFamily, Fix, Limit, Output, Text};
 use crate::config::{Config, Origin, Sourced};
 use crate::error::Result;
 use crate::probe::system::OutputPlace;
@@ -41,12 +41,13 @@ pub enum Note {
     },
     /// The user chose this themselves: the flag that would do the same is left out.
     UsersOwn {
-        flag: String,
-        option: String,
+        flag: Text,
+        option: Given,
     },
     /// A placeholder has no value this call can give safely.
     NoValue {
-        flag: String,
+        flag: Text,
+        /// Which value is missing and why, in words made where it is found missing.
         why: String,
     },
     /// The call is at the kernel's limit on arguments: its flags, which nvcc passes on, could push it over.
@@ -55,18 +56,19 @@ pub enum Note {
     },
     /// `-objtemp` would break or change a call nvcc alone completes (or refuses) as it is.
     ObjtempUnsafe {
+        /// The name and what is wrong with it, in words made where it is found.
         why: String,
     },
     /// A flag that names nvcc's pid, when nvcc will not have the wrapper's.
     PidUnknown {
-        flag: String,
+        flag: Text,
         why: &'static str,
     },
     /// What no flag fixes for this call.
     Limit {
         cause: Cause,
-        outputs: String,
-        holds_when: String,
+        outputs: Vec<Output>,
+        holds_when: Text,
     },
 }
 
@@ -136,7 +138,8 @@ impl fmt::Display for Note {
             ),
             Note::Limit { cause, outputs, holds_when } => write!(
                 f,
-                "{outputs} of this call may differ from build to build ({}): the same only when {holds_when}",
+                "{} of this call may differ from build to build ({}): the same only when {holds_when}",
+                outputs.iter().map(|o| output_name(*o)).collect::<Vec<_>>().join(", "),
                 describe(*cause)
             ),
         }
@@ -221,13 +224,8 @@ impl Step for Reproducible {
         let limits: Vec<&Limit> =
             table.limits(release).filter(|limit| holds(limit, facts, needs.launcher, &outputs, family)).collect();
         for limit in limits {
-            let named: Vec<&str> =
-                limit.outputs.iter().filter(|o| outputs.contains(o)).map(|o| output_name(*o)).collect();
-            plan.note(Note::Limit {
-                cause: limit.cause,
-                outputs: named.join(", "),
-                holds_when: limit.holds_when.to_string(),
-            });
+            let named = limit.outputs.iter().filter(|o| outputs.contains(o)).copied().collect();
+            plan.note(Note::Limit { cause: limit.cause, outputs: named, holds_when: limit.holds_when.clone() });
         }
         Ok(objtemp)
     }
@@ -274,7 +272,7 @@ fn fix_flags(facts: &Facts, needs: &Needs, fix: &Fix) -> std::result::Result<Vec
     let mut flags = Vec::new();
     for flag in fix.flags.iter() {
         let users = |found: Option<&crate::args::Found>| {
-            found.map(|f| Note::UsersOwn { flag: flag.to_string(), option: inv.describe(&[f]) })
+            found.map(|f| Note::UsersOwn { flag: flag.clone(), option: inv.given(&[f]) })
         };
         let own = match () {
             _ if flag.as_ref() == "-objtemp" => users(inv.keeps_intermediates()),
@@ -293,8 +291,8 @@ fn fix_flags(facts: &Facts, needs: &Needs, fix: &Fix) -> std::result::Result<Vec
         let mut filled = flag.to_string();
         for name in placeholders(flag) {
             let value = value(facts, needs, name).map_err(|why| match why {
-                Missing::Pid(why) => Note::PidUnknown { flag: flag.to_string(), why },
-                Missing::Value(why) => Note::NoValue { flag: flag.to_string(), why },
+                Missing::Pid(why) => Note::PidUnknown { flag: flag.clone(), why },
+                Missing::Value(why) => Note::NoValue { flag: flag.clone(), why },
             })?;
             filled = filled.replace(&format!("{{{name}}}"), &value);
         }

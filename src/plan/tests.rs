@@ -311,10 +311,14 @@ fn host_compiler_rows() {
 fn fatbin_rows() {
     const ALL: &[&str] = &["-Xfatbin=-compress-all"];
     const SIZE: &[&str] = &["--compress-mode=size"];
-    use fatbin::Note::{NoFatbinWritten, NotInTable, TurnedOff, UserChose};
-    let none = |phase: &str| NoFatbinWritten { phase: phase.into() };
-    let chose = |option: &str, place: &str| UserChose { option: option.into(), place: place.into() };
-    let query = |option: &str| Note::Query { option: option.into() }.to_string();
+    use fatbin::Note::{NotInTable, TurnedOff};
+    let none = |phase: &str| format!("`{phase}` writes no fatbin: no compression flags are added");
+    // As given, the value after a blank.
+    let chose = |option: &str, place: &str| {
+        let option = option.replacen('=', " ", 1);
+        format!("`{option}` in {place} chooses the fatbin compression: nothing is added")
+    };
+    let query = |option: &str| format!("`{option}` only asks nvcc for information: nothing is added");
     let text = |n: fatbin::Note| n.to_string();
     // (nvcc, command line, environment, config, flags added, the note when nothing is)
     type Row<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)], &'a str, &'a [&'a str], String);
@@ -335,34 +339,34 @@ fn fatbin_rows() {
         // The last phase option counts, as in nvcc.
         ("13.0.88", &["-E", "-c", "a.cu"], &[], "", SIZE, String::new()),
         // Phases that write no fatbin.
-        ("13.0.88", &["-E", "a.cu"], &[], "", &[], text(none("-E"))),
-        ("13.0.88", &["-M", "a.cu"], &[], "", &[], text(none("-M"))),
+        ("13.0.88", &["-E", "a.cu"], &[], "", &[], (none("-E"))),
+        ("13.0.88", &["-M", "a.cu"], &[], "", &[], (none("-M"))),
         (
             "13.0.88",
             &["--generate-nonsystem-dependencies", "a.cu"],
             &[],
             "",
             &[],
-            text(none("--generate-nonsystem-dependencies")),
+            (none("--generate-nonsystem-dependencies")),
         ),
-        ("13.0.88", &["-ptx", "a.cu"], &[], "", &[], text(none("-ptx"))),
-        ("13.0.88", &["-cubin", "-arch=sm_90", "a.cu"], &[], "", &[], text(none("-cubin"))),
-        ("13.0.88", &["-cuda", "a.cu"], &[], "", &[], text(none("-cuda"))),
-        ("13.0.88", &["-ltoir", "-arch=sm_90", "a.cu"], &[], "", &[], text(none("-ltoir"))),
-        ("13.0.88", &["--optix-ir", "a.cu"], &[], "", &[], text(none("--optix-ir"))),
-        ("13.0.88", &["-c", "-ptx", "a.cu"], &[], "", &[], text(none("-ptx"))),
+        ("13.0.88", &["-ptx", "a.cu"], &[], "", &[], (none("-ptx"))),
+        ("13.0.88", &["-cubin", "-arch=sm_90", "a.cu"], &[], "", &[], (none("-cubin"))),
+        ("13.0.88", &["-cuda", "a.cu"], &[], "", &[], (none("-cuda"))),
+        ("13.0.88", &["-ltoir", "-arch=sm_90", "a.cu"], &[], "", &[], (none("-ltoir"))),
+        ("13.0.88", &["--optix-ir", "a.cu"], &[], "", &[], (none("--optix-ir"))),
+        ("13.0.88", &["-c", "-ptx", "a.cu"], &[], "", &[], (none("-ptx"))),
         // Queries: nothing at all.
         ("13.0.88", &["--version"], &[], "", &[], query("--version")),
         ("13.0.88", &["--list-gpu-code"], &[], "", &[], query("--list-gpu-code")),
         // The user's own choice, in any spelling and channel.
-        ("13.0.88", &["-c", "a.cu", "--no-compress"], &[], "", &[], text(chose("--no-compress", "the command line"))),
+        ("13.0.88", &["-c", "a.cu", "--no-compress"], &[], "", &[], (chose("--no-compress", "the command line"))),
         (
             "13.0.88",
             &["-c", "a.cu", "--compress-mode=speed"],
             &[],
             "",
             &[],
-            text(chose("--compress-mode=speed", "the command line")),
+            (chose("--compress-mode=speed", "the command line")),
         ),
         (
             "13.0.88",
@@ -370,16 +374,16 @@ fn fatbin_rows() {
             &[],
             "",
             &[],
-            text(chose("-compress-mode=none", "the command line")),
+            (chose("-compress-mode=none", "the command line")),
         ),
-        ("13.5.37", &["-c", "a.cu", "--concat"], &[], "", &[], text(chose("--concat", "the command line"))),
+        ("13.5.37", &["-c", "a.cu", "--concat"], &[], "", &[], (chose("--concat", "the command line"))),
         (
             "13.0.88",
             &["-c", "a.cu", "-Xfatbin=-compress-all"],
             &[],
             "",
             &[],
-            text(chose("-Xfatbin=-compress-all", "the command line")),
+            (chose("-Xfatbin=-compress-all", "the command line")),
         ),
         (
             "12.4.131",
@@ -387,7 +391,7 @@ fn fatbin_rows() {
             &[],
             "",
             &[],
-            text(chose("-Xfatbin=-compress-all", "the command line")),
+            (chose("-Xfatbin=-compress-all", "the command line")),
         ),
         (
             "12.4.131",
@@ -395,7 +399,7 @@ fn fatbin_rows() {
             &[],
             "",
             &[],
-            text(chose("--fatbin-options=-g,--compress=false", "the command line")),
+            (chose("--fatbin-options=-g,--compress=false", "the command line")),
         ),
         (
             "13.0.88",
@@ -403,7 +407,7 @@ fn fatbin_rows() {
             &[("NVCC_PREPEND_FLAGS", "-Xfatbin=-compress-all")],
             "",
             &[],
-            text(chose("-Xfatbin=-compress-all", "$NVCC_PREPEND_FLAGS")),
+            (chose("-Xfatbin=-compress-all", "$NVCC_PREPEND_FLAGS")),
         ),
         (
             "13.0.88",
@@ -411,7 +415,7 @@ fn fatbin_rows() {
             &[("NVCC_APPEND_FLAGS", "-no-compress")],
             "",
             &[],
-            text(chose("-no-compress", "$NVCC_APPEND_FLAGS")),
+            (chose("-no-compress", "$NVCC_APPEND_FLAGS")),
         ),
         // Other fatbinary options are not a compression choice.
         ("13.0.88", &["-c", "a.cu", "-Xfatbin=-g"], &[], "", SIZE, String::new()),
@@ -522,7 +526,7 @@ fn a_given_compiler_out_of_range_warns_but_is_kept() {
     };
     assert_eq!(release.to_string(), "11.8");
     assert_eq!(compiler.to_string(), "/usr/bin/g++-12 (gcc 12.2.0)");
-    assert_eq!(how, "`-ccbin` in the command line");
+    assert_eq!(how.to_string(), "`-ccbin` in the command line");
     assert!(
         p.changes.warnings[0].to_string().contains("nvcc 11.8 accepts GCC up to 11 and Clang up to 14"),
         "{}",

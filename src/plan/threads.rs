@@ -15,7 +15,7 @@ use super::facts::{ArgEdge, Facts, JobSlots};
 use super::model::{Changes, GpuDecision, ThreadsDecision};
 use super::Step;
 use crate::args::table::GpuFlag;
-use crate::args::{Phase, Role};
+use crate::args::{Given, Phase, Role};
 use crate::config::{Config, Origin, Sourced, ThreadCount};
 use crate::error::Result;
 use crate::probe::memory::MemoryFree;
@@ -33,12 +33,27 @@ const MIB: u64 = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    UsersOwn { option: String },
-    TurnedOff { origin: Origin },
-    NotMeasured { release: Version, targets: u32 },
-    NoJobserver { targets: u32 },
-    JobserverUnusable { why: String, targets: u32 },
-    ArgEdge { edge: ArgEdge },
+    UsersOwn {
+        option: Given,
+    },
+    TurnedOff {
+        origin: Origin,
+    },
+    NotMeasured {
+        release: Version,
+        targets: u32,
+    },
+    NoJobserver {
+        targets: u32,
+    },
+    /// `why`: what is wrong with the jobserver `MAKEFLAGS` names, in the words of the context that read it.
+    JobserverUnusable {
+        why: String,
+        targets: u32,
+    },
+    ArgEdge {
+        edge: ArgEdge,
+    },
 }
 
 codes!(Note {
@@ -140,7 +155,7 @@ impl Step for Threads {
             return Ok(None);
         }
         if let Some(own) = inv.with_role(Role::Parallelism).next() {
-            plan.note(Note::UsersOwn { option: inv.describe(&[own]) });
+            plan.note(Note::UsersOwn { option: inv.given(&[own]) });
             return Ok(None);
         }
         let most_configured = match setting {

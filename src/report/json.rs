@@ -56,7 +56,7 @@ pub fn plan(prepared: &Prepared) -> Value {
         let mut change = said(&r.why);
         change["action"] = "remove".into();
         change["tokens"] = words(r.tokens.iter());
-        change["from"] = r.found.at.channel.describe(inv).into();
+        change["from"] = r.found.at.channel.place(inv).to_string().into();
         changes.push(change);
     }
     for w in &plan.changes.written {

@@ -57,7 +57,7 @@ pub fn lines_for(prepared: &Prepared, asked: &str) -> Vec<String> {
             out.push(format!(
                 "  - {} (from {}): {}",
                 shell::display(r.tokens.iter().map(OsString::as_os_str)),
-                r.found.at.channel.describe(&prepared.invocation),
+                r.found.at.channel.place(&prepared.invocation),
                 r.why
             ));
         }

@@ -58,7 +58,7 @@ fn a_users_own_choice_in_any_channel_is_left_alone_and_explained() {
         (&["--no-compress", "-c", "a.cu"], &[], "`--no-compress` in the command line"),
         (&["-c", "a.cu"], &[("NVCC_APPEND_FLAGS", "--compress-mode=balance")], "$NVCC_APPEND_FLAGS"),
         (&["-c", "a.cu"], &[("NVCC_PREPEND_FLAGS", "-Xfatbin=-compress-all")], "$NVCC_PREPEND_FLAGS"),
-        (&["-optf", "opts.txt", "-c", "a.cu"], &[], "`-Xfatbin=-compress-all` in options file"),
+        (&["-optf", "opts.txt", "-c", "a.cu"], &[], "`-Xfatbin -compress-all` in options file"),
     ];
     for (args, env, said) in cases {
         let mut cmd = sb.nvcc();

@@ -14,8 +14,8 @@ use targets::{appended_refusal, pair_error};
 use super::facts::Facts;
 use super::model::{Changes, GpuDecision};
 use super::{edit, Step};
-use crate::args::table::GpuFlag;
-use crate::args::{Found, Invocation, Phase, Role};
+use crate::args::table::{GpuFlag, Spelled};
+use crate::args::{Found, Given, Invocation, Phase, Role};
 use crate::compat::{Capability, Form, Item};
 use crate::config::{ArchFlags, Config, GpuConfig};
 use crate::error::Result;
@@ -35,37 +35,56 @@ pub enum Note {
         release: Version,
     },
     Respected {
-        given: String,
+        given: Given,
     },
     /// `-ptx`, `-cubin`, `-optix-ir` with several configured targets.
     OneFile {
-        phase: String,
-        configured: String,
+        phase: Spelled,
+        configured: Expansion,
     },
     /// The same, where the call then builds nvcc's default (a warning).
     OneFileBuildsDefault {
-        phase: String,
-        configured: String,
+        phase: Spelled,
+        configured: Expansion,
         default: Capability,
         example: Capability,
     },
     LtoOtherPhase {
-        spelled: String,
-        phase: String,
+        spelled: LtoAsked,
+        /// The phase option, which such a call always has.
+        phase: Option<Spelled>,
     },
     LtoAppendRefused {
-        spelled: String,
-        given: String,
+        spelled: LtoAsked,
+        given: Given,
     },
     /// Device LTO compiled and linked in one call for several targets (a warning).
     LtoOneCallSeveral {
-        spelled: String,
-        configured: String,
+        spelled: LtoAsked,
+        configured: Expansion,
     },
     /// `native` in the list: what this machine's GPUs made it, which another machine would not.
     NativeTargets {
-        targets: String,
+        targets: Expansion,
     },
+}
+
+/// How a call asks for device LTO, as messages name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LtoAsked {
+    /// `-dlto`, `-lto`, as spelled.
+    Flag(Spelled),
+    /// Only by `code=lto_XY` in its own targets.
+    Codes,
+}
+
+impl fmt::Display for LtoAsked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LtoAsked::Flag(flag) => write!(f, "`{flag}`"),
+            LtoAsked::Codes => f.write_str("`code=lto_`"),
+        }
+    }
 }
 
 codes!(Note {
@@ -83,27 +102,27 @@ codes!(Note {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     Capabilities {
-        configured: String,
+        configured: Expansion,
     },
     Appended {
-        configured: String,
-        given: String,
+        configured: Expansion,
+        given: Given,
     },
     /// Why the user's targets are removed.
     Replaced {
-        configured: String,
+        configured: Expansion,
     },
     InPlaceOfRemoved {
-        configured: String,
+        configured: Expansion,
     },
     Lto {
-        configured: String,
+        configured: Expansion,
         form: &'static str,
-        spelled: String,
+        spelled: LtoAsked,
     },
     /// Why `-dlto` is removed from a device-LTO compile.
     DltoNextToGencode {
-        spelled: String,
+        spelled: LtoAsked,
     },
 }
 
@@ -139,14 +158,17 @@ impl fmt::Display for Note {
             Note::OneFileBuildsDefault { phase, configured, default, example } => write!(
                 f,
                 "{}; with no GPU target on the command line nvcc builds its default, {} (pass one target, such as -arch={})",
-                Note::OneFile { phase: phase.clone(), configured: configured.clone() },
+                Note::OneFile { phase: *phase, configured: configured.clone() },
                 default.compute_name(),
                 example.sm_name()
             ),
-            Note::LtoOtherPhase { spelled, phase } => write!(
-                f,
-                "{spelled} is given with `{phase}`, whose output device LTO does not shape: no GPU targets are added or removed"
-            ),
+            Note::LtoOtherPhase { spelled, phase } => {
+                match phase {
+                    Some(phase) => write!(f, "{spelled} is given with `{phase}`")?,
+                    None => write!(f, "{spelled} is given with a phase")?,
+                }
+                f.write_str(", whose output device LTO does not shape: no GPU targets are added or removed")
+            }
             Note::LtoAppendRefused { spelled, given } => write!(
                 f,
                 "{spelled} is given with the GPU targets given by {given}, and nvcc refuses -gencode next to it: nothing is added (`[gpu] arch-flags = \"append\"`)"
@@ -212,17 +234,17 @@ impl Step for Gpu {
         let targets = resolve(&gpu.capabilities, facts.compat, release, platform, nix_build, || facts.probes.gpus())?;
         let expansion = expand(&targets, *gpu.forward_compat);
         if gpu.capabilities.has(Item::Native) {
-            plan.note(Note::NativeTargets { targets: expansion.describe() });
+            plan.note(Note::NativeTargets { targets: expansion.clone() });
         }
         // Checked on every call, even one that gets nothing added: a configuration this nvcc cannot build is wrong
         // for the whole build, and one clear error beats some calls passing and others failing.
         let against = Against { compat: facts.compat, release, platform: Some(facts.platform), named: &facts.named };
         check(&expansion, &against)?;
 
-        let configured = expansion.describe();
+        let configured = expansion.clone();
         let given: Vec<&Found> = inv.gpu_targets().collect();
         if !given.is_empty() && gpu.arch_flags == ArchFlags::Respect {
-            plan.note(Note::Respected { given: inv.describe(&given) });
+            plan.note(Note::Respected { given: inv.given(&given) });
             return Ok(None);
         }
         if let Some(lto) = DeviceLto::of(inv) {
@@ -252,7 +274,7 @@ impl Step for Gpu {
         let decision = GpuDecision { targets: u32::try_from(flags.len()).unwrap_or(u32::MAX) };
         let why = match (given.is_empty(), gpu.arch_flags) {
             (true, _) => Reason::Capabilities { configured },
-            (false, ArchFlags::Append) => Reason::Appended { configured, given: inv.describe(&given) },
+            (false, ArchFlags::Append) => Reason::Appended { configured, given: inv.given(&given) },
             (false, _) => {
                 edit::remove(plan, inv, &given, Reason::Replaced { configured: configured.clone() }, facts.scratch)?;
                 Reason::InPlaceOfRemoved { configured }
@@ -276,12 +298,12 @@ fn decide_lto(
 ) -> Result<Option<GpuDecision>> {
     let inv = facts.invocation;
     let flags: Vec<&Found> = inv.with_role(Role::DeviceLto).collect();
-    let spelled = flags.first().map_or("`code=lto_`".to_string(), |f| format!("`{}`", f.spelling));
-    let configured = expansion.describe();
+    let spelled = flags.first().map_or(LtoAsked::Codes, |f| LtoAsked::Flag(f.spelling));
+    let configured = expansion.clone();
     let append_to_given = !given.is_empty() && policy == ArchFlags::Append;
     let (args, form) = match lto {
         DeviceLto::Other => {
-            let phase = inv.phase_option().map_or(String::new(), |p| p.spelling.to_string());
+            let phase = inv.phase_option().map(|p| p.spelling);
             plan.note(Note::LtoOtherPhase { spelled, phase });
             return Ok(None);
         }
@@ -289,7 +311,7 @@ fn decide_lto(
         // nvcc refuses `-dlto` next to `-gencode` when it compiles, so targets given by the user cannot take more:
         // appending would need the flag out and theirs reinterpreted.
         DeviceLto::Compile if append_to_given && !flags.is_empty() => {
-            plan.note(Note::LtoAppendRefused { spelled, given: inv.describe(given) });
+            plan.note(Note::LtoAppendRefused { spelled, given: inv.given(given) });
             return Ok(None);
         }
         DeviceLto::Compile => (expansion.lto_gencode(), "device LTO intermediates (`code=lto_XY`)"),
@@ -316,7 +338,7 @@ fn decide_lto(
         edit::remove(plan, inv, given, Reason::Replaced { configured: configured.clone() }, facts.scratch)?;
     }
     if lto == DeviceLto::Compile && !flags.is_empty() {
-        edit::remove(plan, inv, &flags, Reason::DltoNextToGencode { spelled: spelled.clone() }, facts.scratch)?;
+        edit::remove(plan, inv, &flags, Reason::DltoNextToGencode { spelled }, facts.scratch)?;
     }
     let decision = GpuDecision { targets: u32::try_from(args.len()).unwrap_or(u32::MAX) };
     plan.add_before(args.into_iter().map(Into::into).collect(), Reason::Lto { configured, form, spelled });
@@ -341,7 +363,7 @@ fn check_appended(
             continue;
         }
         if let Some(refusal) = appended_refusal(facts.compat, release, &real_targets(found), expansion, form) {
-            let what = format!("{} with {} from `[gpu] capabilities`", facts.invocation.describe(&[found]), refusal.b);
+            let what = format!("{} with {} from `[gpu] capabilities`", facts.invocation.given(&[found]), refusal.b);
             return Err(pair_error(release, &refusal, &what).with_help(format!(
                 "drop {} from `[gpu] capabilities`, or set `[gpu] arch-flags = \"replace\"` (the configured targets in place of the given ones) or `\"respect\"` (the given ones alone)",
                 refusal.b
@@ -431,12 +453,12 @@ impl DeviceLto {
 /// "not allowed when compiling for multiple GPU architectures" / "... code instances"). When the configured targets
 /// would be several, nothing is added and nothing removed: the call keeps the targets it has. The phase option's
 /// spelling when that is so.
-fn single_output_conflict(inv: &Invocation, expansion: &Expansion) -> Option<String> {
+fn single_output_conflict(inv: &Invocation, expansion: &Expansion) -> Option<Spelled> {
     let phase = inv.phase_option()?;
     let fits = match phase.spec.long {
         "ptx" | "optix-ir" => expansion.virtual_archs().len() == 1,
         "cubin" => expansion.real.len() == 1 && expansion.ptx.is_empty(),
         _ => return None,
     };
-    (!fits).then(|| phase.spelling.to_string())
+    (!fits).then_some(phase.spelling)
 }

@@ -19,6 +19,7 @@
 //! must pass in each. Refused, never folded: NVIDIA documents no rule for which of the two a build means.
 
 use std::collections::BTreeSet;
+use std::fmt;
 
 use crate::compat::{
     Capability, CapabilityInfo, Compat, Form, Item, Platform, Refusal, TargetList, Targets, Unresolved,
@@ -155,15 +156,17 @@ impl Expansion {
     pub fn virtual_archs(&self) -> BTreeSet<Capability> {
         self.real.iter().chain(&self.ptx).copied().collect()
     }
+}
 
-    /// One line for reasons and notes: `8.6, 9.0a, with forward-compatible PTX of 9.0`.
-    pub fn describe(&self) -> String {
+/// `8.6, 9.0a, with forward-compatible PTX of 9.0`: what the list builds, for messages.
+impl fmt::Display for Expansion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let list = |caps: &[Capability]| caps.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ");
         let kind = if self.ptx.iter().all(|p| p.suffix.is_none()) { "forward-compatible PTX" } else { "PTX" };
         match (self.real.is_empty(), self.ptx.is_empty()) {
-            (_, true) => list(&self.real),
-            (true, false) => format!("{kind} of {}", list(&self.ptx)),
-            (false, false) => format!("{}, with {kind} of {}", list(&self.real), list(&self.ptx)),
+            (_, true) => f.write_str(&list(&self.real)),
+            (true, false) => write!(f, "{kind} of {}", list(&self.ptx)),
+            (false, false) => write!(f, "{}, with {kind} of {}", list(&self.real), list(&self.ptx)),
         }
     }
 }

@@ -1,10 +1,13 @@
 //! What the host-compiler step says: why it passes a compiler, and what it notes or warns about.
 
 use crate::plan::model::codes;
+use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
 
 use crate::args::split::Unpassable;
+use crate::args::table::Spelled;
+use crate::args::Place;
 use crate::compat::Accepts;
 use crate::probe::compiler::Known;
 use crate::version::Version;
@@ -15,33 +18,37 @@ pub enum Note {
         release: Version,
     },
     Given {
-        how: String,
-        value: String,
+        how: Named,
+        value: OsString,
     },
     /// A warning: the user's compiler is one this nvcc rejects.
     GivenRejected {
         release: Version,
         accepts: Accepts,
-        how: String,
+        how: Named,
         compiler: Known,
     },
     StdenvLeftOut {
         cross: bool,
+        /// A probe's own words (the compiler's error, or what it printed).
         why: String,
     },
     /// `g++` on PATH, nvcc's own default, could not be asked what it is: nothing is chosen instead.
     DefaultUnprobed {
         compiler: PathBuf,
+        /// A probe's own words.
         why: String,
     },
     CandidateForAnotherMachine {
         compiler: Known,
     },
     CandidateLeftOut {
+        /// A probe's own words, naming the candidate.
         why: String,
     },
     /// A warning: host LTO objects that the stdenv compiler's link will not read.
     LtoMismatch {
+        /// The `-flto` word the compiler options hold, as written (`-flto=auto`, `-flto=thin`).
         lto: String,
         chosen: Known,
         stdenv: Known,
@@ -54,6 +61,7 @@ pub enum Note {
     NoLibstdcxx {
         stdenv: Known,
         chosen: Known,
+        /// A probe's own words.
         why: String,
     },
     /// A warning: the stdenv's libstdc++ is in a directory nvcc would not pass on unchanged.
@@ -65,7 +73,7 @@ pub enum Note {
     },
     /// A warning: `$NVCC_CCBIN` that a release before 12.5 ignores, and that would break the build if passed on.
     NvccCcbinIgnored {
-        value: String,
+        value: OsString,
         why: IgnoredWhy,
         release: Version,
         first: Version,
@@ -86,6 +94,22 @@ codes!(Note {
     NvccCcbinIgnored => "nvcc-ccbin-ignored",
 });
 
+/// How the user named the host compiler: an option, as spelled and where, or `$NVCC_CCBIN`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    Option { spelling: Spelled, place: Place },
+    Env,
+}
+
+impl fmt::Display for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Named::Option { spelling, place } => write!(f, "`{spelling}` in {place}"),
+            Named::Env => f.write_str("$NVCC_CCBIN"),
+        }
+    }
+}
+
 /// Why the wrapper ignores `$NVCC_CCBIN` as the release does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IgnoredWhy {
@@ -101,6 +125,7 @@ pub enum Reason {
     /// The configured stdenv compiler, which could not be asked what it is.
     StdenvUnprobed {
         compiler: PathBuf,
+        /// A probe's own words.
         why: String,
     },
     LinksObjectsOnly {
@@ -185,7 +210,9 @@ impl fmt::Display for Note {
             Note::NotInTable { release } => {
                 write!(f, "nvcc {release} is not in the compatibility table: no host compiler is chosen")
             }
-            Note::Given { how, value } => write!(f, "the host compiler is given by {how} ({value}): nothing is added"),
+            Note::Given { how, value } => {
+                write!(f, "the host compiler is given by {how} ({}): nothing is added", value.to_string_lossy())
+            }
             Note::GivenRejected { release, accepts, how, compiler } => write!(
                 f,
                 "nvcc {release} accepts {}, and the host compiler given by {how} is {compiler}: nvcc will reject it",
@@ -219,7 +246,7 @@ impl fmt::Display for Note {
                 crate::shell::path(dir)
             ),
             Note::NvccCcbinIgnored { value, why, release, first } => {
-                write!(f, "$NVCC_CCBIN={value} ")?;
+                write!(f, "$NVCC_CCBIN={} ", crate::shell::display([value.as_os_str()]))?;
                 match why {
                     IgnoredWhy::NamesNoProgram => f.write_str("names no program")?,
                     IgnoredWhy::Rejected { compiler, accepts } => {

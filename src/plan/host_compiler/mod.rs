@@ -22,7 +22,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use compilers::{Compilers, Stdenv};
-pub use messages::{IgnoredWhy, Note, Reason};
+pub use messages::{IgnoredWhy, Named, Note, Reason};
 pub use rule::{choose, libstdcxx_flags, Choice, NoneAccepted};
 
 use super::facts::{Facts, Release};
@@ -187,8 +187,7 @@ fn ignored_nvcc_ccbin(
             _ => return false,
         },
     };
-    let value = crate::shell::display([*value]);
-    plan.warn(Note::NvccCcbinIgnored { value, why, release, first: FIRST_HONOURING_NVCC_CCBIN });
+    plan.warn(Note::NvccCcbinIgnored { value: value.to_os_string(), why, release, first: FIRST_HONOURING_NVCC_CCBIN });
     true
 }
 
@@ -204,9 +203,9 @@ fn check_given(
     let (value, how) = match given {
         HostCompilerGiven::Option(f) => (
             f.value.clone().unwrap_or_default(),
-            format!("`{}` in {}", f.spelling, f.at.channel.describe(facts.invocation)),
+            Named::Option { spelling: f.spelling, place: f.at.channel.place(facts.invocation) },
         ),
-        HostCompilerGiven::Env(v) => (v.to_os_string(), "$NVCC_CCBIN".to_string()),
+        HostCompilerGiven::Env(v) => (v.to_os_string(), Named::Env),
     };
     // Probed only when a check needs it: a cross build, or a known release. `-ccbin` may name a directory holding
     // gcc/g++ (then `resolve`, which finds files only, finds nothing): nvcc picks the program, nothing is checked.
@@ -218,14 +217,13 @@ fn check_given(
         if !compilers.builds_for_target(k) {
             return Err(compilers.wrong_machine(
                 k,
-                &how,
+                &how.to_string(),
                 "pass a compiler for the target, or remove it so the wrapper chooses one",
             ));
         }
     }
-    let shown = value.to_string_lossy().into_owned();
     let Some((release, accepts)) = limits else {
-        plan.note(Note::Given { how, value: shown });
+        plan.note(Note::Given { how, value });
         return Ok(());
     };
     if matches!(given, HostCompilerGiven::Env(_)) && release < FIRST_HONOURING_NVCC_CCBIN {
@@ -233,7 +231,7 @@ fn check_given(
         arg.push(&value);
         plan.add_before(vec![arg], Reason::NvccCcbinIgnored { release, first: FIRST_HONOURING_NVCC_CCBIN });
     } else {
-        plan.note(Note::Given { how: how.clone(), value: shown });
+        plan.note(Note::Given { how: how.clone(), value });
     }
     if let Some(k) = probed {
         if !accepts.accepts(k.family, k.version) && !facts.invocation.allows_unsupported_compiler() {

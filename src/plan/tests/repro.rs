@@ -104,7 +104,9 @@ fn the_users_own_choices_win() {
         assert!(!ours(&p).iter().any(|f| f.starts_with(stem)), "{args:?}: {:?}", ours(&p));
         let notes = said::<Note>(&p);
         assert!(
-            notes.iter().any(|n| matches!(n, Note::UsersOwn { flag: f, option: o } if f == flag && o.contains(option))),
+            notes.iter().any(
+                |n| matches!(n, Note::UsersOwn { flag: f, option: o } if f == flag && o.to_string().contains(option))
+            ),
             "{args:?}: {notes:?}"
         );
         // The other rows still apply.
