@@ -11,17 +11,16 @@ pub(crate) mod args;
 #[doc(hidden)]
 pub mod bench;
 pub(crate) mod bounded;
-pub(crate) mod check;
 pub(crate) mod cli;
-/// Pure (bytes in, a place out): also what tests/real/reproducible.rs names a difference with.
+/// Where two builds of one file first differ (`check-reproducible`). Pure (bytes in, a place out): also what
+/// tests/real/reproducible.rs names a difference with.
 #[doc(hidden)]
-pub mod compare;
+pub use cli::compare;
 pub(crate) mod compat;
 pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod depfile;
 pub(crate) mod dirs;
-pub(crate) mod doctor;
 pub(crate) mod error;
 pub(crate) mod evict;
 pub(crate) mod exec;

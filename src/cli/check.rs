@@ -10,11 +10,21 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::compare;
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
-use crate::{compare, exec, output, prepare};
+use crate::{exec, output, prepare};
 
-pub fn reproducible(ctx: &Context, args: Vec<OsString>) -> Result<i32> {
+/// Its arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// nvcc's arguments, after `--`, with the output file (for example: nvcc-wrapper check-reproducible -- -c
+    /// kernel.cu -o kernel.o).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    args: Vec<OsString>,
+}
+
+pub fn run(ctx: &Context, Args { args }: Args) -> Result<i32> {
     let prepared = prepare::prepare(ctx, args.clone())?;
     let Some(output) = prepared.invocation.output_file() else {
         return Err(Error::new(ErrorKind::Usage, "`check-reproducible`: the nvcc call names no output file (`-o`)")
