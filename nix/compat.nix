@@ -1,9 +1,10 @@
 # What nvcc-wrapper refuses, found at evaluation time so that a request it cannot build stops `nix-instantiate`
 # instead of a build. Nothing here decides: every answer is the binary's, looked up in ./answers.json, which the
 # binary's own code writes from compat-data/ (src/nix_answers.rs; a test fails when the file is stale). This file only
-# looks words up, puts a list in the binary's order by filtering the order the file gives, and joins the binary's
-# sentences the way the binary joins them. tests/real/nix/answers.rs compares the result with the binary's over every
-# release, platform and capability and every pair.
+# looks words up, puts a list in the binary's order by filtering the order the file gives, fills the binary's sentence
+# frames and joins them the way the binary joins them; it parses no version. tests/real/nix/answers.rs compares the
+# result with the binary's over every release, platform and capability, every pair, longer lists and sets of host
+# compilers.
 #
 # A word the file does not know (a typo, a capability newer than the tables, or several words in one list element)
 # is named alone, after the known capabilities' problems: the binary tells a misspelling from an unknown capability,
@@ -30,9 +31,21 @@ let
 
   fill = template: names: values: builtins.replaceStrings names values template;
   said = s: { inherit (s) error help; };
+  # A sentence the file keeps once for every release, `{release}` standing for the release.
+  inRelease = release: text: fill text [ "{release}" ] [ release ];
+  saidIn = release: s: {
+    error = inRelease release s.error;
+    help = inRelease release s.help;
+  };
 
+  # The release a version is of, as the tables name it ("12.4" for "12.4" and "12.4.131"), or the version itself when
+  # the tables know none.
+  knownRelease =
+    version: findFirst (r: version == r || lib.hasPrefix "${r}." version) version (builtins.attrNames answers.releases);
   # The release's answers, or null for a release the tables do not know.
-  releaseOf = release: answers.releases.${release} or null;
+  releaseOf = release: answers.releases.${knownRelease release} or null;
+  # Whether a compiler { family; version; } is of a major the release's row accepts.
+  accepts = row: k: any (m: k.version == m || lib.hasPrefix "${m}." k.version) (acceptedMajors row k.family);
   majorsUpTo = newest: map toString (lib.reverseList (lib.range 1 newest));
   # The compiler majors a release accepts, newest first, as strings ("13").
   acceptedMajors = row: family: majorsUpTo (if family == "clang" then row.newest-clang else row.newest-gcc);
@@ -55,7 +68,8 @@ let
       said choice;
 
   # The host compilers: the stdenv compiler, else a candidate, must be one the release accepts. Compilers are
-  # { path; family; version; } as the config records them.
+  # { path; family; version; } as the config records them; a version is of an accepted major when it is that major
+  # or starts with it and a dot.
   hostCompilerProblem =
     {
       release,
@@ -66,20 +80,25 @@ let
       cross,
     }:
     let
-      accepted = k: elem (lib.versions.major k.version) (acceptedMajors row k.family);
+      accepted = accepts row;
       considered = lib.foldl' (
         seen: k: if any (s: s.path == k.path) seen then seen else seen ++ [ k ]
       ) [ ] ([ stdenv ] ++ candidates);
-      target = lib.optionalString cross " for ${platform}";
+      frames = answers.host-compilers;
+      named = k: fill frames.compiler [ "{path}" "{family}" "{version}" ] [ k.path k.family k.version ];
     in
     if accepted stdenv || any accepted candidates then
       null
     else
       {
-        error = "no usable host compiler${target}: nvcc ${release} accepts ${row.accepts}, and none of these is: ${
-          concatStringsSep ", " (map (k: "${k.path} (${k.family} ${k.version})") considered)
-        }";
-        help = "give one in `extraCandidates` (a GCC up to ${toString row.newest-gcc} or a Clang up to ${toString row.newest-clang}), or a package set that has buildPackages.gcc${toString row.newest-gcc}";
+        error =
+          fill (if cross then frames.error-cross else frames.error)
+            [ "{release}" "{accepts}" "{considered}" "{platform}" ]
+            [ release row.accepts (concatStringsSep ", " (map named considered)) platform ];
+        help =
+          fill frames.help
+            [ "{newest-gcc}" "{newest-clang}" ]
+            [ (toString row.newest-gcc) (toString row.newest-clang) ];
       };
 
   # The capabilities, as the binary's GPU step checks them: each word's targets, the forward-compatible PTX, every
@@ -124,28 +143,18 @@ let
         else if here.refused ? ${cap} then
           {
             text = answers.platform-problems.${platform}.${cap};
-            help = here.refused.${cap};
+            help =
+              if here.refused.${cap} == null then null else inRelease release answers.platform-helps.${here.refused.${cap}};
           }
         else
           null;
       verdicts = filter (v: v != null) (map judge checked);
       problems =
         map (v: v.text) verdicts ++ map (w: fill answers.unknown-capability [ "{word}" ] [ w ]) unknown;
-      forms =
-        if ptx == [ ] then
-          [
-            "gencode"
-            "lto-link"
-            "lto"
-          ]
-        else
-          [
-            "gencode-ptx"
-            "lto-link"
-            "lto-ptx"
-          ];
+      forms = answers.forms.${if ptx == [ ] then "without-ptx" else "with-ptx"};
       pairs = concatMap (form: row.pairs.${form}) forms;
       refusedPair = findFirst (p: elem p.a sass && elem p.b sass) null pairs;
+      pairSaid = saidIn release answers.pair-refusals.${refusedPair.said};
     in
     if elem "native" words then
       said answers.native
@@ -160,13 +169,26 @@ let
         );
       }
     else if refusedPair != null then
-      said refusedPair
+      pairSaid
     else
       null;
 
   firstOf = steps: findFirst (x: x != null) null steps;
 in
 {
+  inherit knownRelease;
+
+  /**
+    Whether nvcc `release` accepts the compiler `{ family; version; }` (its version as its package names it); null
+    for a release the tables do not know.
+  */
+  accepts =
+    release: compiler:
+    let
+      row = releaseOf release;
+    in
+    if row == null then null else accepts row compiler;
+
   /**
     The host-compiler majors ("13", "12", ...) nvcc `release` ("12.4") accepts of `family` ("gcc" or "clang"),
     newest first; null for a release the tables do not know.
@@ -198,6 +220,8 @@ in
       compilers ? null,
     }:
     let
+      # As the tables name it, for the binary's sentences ("12.4" for "12.4.131").
+      known = knownRelease release;
       row = releaseOf release;
       resolved = platformOf system redist;
       inherit (resolved) platform;
@@ -211,14 +235,19 @@ in
       resolved
     else
       firstOf [
-        (if cross && row.platforms.${platform}.shipped != null then said row.platforms.${platform}.shipped else null)
+        (
+          if cross && row.platforms.${platform}.shipped != null then
+            saidIn known answers.not-shipped.${row.platforms.${platform}.shipped}
+          else
+            null
+        )
         (
           if compilers == null then
             null
           else
             hostCompilerProblem {
+              release = known;
               inherit
-                release
                 row
                 platform
                 cross
@@ -227,8 +256,8 @@ in
             }
         )
         (capabilityProblem {
+          release = known;
           inherit
-            release
             row
             platform
             forwardCompat

@@ -25,8 +25,9 @@
   # The stdenv of the derivations that will use this nvcc: its compiler builds their C++ code, and nvcc's objects
   # must link with its libstdc++. A cross stdenv (pkgsCross.*) makes this a cross nvcc.
   stdenv,
-  # The NVCC release, "12.4" (Nixpkgs' `cudaPackages.cudaMajorMinorVersion`).
-  cudaMajorMinorVersion ? lib.versions.majorMinor cuda_nvcc.version,
+  # The NVCC release, "12.4" (Nixpkgs' `cudaPackages.cudaMajorMinorVersion`); by default the release the tables name
+  # nvcc's own version by.
+  cudaMajorMinorVersion ? (import ./compat.nix { inherit lib; }).knownRelease cuda_nvcc.version,
   # GPU capabilities, as Nixpkgs' `config.cudaCapabilities` / `cudaPackages.flags.cudaCapabilities` (["8.6" "9.0a"]).
   cudaCapabilities ? [ ],
   # Also embed PTX for newer GPUs (Nixpkgs' `cudaForwardCompat`, default true there too).
@@ -67,7 +68,6 @@
 }:
 let
   inherit (lib)
-    concatStringsSep
     nameValuePair
     optional
     optionalString
@@ -83,9 +83,6 @@ let
 
   triple = hostPlatform.config;
 
-  # The wrapper reads versions of up to three parts (GCC snapshots have four).
-  shortVersion = version: concatStringsSep "." (lib.take 3 (lib.splitVersion version));
-
   familyOf = cc: if cc.isClang or false then "clang" else "gcc";
 
   # A cc-wrapper package as the wrapper's compiler table: its C++ driver and what probing it would find. A table
@@ -98,7 +95,8 @@ let
       {
         path = "${cc}/bin/${cc.targetPrefix or ""}${if familyOf cc == "clang" then "clang++" else "g++"}";
         family = familyOf cc;
-        version = shortVersion (cc.cc.version or cc.version);
+        # As the package names it: the wrapper counts its first three numbers (a GCC snapshot has four).
+        version = cc.cc.version or cc.version;
         target = triple;
       };
 
@@ -114,9 +112,7 @@ let
   # The binary's own table decides whether a second GCC enters the closure: when the stdenv compiler is newer than
   # this release accepts, the newest GCC it accepts that the package set has.
   acceptedMajors = compat.acceptedMajors cudaMajorMinorVersion;
-  tooNew =
-    acceptedMajors stdenvCompiler.family != null
-    && !lib.elem (lib.versions.major stdenvCompiler.version) (acceptedMajors stdenvCompiler.family);
+  tooNew = compat.accepts cudaMajorMinorVersion stdenvCompiler == false;
   compatibleGcc = lib.findFirst (gcc: gcc != null) null (map gccForMajor (acceptedMajors "gcc"));
 
   candidates = optional (tooNew && compatibleGcc != null) (compiler compatibleGcc) ++ map compiler extraCandidates;

@@ -3,14 +3,17 @@
 //! nix/compat.nix keeps no parser, no version arithmetic and no rule of its own, only lookups.
 //!
 //! Nix asks: is this release known; which platform do this Nix system and redist system name; does the release
-//! ship it; which host-compiler majors does the release accept; what does each word of `cudaCapabilities` mean; is
-//! each capability accepted by the release and buildable for the platform, and if not, why and what would fix it;
-//! which pairs does the release refuse together, and in which forms. The file holds each answer, and a few sentence
-//! frames (with `{placeholders}`) cut from the binary's own messages.
+//! ship it; which host-compiler majors does the release accept, and what is said when no compiler is one; what does
+//! each word of `cudaCapabilities` mean; is each capability accepted by the release and buildable for the platform,
+//! and if not, why and what would fix it; in which forms does a list's build check its pairs, and which pairs does
+//! the release refuse together in each. The file holds each answer, and each sentence once: as a frame (with
+//! `{placeholders}`) cut from the binary's own messages where a sentence differs only by the values it names.
 //!
-//! `refusal` answers a whole request as the binary decides it: tests/real/nix/answers.rs compares it with what
-//! compat.nix makes of the file, over every release, platform and capability and every pair. The file is rendered
-//! and compared by src/reference/ (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference` writes it anew).
+//! `refusal` answers a whole request as the binary decides it, in the drop-in's order (the release, the platform,
+//! whether it is shipped, the host compilers, the capabilities): tests/real/nix/answers.rs compares it with what
+//! compat.nix makes of the file, over every release, platform and capability, every pair, lists of three and more,
+//! and sets of host compilers. The file is rendered and compared by src/reference/
+//! (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference` writes it anew).
 
 use std::collections::BTreeMap;
 
@@ -54,6 +57,19 @@ pub struct Answers {
     /// Why a platform cannot run a capability (`PlatformAnswers::refused` says where it applies).
     pub platform_problems: BTreeMap<String, BTreeMap<String, String>>,
     pub releases: BTreeMap<String, Release>,
+    /// The forms a build of a list checks its pairs in, in order: `with-ptx` when the list has PTX (asked, or the
+    /// forward-compatible one), else `without-ptx` (`gpu::forms_for`).
+    pub forms: BTreeMap<&'static str, Vec<&'static str>>,
+    /// Each pair refusal's words once, by the key the releases' `pairs` name it with; `{release}` stands for the
+    /// release, here and in the next two.
+    pub pair_refusals: BTreeMap<String, Said>,
+    /// Each refusal of a release for a target it does not ship, once (`PlatformAnswers::shipped` names it).
+    pub not_shipped: BTreeMap<String, Said>,
+    /// Each help clause naming the settings that would run a capability on another platform, once
+    /// (`PlatformAnswers::refused` names it).
+    pub platform_helps: BTreeMap<String, String>,
+    /// What is said when neither the stdenv compiler nor a candidate is one the release accepts.
+    pub host_compilers: HostCompilers,
     /// Each Nix system nvcc builds for: the platform it names for a Jetson redist system and for any other.
     pub systems: BTreeMap<String, BTreeMap<&'static str, Choice>>,
     /// `{system}`: a Nix system nvcc does not build for.
@@ -108,7 +124,8 @@ pub struct Release {
     pub accepts: String,
     /// Each known capability the release does not accept, and which of its `capability-problems` says why.
     pub not_accepted: BTreeMap<String, &'static str>,
-    /// Each form's refused pairs, in the order the binary meets them (the lower first capability first).
+    /// Each form's refused pairs, in the order the binary meets them (the lower first capability first), each
+    /// naming its words in `pair-refusals`.
     pub pairs: BTreeMap<&'static str, Vec<Pair>>,
     pub platforms: BTreeMap<String, PlatformAnswers>,
 }
@@ -123,19 +140,37 @@ pub struct Problem {
 pub struct Pair {
     pub a: String,
     pub b: String,
+    /// Its key in `pair-refusals`.
+    pub said: String,
+}
+
+/// The frames of the host-compiler refusal.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct HostCompilers {
+    /// `{release}`, `{accepts}` (the release's `accepts`), `{considered}`: each compiler considered (the stdenv
+    /// one, then the candidates, each path once) as `compiler` says it, joined by `, `.
     pub error: String,
+    /// The same for a cross build, `{platform}` the target's.
+    pub error_cross: String,
+    /// `{path}`, `{family}`, `{version}`: one compiler, as the config records it.
+    pub compiler: String,
+    /// `{newest-gcc}`, `{newest-clang}`: the release's.
     pub help: String,
 }
+
+/// What the Nix side's user can do when no compiler is one the release accepts: the arguments of makeNvccWrapper.
+const NIX_HOST_COMPILER_HELP: &str = "give one in `extraCandidates` (a GCC up to {newest-gcc} or a Clang up to {newest-clang}), or a package set that has buildPackages.gcc{newest-gcc}";
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct PlatformAnswers {
-    /// Why a cross build for it cannot use this release, if it cannot.
-    pub shipped: Option<Said>,
+    /// Why a cross build for it cannot use this release, if it cannot: a key of `not-shipped`.
+    pub shipped: Option<String>,
     /// The first clause of the help line: what the release accepts for the platform.
     pub accepted: String,
     /// Each capability the release accepts but the platform cannot run (its `platform-problems` text says why),
-    /// with the help clause naming the settings that would run it, where some would.
+    /// with the key in `platform-helps` of the clause naming the settings that would run it, where some would.
     pub refused: BTreeMap<String, Option<String>>,
     /// `all` and `all-major`.
     pub words: BTreeMap<&'static str, Word>,
@@ -222,6 +257,10 @@ pub fn answers(compat: &Compat) -> Answers {
     let native = gpu::resolve(&native, compat, Some(newest), None, true, nix_build_gpus)
         .expect_err("`native` is refused in a Nix build")
         .into();
+    let forms = [("with-ptx", true), ("without-ptx", false)]
+        .into_iter()
+        .map(|(name, ptx)| (name, gpu::forms_for(ptx).iter().map(|f| form_name(*f)).collect()))
+        .collect();
     Answers {
         about: "Made from the code by src/nix_answers.rs (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference`) for nix/compat.nix to look up: do not edit.",
         capabilities: capabilities.iter().map(Capability::to_string).collect(),
@@ -237,6 +276,11 @@ pub fn answers(compat: &Compat) -> Answers {
         systems,
         unknown_system,
         unknown_release,
+        forms,
+        pair_refusals: texts.pairs,
+        not_shipped: texts.shipped,
+        platform_helps: texts.helps,
+        host_compilers: host_compilers(),
         unknown_capability: problem.replace(&UNKNOWN.to_string(), "{word}"),
         targets_error: targets_error
             .replace(&problem, "{problems}")
@@ -251,6 +295,67 @@ pub fn answers(compat: &Compat) -> Answers {
 struct Texts {
     capabilities: BTreeMap<String, BTreeMap<&'static str, Problem>>,
     platforms: BTreeMap<String, BTreeMap<String, String>>,
+    pairs: BTreeMap<String, Said>,
+    shipped: BTreeMap<String, Said>,
+    helps: BTreeMap<String, String>,
+}
+
+/// `text` with the release's own name (`nvcc 13.0`) as `nvcc {release}`, which Nix fills in again.
+fn frame(text: &str, release: Version) -> String {
+    let release = release.release().to_string();
+    let framed = text.replace(&format!("nvcc {release}"), "nvcc {release}");
+    assert_eq!(framed.replace("{release}", &release), text, "a frame gives its text back");
+    framed
+}
+
+fn framed(said: Said, release: Version) -> Said {
+    Said { error: frame(&said.error, release), help: frame(&said.help, release) }
+}
+
+/// Keep `value` once in `map`: the key it is kept under already, else `key` (`{key}, {then}` when `key` holds
+/// other words).
+fn once<T: PartialEq>(map: &mut BTreeMap<String, T>, key: String, then: impl std::fmt::Display, value: T) -> String {
+    if let Some((kept, _)) = map.iter().find(|(_, kept)| **kept == value) {
+        return kept.clone();
+    }
+    let key = if map.contains_key(&key) { format!("{key}, {then}") } else { key };
+    assert!(!map.contains_key(&key), "{key} names two texts");
+    map.insert(key.clone(), value);
+    key
+}
+
+impl Texts {
+    /// The key of this pair refusal's words: the first form that says them names them (`gencode 10.0 10.0f`).
+    fn pair(&mut self, form: &str, refusal: &crate::compat::Refusal, release: Version) -> String {
+        let said = framed(Said::from(gpu::refused_together(release, refusal)), release);
+        once(&mut self.pairs, format!("{form} {} {}", refusal.a, refusal.b), release.release(), said)
+    }
+}
+
+fn form_name(form: Form) -> &'static str {
+    FORMS.iter().find(|(f, _)| *f == form).map(|(_, name)| *name).expect("every form is named")
+}
+
+/// The host-compiler refusal's frames, cut from the drop-in's own sentence and compiler names.
+fn host_compilers() -> HostCompilers {
+    use crate::plan::host_compiler::none_usable;
+    let error =
+        |platform: Option<&dyn std::fmt::Display>| none_usable(platform, &"{release}", &"{accepts}", &"{considered}");
+    let sample = crate::probe::compiler::Known {
+        path: "/nix/store/g++".into(),
+        family: crate::compat::CompilerFamily::Gcc,
+        version: Version::new(1, 2, 3),
+        target: None,
+    };
+    let shown = sample.to_string();
+    let compiler = shown.replacen("/nix/store/g++", "{path}", 1).replacen("gcc 1.2.3", "{family} {version}", 1);
+    assert_eq!(compiler, "{path} ({family} {version})", "a compiler is named by its path, family and version");
+    HostCompilers {
+        error: error(None),
+        error_cross: error(Some(&"{platform}")),
+        compiler,
+        help: NIX_HOST_COMPILER_HELP.to_string(),
+    }
 }
 
 fn keep<K: Ord, V: PartialEq + std::fmt::Debug>(map: &mut BTreeMap<K, V>, key: K, value: V) {
@@ -290,11 +395,12 @@ fn release(
     for (form, name) in FORMS {
         let found =
             capabilities.iter().enumerate().flat_map(|(i, &a)| capabilities[i + 1..].iter().map(move |&b| (a, b)));
-        let refused = found.filter_map(|(a, b)| compat.combinations.refuses(release, a, b, form)).map(|refusal| {
-            let said = Said::from(gpu::refused_together(release, &refusal));
-            Pair { a: refusal.a.to_string(), b: refusal.b.to_string(), error: said.error, help: said.help }
-        });
-        pairs.insert(name, refused.collect());
+        let mut refused = Vec::new();
+        for refusal in found.filter_map(|(a, b)| compat.combinations.refuses(release, a, b, form)) {
+            let said = texts.pair(name, &refusal, release);
+            refused.push(Pair { a: refusal.a.to_string(), b: refusal.b.to_string(), said });
+        }
+        pairs.insert(name, refused);
     }
     let platforms = compat
         .platforms
@@ -325,7 +431,11 @@ fn platform(
     for &cap in capabilities.iter().filter(|c| compat.capabilities.get(**c).is_some_and(|i| i.accepted_by(release))) {
         if let Some(problem) = gpu::problem(cap, false, &against) {
             keep(texts.platforms.entry(platform.name.to_string()).or_default(), cap.to_string(), problem.text);
-            refused.insert(cap.to_string(), problem.help);
+            let help = problem.help.map(|help| {
+                let key = format!("{} {cap}", platform.name);
+                once(&mut texts.helps, key, release.release(), frame(&help, release))
+            });
+            refused.insert(cap.to_string(), help);
         }
     }
     let words = [(Item::All, "all"), (Item::AllMajor, "all-major")]
@@ -340,7 +450,10 @@ fn platform(
         })
         .collect();
     PlatformAnswers {
-        shipped: target::check_shipped(&compat.platforms, platform, release, named).err().map(Said::from),
+        shipped: target::check_shipped(&compat.platforms, platform, release, named).err().map(|e| {
+            let key = platform.name.to_string();
+            once(&mut texts.shipped, key, release.release(), framed(e.into(), release))
+        }),
         accepted: gpu::accepted_clause(&against),
         refused,
         words,
@@ -368,7 +481,23 @@ fn platform_of<'c>(
     target::platform(&target, &compat.platforms, named)
 }
 
-/// A request as Nix makes it (nix/compat.nix's `refusal`, without the host compilers).
+/// A compiler as the config records it, and as makeNvccWrapper hands it to nix/compat.nix.
+#[derive(Debug, Clone)]
+pub struct Compiler<'a> {
+    pub path: &'a str,
+    /// `gcc` or `clang`.
+    pub family: &'a str,
+    pub version: &'a str,
+}
+
+/// The stdenv compiler and the candidates.
+#[derive(Debug, Clone)]
+pub struct Compilers<'a> {
+    pub stdenv: Compiler<'a>,
+    pub candidates: &'a [Compiler<'a>],
+}
+
+/// A request as Nix makes it (nix/compat.nix's `refusal`).
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
     /// `cudaMajorMinorVersion`.
@@ -381,10 +510,13 @@ pub struct Request<'a> {
     /// `cudaCapabilities`: one word each.
     pub capabilities: &'a [String],
     pub forward_compat: bool,
+    /// The host compilers, or `None` to leave them unchecked.
+    pub compilers: Option<Compilers<'a>>,
 }
 
 /// What the binary refuses of `request`, in its words (naming Nix's arguments), or `None`: the release, the
-/// platform, whether the release ships it (cross), then the capabilities as the drop-in's GPU step checks them.
+/// platform, whether the release ships it (cross), the host compilers as the drop-in's host-compiler step judges
+/// them, then the capabilities as its GPU step checks them.
 pub fn refusal(request: &Request) -> Option<Said> {
     let compat = &Compat::built_in();
     let named = Named::nix();
@@ -406,6 +538,11 @@ pub fn refusal(request: &Request) -> Option<Said> {
             return Some(e.into());
         }
     }
+    if let Some(compilers) = &request.compilers {
+        if let Some(said) = host_compiler_refusal(compat, release, platform, request.cross, compilers) {
+            return Some(said);
+        }
+    }
     let mut list = TargetList::default();
     for word in request.capabilities {
         match TargetList::parse(word) {
@@ -419,6 +556,49 @@ pub fn refusal(request: &Request) -> Option<Said> {
             gpu::check(&expansion, &Against { compat, release: Some(release), platform: Some(platform), named: &named })
         });
     checked.err().map(Said::from)
+}
+
+/// `None` when the stdenv compiler or a candidate is one the release accepts (`Accepts::accepts`, as the drop-in
+/// chooses), else the refusal naming each compiler considered, the stdenv one first, each path once.
+fn host_compiler_refusal(
+    compat: &Compat,
+    release: Version,
+    platform: &Platform,
+    cross: bool,
+    compilers: &Compilers,
+) -> Option<Said> {
+    use crate::compat::CompilerFamily;
+    let limits = compat.host_compilers.limits_for(release)?;
+    let accepts = limits.accepts();
+    let known = |c: &Compiler| crate::probe::compiler::Known {
+        path: c.path.into(),
+        family: match c.family {
+            "clang" => CompilerFamily::Clang,
+            "gcc" => CompilerFamily::Gcc,
+            other => panic!("a compiler family the config does not take: {other}"),
+        },
+        version: c.version.parse().unwrap_or_else(|e| panic!("{}: {e}", c.version)),
+        target: None,
+    };
+    let mut considered: Vec<crate::probe::compiler::Known> = Vec::new();
+    for k in std::iter::once(&compilers.stdenv).chain(compilers.candidates).map(known) {
+        if !considered.iter().any(|seen| seen.path == k.path) {
+            considered.push(k);
+        }
+    }
+    if considered.iter().any(|k| accepts.accepts(k.family, k.version)) {
+        return None;
+    }
+    let listed = considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
+    let platform = cross.then_some(&platform.name as &dyn std::fmt::Display);
+    let help = NIX_HOST_COMPILER_HELP
+        .replace("{newest-gcc}", &accepts.newest_gcc.to_string())
+        .replace("{newest-clang}", &accepts.newest_clang.to_string());
+    let release = release.release();
+    Some(Said {
+        error: crate::plan::host_compiler::none_usable(platform, &release, &accepts.describe(), &listed),
+        help,
+    })
 }
 
 #[cfg(test)]
@@ -437,9 +617,17 @@ mod tests {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            for parser in
-                ["builtins.match", "splitString", "toInt", "versionAtLeast", "versionOlder", "compareVersions"]
-            {
+            for parser in [
+                "builtins.match",
+                "lib.match",
+                "splitString",
+                "splitVersion",
+                "lib.versions",
+                "toInt",
+                "versionAtLeast",
+                "versionOlder",
+                "compareVersions",
+            ] {
                 assert!(!text.contains(parser), "nix/{name} uses {parser}: look the answer up in nix/answers.json");
             }
             read += 1;

@@ -102,6 +102,29 @@ impl FromStr for Version {
     }
 }
 
+impl Version {
+    /// A compiler's version as its package names it (`13.2.0`, a GCC snapshot's `14.2.1.20250322`, `20.1.0-rc2`):
+    /// its first numbers, up to three, and nothing after the first part that is not a number, which compilers'
+    /// `__GNUC__`-style macros never report.
+    pub fn of_compiler_package(s: &str) -> Result<Version, ParseVersionError> {
+        let mut nums = [0u32; 3];
+        let mut parts = 0u8;
+        for piece in s.trim().split('.').take(3) {
+            let digits: &str = &piece[..piece.bytes().take_while(u8::is_ascii_digit).count()];
+            let Ok(n) = digits.parse() else { break };
+            nums[parts as usize] = n;
+            parts += 1;
+            if digits.len() < piece.len() {
+                break;
+            }
+        }
+        if parts == 0 {
+            return Err(ParseVersionError(s.to_string()));
+        }
+        Ok(Version { major: nums[0], minor: nums[1], patch: nums[2], parts })
+    }
+}
+
 impl serde::Serialize for Version {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
@@ -118,6 +141,22 @@ impl<'de> serde::Deserialize<'de> for Version {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compiler_packages_version_counts_its_first_numbers() {
+        for (text, shown) in [
+            ("13.2.0", "13.2.0"),
+            ("14.2.1.20250322", "14.2.1"),
+            ("20.1.0-rc2", "20.1.0"),
+            ("14-20240121", "14"),
+            ("12", "12"),
+        ] {
+            assert_eq!(Version::of_compiler_package(text).unwrap().to_string(), shown, "{text}");
+        }
+        for bad in ["", "gcc", ".1"] {
+            assert!(Version::of_compiler_package(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn parses_and_prints_what_was_written() {

@@ -122,6 +122,8 @@ pub struct CompilerEntry {
     #[serde(deserialize_with = "program")]
     pub path: PathBuf,
     pub family: Option<CompilerFamily>,
+    /// As the compiler's package names it: its first three numbers count (`Version::of_compiler_package`).
+    #[serde(default, deserialize_with = "compiler_version")]
     pub version: Option<Version>,
     /// The GNU triple the compiler produces code for (`-dumpmachine`).
     pub target: Option<String>,
@@ -242,6 +244,11 @@ fn entry_or_path<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<
 
 fn entries_or_paths<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<CompilerEntry>, D::Error> {
     Ok(Vec::<CompilerEntryOrPath>::deserialize(d)?.into_iter().map(|e| e.0).collect())
+}
+
+fn compiler_version<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Version>, D::Error> {
+    let text = String::deserialize(d)?;
+    Version::of_compiler_package(&text).map(Some).map_err(serde::de::Error::custom)
 }
 
 // The file's paths, made absolute against its directory while they are read (`sourced::in_file`): each path key

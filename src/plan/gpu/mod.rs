@@ -7,7 +7,7 @@ mod targets;
 use crate::plan::model::codes;
 use std::fmt;
 
-pub use targets::{accepted_clause, check, expand, problem, refused_together, resolve, Against, Expansion};
+pub use targets::{accepted_clause, check, expand, forms_for, problem, refused_together, resolve, Against, Expansion};
 
 use targets::{appended_refusal, pair_error};
 

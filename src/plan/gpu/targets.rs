@@ -234,9 +234,14 @@ pub fn problem(cap: Capability, for_ptx: bool, against: &Against) -> Option<Prob
 /// The forms a configured list takes on the calls of one build: compiled (with its PTX when asked), compiled for
 /// device LTO, and linked from LTO intermediates.
 fn forms(expansion: &Expansion) -> [Form; 3] {
-    match expansion.ptx.is_empty() {
-        false => [Form::GencodePtx, Form::LtoLink, Form::LtoPtx],
-        true => [Form::Gencode, Form::LtoLink, Form::Lto],
+    forms_for(!expansion.ptx.is_empty())
+}
+
+/// The same, for a list with PTX or without, in the order their pairs are checked.
+pub fn forms_for(ptx: bool) -> [Form; 3] {
+    match ptx {
+        true => [Form::GencodePtx, Form::LtoLink, Form::LtoPtx],
+        false => [Form::Gencode, Form::LtoLink, Form::Lto],
     }
 }
 

@@ -193,13 +193,8 @@ impl Compilers<'_, '_> {
             .with_help(format!("install one (e.g. {install}), or name it in `{section} stdenv` or with `-ccbin`"));
         }
         let listed = considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
-        Error::new(
-            ErrorKind::HostCompiler,
-            format!(
-                "no usable host compiler{target}: nvcc {release} accepts {}, and none of these is: {listed}",
-                accepts.describe()
-            ),
-        )
+        let platform = self.facts.cross.then_some(&self.facts.platform.name as &dyn std::fmt::Display);
+        Error::new(ErrorKind::HostCompiler, none_usable(platform, &release, &accepts.describe(), &listed))
         .with_help(format!(
             "install one (e.g. {install}) and list it in `{section} candidates`, pass `-ccbin`, or set `allow-unsupported = true` to try the stdenv compiler anyway"
         ))
@@ -219,4 +214,16 @@ impl Compilers<'_, '_> {
         )
         .with_help(fix.to_string())
     }
+}
+
+/// `no usable host compiler[ for PLATFORM]: nvcc RELEASE accepts ACCEPTS, and none of these is: LISTED`: one
+/// sentence for the drop-in and for the frame the Nix side fills in (`nix_answers`), so the two cannot drift.
+pub fn none_usable(
+    platform: Option<&dyn std::fmt::Display>,
+    release: &dyn std::fmt::Display,
+    accepts: &dyn std::fmt::Display,
+    listed: &dyn std::fmt::Display,
+) -> String {
+    let target = platform.map(|p| format!(" for {p}")).unwrap_or_default();
+    format!("no usable host compiler{target}: nvcc {release} accepts {accepts}, and none of these is: {listed}")
 }

@@ -21,6 +21,7 @@ pub mod rule;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+pub use compilers::none_usable;
 use compilers::{Compilers, Stdenv};
 pub use messages::{IgnoredWhy, Named, Note, Reason};
 pub use rule::{choose, libstdcxx_flags, Choice, NoneAccepted};

@@ -1,6 +1,7 @@
 //! nix/compat.nix against the binary, over the whole table (issue 32): every release the tables know (and one they
 //! do not), every target Nix can name (native and cross, Jetson and not, and systems nvcc does not build for), every
-//! word of every dialect alone and every pair of capabilities, with and without forward compatibility. Nix answers
+//! word of every dialect alone, every pair of capabilities and runs of three and four, with and without forward
+//! compatibility, and sets of host compilers, alone and with capabilities refused too (issue 40). Nix answers
 //! each request by looking nix/answers.json up; the binary answers it with the planner's own checks
 //! (`nvcc_wrapper::nix_answers::refusal`); both must say the same, word for word, or nothing.
 
@@ -19,6 +20,42 @@ struct Request {
     cross: bool,
     capabilities: Vec<String>,
     forward_compat: bool,
+    compilers: Option<Compilers>,
+}
+
+#[derive(Clone, Serialize)]
+struct Compiler {
+    path: &'static str,
+    family: &'static str,
+    version: &'static str,
+}
+
+#[derive(Clone, Serialize)]
+struct Compilers {
+    stdenv: Compiler,
+    candidates: Vec<Compiler>,
+}
+
+const fn compiler(path: &'static str, family: &'static str, version: &'static str) -> Compiler {
+    Compiler { path, family, version }
+}
+
+/// Sets of host compilers: accepted by every release, by some, by none; a candidate that rescues the stdenv one; a
+/// candidate that is the stdenv compiler again (named once); a version that is a bare major.
+fn compiler_sets() -> Vec<Compilers> {
+    let gcc = |v| compiler("/nix/store/a-gcc/bin/g++", "gcc", v);
+    let old = compiler("/nix/store/b-gcc-11/bin/g++", "gcc", "11.4.0");
+    let clang = |v| compiler("/nix/store/c-clang/bin/clang++", "clang", v);
+    vec![
+        Compilers { stdenv: gcc("9.5.0"), candidates: vec![] },
+        Compilers { stdenv: gcc("12.2.0"), candidates: vec![] },
+        Compilers { stdenv: gcc("15.1.0"), candidates: vec![] },
+        Compilers { stdenv: gcc("99.1.0"), candidates: vec![old.clone()] },
+        Compilers { stdenv: gcc("99.1.0"), candidates: vec![clang("99.0.1"), gcc("99.1.0")] },
+        Compilers { stdenv: gcc("13"), candidates: vec![] },
+        Compilers { stdenv: clang("17.0.6"), candidates: vec![clang("17.0.6"), clang("20.1.8")] },
+        Compilers { stdenv: clang("21.1.0"), candidates: vec![old] },
+    ]
 }
 
 #[derive(Debug, PartialEq, Eq, Deserialize)]
@@ -47,24 +84,39 @@ fn requests(answers: &serde_json::Value) -> Vec<Request> {
     let mut words = names(&answers["words"]);
     words.extend(["all", "all-major", "native", "9.5", "13.0"].map(String::from));
     let mut releases = names(&answers["releases"]);
-    releases.push("12.7".into());
+    // A release the tables do not know, and one given as nvcc's full version (named by its release).
+    releases.extend(["12.7".into(), "12.4.131".into()]);
     let mut out = Vec::new();
     for release in &releases {
         for (system, redist, cross, pairs) in TARGETS {
             for forward_compat in [true, false] {
-                let request = |capabilities: Vec<String>| Request {
+                let with = |capabilities: Vec<String>, compilers: Option<Compilers>| Request {
                     release: release.clone(),
                     system,
                     redist,
                     cross,
                     capabilities,
                     forward_compat,
+                    compilers,
                 };
+                let request = |capabilities: Vec<String>| with(capabilities, None);
                 out.extend(words.iter().map(|w| request(vec![w.clone()])));
                 if pairs {
                     for (i, a) in capabilities.iter().enumerate() {
                         out.extend(capabilities[i + 1..].iter().map(|b| request(vec![a.clone(), b.clone()])));
                     }
+                    // Runs of three and four in the binary's order (pairs, problems and PTX together), and
+                    // keywords among capabilities.
+                    for run in [3, 4] {
+                        out.extend(capabilities.windows(run).map(|w| request(w.to_vec())));
+                    }
+                    out.push(request(["all", "8.6", "9.0a"].map(String::from).to_vec()));
+                    out.push(request(["8.6", "all-major", "10.0", "10.0f"].map(String::from).to_vec()));
+                }
+                // Host compilers: with a capability every release accepts, and with one none does (the order).
+                for set in compiler_sets() {
+                    out.push(with(vec!["8.6".into()], Some(set.clone())));
+                    out.push(with(vec!["3.5".into(), "8.6".into()], Some(set)));
                 }
             }
         }
@@ -95,18 +147,27 @@ fn nix_answers_every_request_of_the_whole_table_as_the_binary_does() {
     assert_eq!(said.len(), requests.len());
 
     let mut differ = Vec::new();
-    let (mut refused, mut accepted) = (0, 0);
+    let (mut refused, mut accepted, mut no_compiler) = (0, 0, 0);
     for (request, nix) in requests.iter().zip(said) {
-        let binary = nvcc_wrapper::nix_answers::refusal(&nvcc_wrapper::nix_answers::Request {
+        use nvcc_wrapper::nix_answers as answers;
+        let one = |c: &Compiler| answers::Compiler { path: c.path, family: c.family, version: c.version };
+        let candidates: Vec<answers::Compiler> =
+            request.compilers.iter().flat_map(|c| c.candidates.iter().map(one)).collect();
+        let binary = answers::refusal(&answers::Request {
             release: &request.release,
             system: request.system,
             redist: request.redist,
             cross: request.cross,
             capabilities: &request.capabilities,
             forward_compat: request.forward_compat,
+            compilers: request
+                .compilers
+                .as_ref()
+                .map(|c| answers::Compilers { stdenv: one(&c.stdenv), candidates: &candidates }),
         })
         .map(|s| Said { error: s.error, help: s.help });
         match &binary {
+            Some(s) if s.error.contains("host compiler") => no_compiler += 1,
             Some(_) => refused += 1,
             None => accepted += 1,
         }
@@ -129,14 +190,15 @@ fn nix_answers_every_request_of_the_whole_table_as_the_binary_does() {
         requests.len(),
         differ[..differ.len().min(8)].join("\n")
     );
-    // Not vacuous: the table is walked, and both answers occur in numbers.
+    // Not vacuous: the table is walked, and every kind of answer occurs in numbers.
     assert!(
-        requests.len() > 100_000 && refused > 10_000 && accepted > 10_000,
-        "{} requests: {refused} refused, {accepted} accepted",
+        requests.len() > 100_000 && refused > 10_000 && accepted > 10_000 && no_compiler > 500,
+        "{} requests: {refused} refused, {accepted} accepted, {no_compiler} for the host compilers",
         requests.len()
     );
     eprintln!(
-        "note: nix/compat.nix and the binary agree on {} requests ({refused} refused, {accepted} accepted)",
+        "note: nix/compat.nix and the binary agree on {} requests ({refused} refused for the release, target or \
+         capabilities, {no_compiler} for the host compilers, {accepted} accepted)",
         requests.len()
     );
 }
