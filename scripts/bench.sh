@@ -12,7 +12,9 @@
 #                               NVCC (default: nvcc on PATH), WRAPPER (a built wrapper; default: cargo builds one),
 #                               JOBS (default: nproc), FILES ("2 20"), TARGETS ("80 86 89 90"), TOOLS ("make cmake"),
 #                               NINJA (a Ninja 1.13 for the wrapper's jobserver; default: ninja on PATH), CXX (g++),
-#                               VARIANTS ("t1 t4 wrapper follow"; follow: the wrapper with `threads-follow`, issue 41)
+#                               VARIANTS ("t1 t4 wrapper follow"; follow: the wrapper with `threads-follow`, issue 41;
+#                               a variant named twice builds twice, for paired runs), TIMELINES (a directory: each
+#                               build's programs at once over time, scripts/tree_peak.py's TREE_PEAK_TIMELINE)
 #   scripts/bench.sh slots      a call with four GPU targets under a jobserver with no free slot (it opens the
 #                               jobserver, reads the memory free, finds no slot and execs as before) against the same
 #                               call with no jobserver, in one run (issue 31)
@@ -49,11 +51,13 @@ parallel() {
   printf 'nvcc = "%s"\nreproducible = false\n[host-compiler]\nstdenv = "%s"\n[gpu]\ncapabilities = [%s]\ncompress-fatbin = false\n' \
     "$nvcc" "$(command -v "$cxx")" "$(IFS=,; echo "${caps[*]}")" >"$work/wrapper/share/nvcc-wrapper/config.toml"
   echo "parallel: $(nproc) cores, $(free -g | awk '/^Mem:/{print $2}') GiB, $("$nvcc" --version | tail -n1), ${#targets[@]} targets (${targets[*]}), -j$jobs, $(make --version | head -n1)"
-  local results=$work/results.jsonl files tool variant dir
+  local results=$work/results.jsonl files tool variant dir n=0
   for files in ${FILES:-2 20}; do
     for tool in ${TOOLS:-make cmake}; do
       for variant in ${VARIANTS:-t1 t4 wrapper follow}; do
-        dir=$work/$tool-$files-$variant
+        # A variant may be named twice (paired runs: "t1 follow t1 follow"): each build has a tree of its own.
+        n=$((n + 1))
+        dir=$work/$tool-$files-$variant-$n
         mkdir -p "$dir"
         local sources=() i
         for ((i = 1; i <= files; i++)); do cp examples/thrust-heavy.cu "$dir/f$i.cu"; sources+=("f$i.cu"); done
@@ -83,6 +87,10 @@ parallel() {
           fi
           cmake -S "$dir" -B "$dir/build" -G Ninja "${config[@]}" >"$dir/configure.log" 2>&1 ||
             { cat "$dir/configure.log"; exit 1; }
+        fi
+        if [[ -n ${TIMELINES:-} ]]; then
+          mkdir -p "$TIMELINES"
+          export TREE_PEAK_TIMELINE=$TIMELINES/$tool-$files-$variant-$n.jsonl
         fi
         python3 scripts/tree_peak.py "$tool $files files $variant" -- "${build[@]}" | tee -a "$results"
       done

@@ -6,6 +6,10 @@
 The tree's memory is the resident size of the command and every process below it, summed, sampled every 50 ms
 (every 10 ms with TREE_PEAK_INTERVAL=0.01): what the machine must hold at once, which the largest single process
 (`/usr/bin/time`'s figure) understates for a build. Used by scripts/bench.sh parallel and scripts/measure-threads.py.
+
+With TREE_PEAK_TIMELINE=FILE it also appends one JSON line per sample to FILE: the seconds since the start, the
+tree's MiB, and how many of nvcc's programs (cicc, ptxas, cudafe++, the host compiler's cc1plus, fatbinary, nvlink)
+run and how many are stopped (the keeper's SIGSTOP), with the MiB each kind holds: what ran at once, and when.
 """
 import json
 import os
@@ -41,6 +45,19 @@ def resident_kib(pid):
     return 0
 
 
+TOOLS = ("cicc", "ptxas", "cudafe++", "cc1plus", "fatbinary", "nvlink")
+
+
+def state(pid):
+    """The process's state letter (`T`: stopped), or '?' when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+        return stat[stat.rfind(")") + 2]
+    except OSError:
+        return "?"
+
+
 def run(command, cwd=None, interval=None):
     """Run `command`: (exit code, wall seconds, peak MiB of the tree, largest single process MiB and its name)."""
     interval = interval or float(os.environ.get("TREE_PEAK_INTERVAL", "0.05"))
@@ -48,21 +65,34 @@ def run(command, cwd=None, interval=None):
     # The command's output goes to stderr: stdout is the JSON line's.
     proc = subprocess.Popen(command, cwd=cwd, stdout=sys.stderr)
     peak, single, name = 0, 0, ""
+    timeline = os.environ.get("TREE_PEAK_TIMELINE")
+    timeline = open(timeline, "a") if timeline else None
     while proc.poll() is None:
         table = processes()
         children = {}
         for pid, (parent, _) in table.items():
             children.setdefault(parent, []).append(pid)
         total, stack = 0, [proc.pid]
+        tools = {}
         while stack:
             pid = stack.pop()
             kib = resident_kib(pid)
             total += kib
+            comm = table.get(pid, (0, "?"))[1]
             if kib > single:
-                single, name = kib, table.get(pid, (0, "?"))[1]
+                single, name = kib, comm
+            if timeline and comm in TOOLS:
+                kind = tools.setdefault(comm, {"running": 0, "stopped": 0, "mib": 0})
+                kind["stopped" if state(pid) == "T" else "running"] += 1
+                kind["mib"] += kib // 1024
             stack.extend(children.get(pid, []))
         peak = max(peak, total)
+        if timeline:
+            sample = {"t": round(time.monotonic() - start, 2), "mib": total // 1024, "tools": tools}
+            timeline.write(json.dumps(sample) + "\n")
         time.sleep(interval)
+    if timeline:
+        timeline.close()
     return proc.returncode, time.monotonic() - start, peak / 1024, single / 1024, name
 
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Summarise the timelines scripts/tree_peak.py writes (TREE_PEAK_TIMELINE; scripts/bench.sh parallel's TIMELINES).
+
+    scripts/timeline.py FILE.jsonl ...
+
+For each build, one line: its length, the tree's peak MiB and which of nvcc's programs ran then (and their MiB),
+the most programs running at once and stopped at once, and the mean number running, over the whole build and over
+its last third (the tail, where threads that follow the build take the slots the finished calls free).
+"""
+import json
+import sys
+
+
+def running(sample):
+    return sum(kind["running"] for kind in sample["tools"].values())
+
+
+def summary(path):
+    samples = [json.loads(line) for line in open(path) if line.strip()]
+    if not samples:
+        return "%s: no samples" % path
+    end = samples[-1]["t"]
+    peak = max(samples, key=lambda s: s["mib"])
+    at_peak = ", ".join(
+        "%s %d+%d stopped (%d MiB)" % (name, kind["running"], kind["stopped"], kind["mib"])
+        for name, kind in sorted(peak["tools"].items())
+    )
+    tail = [s for s in samples if s["t"] >= end * 2 / 3]
+    mean = lambda ss: sum(running(s) for s in ss) / max(len(ss), 1)
+    stopped = max(sum(k["stopped"] for k in s["tools"].values()) for s in samples)
+    return "%s: %.0f s; peak %d MiB at %.0f s: %s; at once: at most %d running, %d stopped; mean running %.1f, %.1f in the last third" % (
+        path, end, peak["mib"], peak["t"], at_peak or "none", max(running(s) for s in samples), stopped,
+        mean(samples), mean(tail))
+
+
+if __name__ == "__main__":
+    for path in sys.argv[1:]:
+        print(summary(path))
