@@ -28,6 +28,11 @@ impl Table for ReproducibleTable {
             if row.last_cuda.is_some_and(|last| last.release() < row.first_cuda.release()) {
                 return fail("last-cuda is before first-cuda".into());
             }
+            if row.last_cuda.unwrap_or(row.first_cuda).release() > file.measured_through.release() {
+                return fail(
+                    "it reaches past measured-through: measure the release, then move measured-through".into(),
+                );
+            }
             if row.flags.is_empty() || row.calls.is_empty() || row.host_compilers.is_empty() {
                 return fail("`flags`, `calls` and `host-compilers` must each name at least one".into());
             }
@@ -49,6 +54,9 @@ impl Table for ReproducibleTable {
         for (i, row) in file.limit.iter().enumerate() {
             if row.last_cuda.is_some_and(|last| last.release() < row.first_cuda.release()) {
                 return Err(invalid(origin, format!("[[limit]] {}: last-cuda is before first-cuda", i + 1)));
+            }
+            if row.last_cuda.unwrap_or(row.first_cuda).release() > file.measured_through.release() {
+                return Err(invalid(origin, format!("[[limit]] {}: it reaches past measured-through", i + 1)));
             }
         }
         Ok(ReproducibleTable { file: Cow::Owned(file) })
@@ -73,12 +81,17 @@ impl ReproducibleTable {
 
     /// The fixes measured for NVCC release `cuda`, in the file's order.
     pub fn fixes(&self, cuda: Version) -> impl Iterator<Item = &Fix> {
-        self.file.fix.iter().filter(move |row| within(cuda, row.first_cuda, row.last_cuda))
+        self.file.fix.iter().filter(move |row| self.covers(cuda, row.first_cuda, row.last_cuda))
     }
 
     /// The limits that hold for NVCC release `cuda`.
     pub fn limits(&self, cuda: Version) -> impl Iterator<Item = &Limit> {
-        self.file.limit.iter().filter(move |row| within(cuda, row.first_cuda, row.last_cuda))
+        self.file.limit.iter().filter(move |row| self.covers(cuda, row.first_cuda, row.last_cuda))
+    }
+
+    /// Whether a row's releases hold `cuda`: no `last-cuda` is through `measured-through`, never beyond it.
+    fn covers(&self, cuda: Version, first: Version, last: Option<Version>) -> bool {
+        within(cuda, first, Some(last.unwrap_or(self.file.measured_through)))
     }
 
     /// Whether any fix was measured for `cuda`: a release outside every row gets nothing.
@@ -126,6 +139,21 @@ mod tests {
             assert!(!table().measured(v(cuda)), "{cuda}");
             assert_eq!(table().fixes(v(cuda)).count(), 0);
         }
+    }
+
+    #[test]
+    fn an_open_row_holds_through_measured_through_and_no_row_reaches_past_it() {
+        let file = |through: &str, last: &str| {
+            format!(
+                "measured-through = \"{through}\"\nlimit = []\n[[fix]]\ncause = \"archive-header\"\nfirst-cuda = \"13.0\"\n{last}flags = [\"-Xarchive=-D\"]\ncalls = [\"lib\"]\nhost-compilers = [\"gcc\"]\nbehind-launcher = true\noutputs = [\"archive\"]\nsource = \"t\"\n"
+            )
+        };
+        let open = ReproducibleTable::parse(&file("13.2", ""), "t.toml").unwrap();
+        assert!(open.measured(v("13.2")) && !open.measured(v("13.3")), "through 13.2 and no further");
+        let err = ReproducibleTable::parse(&file("13.2", "last-cuda = \"13.4\"\n"), "t.toml").unwrap_err();
+        assert!(err.to_string().contains("measured-through"), "{err}");
+        // The built-in file measured no release the tables do not know.
+        assert!(table().file.measured_through <= crate::compat::Compat::built_in().newest_release());
     }
 
     #[test]

@@ -172,6 +172,8 @@ schema! {
 
     /// reproducible.toml.
     pub struct ReproducibleFile {
+        /// The newest release measured: a row without `last_cuda` holds through it, and no further.
+        pub measured_through: Version,
         pub fix: Cow<'static, [Fix]>,
         pub limit: Cow<'static, [Limit]>,
     }
