@@ -25,7 +25,7 @@ if ((${#missing[@]})); then
   scripts/install-deps.sh --demo
 fi
 
-echo "== building the wrapper (cargo build --release: about a minute the first time)" >&2
+echo "== building the wrapper (cargo build --release: about 3 minutes the first time on 2 cores, measured 2026-11-28; its last step, whole-program optimisation, prints nothing for a minute or more)" >&2
 cargo build --release --locked
 # The sizes the README's table measured for 13.0 (tests/wrapper/docs.rs checks that they are the table's).
 size="the first time"
