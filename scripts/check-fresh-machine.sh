@@ -11,9 +11,12 @@
 # the function it is a parameter of); one that cannot be followed fails the check, as does each missing program,
 # named with the places in the tests that call it and the script that should install it.
 #
-# Usage: scripts/check-fresh-machine.sh [--worktree] [--keep]
+# Usage: scripts/check-fresh-machine.sh [--worktree] [--keep] [--suite[=FILTER]]
 #   --worktree  test the checkout as it is, uncommitted changes included (default: a clone of its HEAD, as CI's)
 #   --keep      keep the run's root in $DIR/run (its overlay's upper layer, upper/) to look at afterwards
+#   --suite     then run the README's second command itself in the root, `scripts/test.sh FILTER` (no filter: the
+#               whole suite, about 40 minutes more, so CI leaves it out): it fetches the toolkits there (unpacked
+#               from the shared downloads), builds every test and runs them
 #
 # Needs root (mounts, chroot), mmdebstrap (scripts/install-deps.sh installs it), unshare and overlayfs; CI runs it
 # as root. It caches, outside the checkout, in $NVCC_WRAPPER_CACHE (default ~/.cache/nvcc-wrapper)/fresh-machine:
@@ -126,6 +129,10 @@ inside() {
   timed "scripts/install-nix.sh" in_root scripts/install-nix.sh || failed=1
   timed "every program the tests call is there" \
     in_root python3 -B "$src/scripts/test_programs.py" "$src" /root/.cache/nvcc-wrapper || failed=1
+  if ((SUITE_RUN)) && ((!failed)); then
+    # shellcheck disable=SC2086 # the filter is words for the test binaries, as the README's command takes them
+    timed "scripts/test.sh ${SUITE_FILTER:-(everything)}" in_root scripts/test.sh $SUITE_FILTER || failed=1
+  fi
   # Keep the shared .deb cache to what the archive still has.
   in_root apt-get -qq autoclean >/dev/null 2>&1 || true
   return "$failed"
@@ -142,12 +149,14 @@ fi
 # Outside: the cached root, then the run in its own namespaces.
 # ---------------------------------------------------------------------------------------------------------------
 
-WORKTREE=0 KEEP=0
+WORKTREE=0 KEEP=0 SUITE_RUN=0 SUITE_FILTER=
 for arg in "$@"; do
   case $arg in
     --worktree) WORKTREE=1 ;;
     --keep) KEEP=1 ;;
-    *) die "unknown argument $arg (usage: $0 [--worktree] [--keep])" ;;
+    --suite) SUITE_RUN=1 ;;
+    --suite=*) SUITE_RUN=1 SUITE_FILTER=${arg#--suite=} ;;
+    *) die "unknown argument $arg (usage: $0 [--worktree] [--keep] [--suite[=FILTER]])" ;;
   esac
 done
 ((EUID == 0)) || die "needs root (it mounts an overlay and chroots into it); CI runs it as root"
@@ -194,7 +203,8 @@ fi
 
 # A mount namespace (every mount goes with it) and a PID namespace (so does every process started in the root).
 status=0
-WORKTREE=$WORKTREE REPO=$REPO SYSROOT=$SYSROOT CARGO_REGISTRY=$CARGO_REGISTRY \
+WORKTREE=$WORKTREE SUITE_RUN=$SUITE_RUN SUITE_FILTER=$SUITE_FILTER REPO=$REPO SYSROOT=$SYSROOT \
+  CARGO_REGISTRY=$CARGO_REGISTRY \
   unshare --mount --propagation private --pid --fork --kill-child -- \
   bash "$REPO/scripts/check-fresh-machine.sh" --inside || status=$?
 if ((!KEEP)); then
@@ -207,4 +217,8 @@ sed 's/^/  /' "$RUN/timings" >&2
 if ((status)); then
   die "a fresh Debian 12 machine is not enough for the README's commands (see above)"
 fi
-log "ok: on a fresh Debian 12 machine, scripts/demo.sh runs and the tests' programs are installed"
+if ((SUITE_RUN)); then
+  log "ok: on a fresh Debian 12 machine, scripts/demo.sh runs and scripts/test.sh ${SUITE_FILTER:-(the whole suite)} passes"
+else
+  log "ok: on a fresh Debian 12 machine, scripts/demo.sh runs and the tests' programs are installed"
+fi
