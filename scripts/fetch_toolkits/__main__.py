@@ -34,6 +34,10 @@ Options
                     scripts/smoke-cross.sh on each cross target (both ways:
                     --target-directory and the standalone target root)
   --list            print the pinned package versions and exit
+  --releases [TARGET...]  print the NVCC releases whose toolkits TARGETs
+                    assemble (a cross target brings its release's), oldest
+                    first, one a line, and exit: the real tests read their
+                    release lists from `--releases default cross`
   -h, --help        this text
 
 Cache root: ${NVCC_WRAPPER_CACHE:-$HOME/.cache/nvcc-wrapper}. See
@@ -85,6 +89,15 @@ def expand(targets: list[str]) -> list[str]:
         else:
             out.append(t)
     return out
+
+
+def releases(targets: list[str]) -> list[str]:
+    """The releases whose toolkits `targets` (expanded) assemble, oldest first."""
+    found = {t for t in targets if is_release(t)} | {CROSS[t].release for t in targets if t in CROSS}
+    unknown = sorted(r for r in found if r not in TOOLKITS)
+    if unknown:
+        die(f"--releases: no toolkit is pinned for {' '.join(unknown)} (known: {' '.join(TOOLKITS)})")
+    return sorted(found, key=lambda r: tuple(int(p) for p in r.split(".")))
 
 
 def fresh(target: str) -> bool:
@@ -158,6 +171,9 @@ def main(argv: list[str]) -> int:
             return 0
         if a == "--list":
             list_pins()
+            return 0
+        if a == "--releases":
+            print("\n".join(releases(expand(argv[i + 1:] or ["default"]))))
             return 0
         if a == "--smoke":
             run_smoke = True

@@ -170,6 +170,32 @@ pub fn require_real() -> bool {
     std::env::var_os("NVCC_WRAPPER_REQUIRE_REAL").is_some_and(|v| v == "1")
 }
 
+/// Every NVCC release whose real toolkit scripts/test.sh fetches (`scripts/fetch-toolkits.sh default cross`), oldest
+/// first. The fetcher's pins (scripts/fetch_toolkits/pins.py) are the one list of releases: a test that means "every
+/// release" reads it here, so that a release pinned there is tested everywhere without another list to edit.
+pub fn releases() -> &'static [&'static str] {
+    static RELEASES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    RELEASES.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fetch-toolkits.sh");
+        let out = std::process::Command::new(&script).args(["--releases", "default", "cross"]).output();
+        let out = out.unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(out.status.success(), "{} --releases: {}", script.display(), String::from_utf8_lossy(&out.stderr));
+        let list: Vec<&'static str> = text.lines().map(|l| &*Box::leak(l.to_owned().into_boxed_str())).collect();
+        assert!(list.len() >= 2, "{} --releases printed {text:?}", script.display());
+        list
+    })
+}
+
+/// The newest release of each major of `releases()` (11.8, 12.4, 13.5 today): the oldest, the newest and one of each
+/// major between, for the tests that run a case on a few releases rather than every one.
+pub fn newest_of_each_major() -> Vec<&'static str> {
+    let all = releases();
+    let major = |r: &str| r.split('.').next().unwrap().to_owned();
+    let last_of_its_major = |(i, r): &(usize, &&str)| all.get(i + 1).map_or(true, |next| major(next) != major(r));
+    all.iter().enumerate().filter(last_of_its_major).map(|(_, r)| *r).collect()
+}
+
 /// The root of a real NVCC toolkit of `release`, or `None` (after a note) when it is not fetched and not required.
 pub fn real_toolkit(release: &str) -> Option<PathBuf> {
     let root = cache_dir().join("toolkits").join(release);

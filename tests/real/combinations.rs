@@ -6,13 +6,14 @@
 //! - Every pair of every release, every form: `nvcc --dryrun`, which docs/nvcc-facts.md#capability-combinations
 //!   shows refuses exactly what a real compile refuses (scripts/measure-combinations.py compare).
 //! - Every refused pair of every release, in each form that refuses it: real nvcc (`-c`, or `-dc` then `-dlink
-//!   -dlto`) refuses it with the table's message; for 13.5, real nvcc builds it in the other forms.
-//! - Every pair 13.5 accepts, real, in every form: compiled as part of a few long lists (every capability 13.5
-//!   accepts, less one of each refused pair), chosen so that each accepted pair is in one of them. A list that
-//!   holds no refused pair builds (the rule), so this compiles every accepted 13.5 pair in a few minutes where one
-//!   compile per pair would take half an hour. Of each other release, about six accepted cases, real.
-//! - The wrapper, for every 13.5 case and every refused pair in the gencode forms: `gencode` prints exactly the
-//!   flags tried here for a list nvcc builds, and refuses a list nvcc refuses, as the drop-in does before nvcc runs.
+//!   -dlto`) refuses it with the table's message; for the newest (13.5), real nvcc builds it in the other forms.
+//! - Every pair the newest release accepts, real, in every form: compiled as part of a few long lists (every
+//!   capability it accepts, less one of each refused pair), chosen so that each accepted pair is in one of them. A
+//!   list that holds no refused pair builds (the rule), so this compiles every accepted pair of it in a few minutes
+//!   where one compile per pair would take half an hour. Of each other release, about six accepted cases, real.
+//! - The wrapper, for every case of the newest and every refused pair in the gencode forms: `gencode` prints exactly
+//!   the flags tried here for a list nvcc builds, and refuses a list nvcc refuses, as the drop-in does before nvcc
+//!   runs.
 //!
 //! scripts/measure-combinations.py is the measurement this test re-checks; the triples, orders and `-arch` mixes
 //! are there, not here.
@@ -26,11 +27,10 @@ use std::time::Instant;
 
 use crate::support::*;
 
-/// Every release the lab has a real nvcc driver for (scripts/fetch-toolkits.sh).
-const RELEASES: &[&str] = &["11.8", "12.4", "13.0", "13.1", "13.2", "13.3", "13.4", "13.5"];
-
-/// The release whose accepted pairs are all compiled for real (in the covering lists).
-const ALL_REAL: &str = "13.5";
+/// The release whose accepted pairs are all compiled for real (in the covering lists): the newest.
+fn all_real() -> &'static str {
+    releases().last().unwrap()
+}
 
 /// Of each other release, about this many accepted cases are compiled for real (the forms taken in turn).
 const REAL_PER_RELEASE: usize = 6;
@@ -393,14 +393,14 @@ fn every_pair_of_every_release_is_refused_exactly_as_the_truth_table_says() {
     let capabilities = table("capabilities.toml");
     let combinations = table("combinations.toml");
     let mut cases = Vec::new();
-    for &r in RELEASES {
+    for &r in releases() {
         let Some(root) = real_toolkit(r) else { continue };
         let ccbin = if release(r) < (12, 0) { "g++-11" } else { "g++-12" };
         let Some(_) = real_program(ccbin) else { continue };
         let caps = accepted(&capabilities, r);
         let pairs: Vec<Vec<Cap>> =
             caps.iter().enumerate().flat_map(|(i, &a)| caps[i + 1..].iter().map(move |&b| vec![a, b])).collect();
-        // Pairs some form refuses: of ALL_REAL, compiled for real in every form (the others: where refused).
+        // Pairs some form refuses: of the newest, compiled for real in every form (the others: where refused).
         let refused: Vec<&Vec<Cap>> =
             pairs.iter().filter(|p| FORMS.iter().any(|&f| refusal(&combinations, r, p, f).is_some())).collect();
         let step = (pairs.len() * FORMS.len() / REAL_PER_RELEASE).max(1);
@@ -408,12 +408,12 @@ fn every_pair_of_every_release_is_refused_exactly_as_the_truth_table_says() {
             for (f, form) in FORMS.into_iter().enumerate() {
                 let expected = refusal(&combinations, r, pair, form);
                 let real = expected.is_some()
-                    || if r == ALL_REAL { refused.contains(&pair) } else { (p * FORMS.len() + f) % step == 0 };
+                    || if r == all_real() { refused.contains(&pair) } else { (p * FORMS.len() + f) % step == 0 };
                 let nvcc = root.join("bin/nvcc");
                 cases.push(Case { release: r, nvcc, ccbin, caps: pair.clone(), form, expected, real });
             }
         }
-        if r == ALL_REAL {
+        if r == all_real() {
             for list in covering_lists(&combinations, r, &caps, &pairs, &refused) {
                 for form in FORMS {
                     let expected = refusal(&combinations, r, &list, form);
@@ -437,7 +437,7 @@ fn every_pair_of_every_release_is_refused_exactly_as_the_truth_table_says() {
     let wrapped: Vec<&Case> = cases
         .iter()
         .filter(|c| matches!(c.form, Form::Gencode | Form::GencodePtx))
-        .filter(|c| c.release == ALL_REAL || c.expected.is_some())
+        .filter(|c| c.release == all_real() || c.expected.is_some())
         .collect();
     let jetson: Vec<Cap> = rows(&capabilities, "capability")
         .into_iter()

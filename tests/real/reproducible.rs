@@ -17,12 +17,6 @@ use std::path::{Path, PathBuf};
 
 use crate::support::*;
 
-const RELEASES: [&str; 8] = ["11.8", "12.4", "13.0", "13.1", "13.2", "13.3", "13.4", "13.5"];
-
-/// Releases that also build the aarch64 cross cases (11.8 and 12.4 with their own cross compilers and target files,
-/// and the newest).
-const CROSS_RELEASES: [&str; 3] = ["11.8", "12.4", "13.5"];
-
 /// The sources: examples/hello.cu, and two files of relocatable device code with file-local device entities (whose
 /// names nvcc makes unique with a module id).
 const SOURCES: [(&str, &str); 3] = [
@@ -281,7 +275,10 @@ fn every_release_builds_every_output_kind_bit_identically_twice() {
         return;
     }
     let mut setups = Vec::new();
-    for release in RELEASES {
+    // The aarch64 cross cases on the newest release of each major (11.8 and 12.4 with their own cross compilers and
+    // target files, and the newest).
+    let cross_releases = newest_of_each_major();
+    for &release in releases() {
         let Some(root) = real_toolkit(release) else { continue };
         let (gcc, clang, cross) = compilers(release);
         let (Some(gcc), Some(clang)) = (real_program(gcc), real_program(clang)) else { continue };
@@ -299,7 +296,7 @@ fn every_release_builds_every_output_kind_bit_identically_twice() {
                 steps: clang_steps(),
             },
         ]);
-        if CROSS_RELEASES.contains(&release) && real_program(cross).is_some() {
+        if cross_releases.contains(&release) && real_program(cross).is_some() {
             let server = if release == "11.8" { "8.6" } else { "9.0a" };
             if let Some(root) = real_cross_target(&format!("sbsa-{release}")) {
                 setups.push(Setup {
@@ -399,7 +396,7 @@ fn check_reproducible_says_same_or_names_the_first_differing_section() {
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn g_objects_differ_between_build_directories_and_explain_says_so() {
-    for release in ["11.8", "12.4", "13.5"] {
+    for release in newest_of_each_major() {
         let Some(root) = real_toolkit(release) else { return };
         let compiler = if release == "11.8" { "/usr/bin/g++-11" } else { "/usr/bin/g++-12" };
         let sb = RealSandbox::new(&root);

@@ -31,6 +31,20 @@ use std::time::{Duration, Instant};
 use crate::support::*;
 
 const KERNEL: &str = "__global__ void k(int *p) { p[threadIdx.x] *= 2; }\n";
+/// The source of the cases that signal a call mid-compile: no header, three kernels of unrolled math that keep
+/// `cicc` busy 2 to 3 seconds a target on 11.8, 12.4 and 13.5 (a whole compile about 10 s, measured 2026-11-29), so
+/// that the signal lands in `cicc`, and a case whose call survives its signal still ends in seconds.
+/// (examples/thrust-heavy.cu took 55 to 115 s a compile there: a third of the corpus's time went to those.)
+const SLOW: &str = "template <int I> __global__ void k(float *p) {
+  float x = p[threadIdx.x];
+#pragma unroll
+  for (int i = 0; i < 48; i++) x = sinf(x) * (I + 1) + cosf(x * i);
+  p[threadIdx.x] = x;
+}
+template __global__ void k<0>(float *);
+template __global__ void k<1>(float *);
+template __global__ void k<2>(float *);
+";
 /// Two GPU targets, given on the command line on both sides: threads from free slots apply to the wrapper's call.
 const TARGETS: [&str; 2] = ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"];
 /// Free slots in the jobserver the test holds.
@@ -121,7 +135,7 @@ struct Case {
     wrapper_env: Vec<(&'static str, &'static str)>,
     /// Compare stdout's bytes.
     read_stdout: bool,
-    /// Use the heavy source (for a signal mid-compile).
+    /// Compile `SLOW` (for a signal mid-compile).
     heavy: bool,
     /// Run by a shell that waits for it (`sh -c 'nvcc ...; exit $?'`, as make runs a rule): the shell leads the call's
     /// process group, not nvcc (or the wrapper), which a shell's job or Ninja's command would.
@@ -394,8 +408,7 @@ fn lay_out(case: &Case, dir: &Path) {
     }
     std::fs::write(dir.join("k.cu"), KERNEL).unwrap();
     if case.heavy {
-        std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/thrust-heavy.cu"), dir.join("heavy.cu"))
-            .unwrap();
+        std::fs::write(dir.join("heavy.cu"), SLOW).unwrap();
     }
     std::fs::write(dir.join("file"), "++++").unwrap();
     let old = filetime(dir.join("file"));
@@ -714,17 +727,20 @@ fn every_surrounding_a_build_gives_a_call_ends_it_as_with_nvcc_alone() {
     if real_program("unshare").is_none() || real_program("timeout").is_none() {
         return;
     }
-    let releases = [("13.5", "/usr/bin/g++-12"), ("12.4", "/usr/bin/g++-12"), ("11.8", "/usr/bin/g++-11")];
+    // The newest release first (its corpus is the whole one), then the newest of each older major.
+    let newest = *releases().last().unwrap();
     let mut work = Vec::new();
-    for (release, compiler) in releases {
+    for release in newest_of_each_major().into_iter().rev() {
         let Some(root) = real_toolkit(release) else { return };
-        for c in corpus(root_privileges, release == "13.5") {
+        let compiler = if release.starts_with("11.") { "/usr/bin/g++-11" } else { "/usr/bin/g++-12" };
+        for c in corpus(root_privileges, release == newest) {
             work.push((release, root.clone(), compiler, c));
         }
     }
     let tried = work.len();
     let failures = Mutex::new(Vec::<String>::new());
     let rows = Mutex::new(Vec::<(String, &str, String, String)>::new());
+    let took = Mutex::new(Vec::<(Duration, String)>::new());
     let scratch = tempfile::tempdir().unwrap();
     #[allow(clippy::disallowed_methods)]
     let system = std::env::var_os("PATH").unwrap_or_default();
@@ -738,6 +754,7 @@ fn every_surrounding_a_build_gives_a_call_ends_it_as_with_nvcc_alone() {
         // Both sides again, from new directories, when a `cicc` of either deadlocked in its own interrupt handler
         // (a race inside `cicc`, on where the signal lands); a deadlock on every try counts as how the case ended.
         let mut tries = 0;
+        let began = Instant::now();
         let (alone, wrapper) = loop {
             let base = scratch.path().join(format!("{n}-{tries}"));
             let (alone_dir, wrapper_dir) = (base.join("alone"), base.join("wrapper"));
@@ -776,6 +793,7 @@ fn every_surrounding_a_build_gives_a_call_ends_it_as_with_nvcc_alone() {
             words.join(", ")
         };
         rows.lock().unwrap().push((c.name.clone(), release, shown(&alone), shown(&wrapper)));
+        took.lock().unwrap().push((began.elapsed(), format!("nvcc {release}, {}", c.name)));
         let problems = differences(&c, &alone, &wrapper);
         if !problems.is_empty() {
             failures.lock().unwrap().push(format!(
@@ -794,9 +812,18 @@ fn every_surrounding_a_build_gives_a_call_ends_it_as_with_nvcc_alone() {
     for (name, release, alone, wrapper) in &rows {
         eprintln!("| {name} | {release} | {alone} | {wrapper} |");
     }
+    // Where the time goes, both sides together, so that a slower corpus shows its cause.
+    let mut took = took.into_inner().unwrap();
+    took.sort_by_key(|t| std::cmp::Reverse(t.0));
+    let total: Duration = took.iter().map(|(d, _)| *d).sum();
+    eprintln!("surroundings: {:.0} s of cases on two threads; the slowest:", total.as_secs_f64());
+    for (d, name) in took.iter().take(12) {
+        eprintln!("  {:5.1} s  {name}", d.as_secs_f64());
+    }
     let failures = failures.into_inner().unwrap();
     eprintln!(
-        "surroundings: {tried} cases tried over nvcc 13.5, 12.4 and 11.8, {} ended otherwise than with nvcc alone",
+        "surroundings: {tried} cases tried over nvcc {}, {} ended otherwise than with nvcc alone",
+        newest_of_each_major().join(", "),
         failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -817,11 +844,11 @@ enum Tool {
 /// held the call's slots; GNU make 4.3 then said "INTERNAL: Exiting with 1 jobserver tokens available; should be 4!"
 /// and built the rest with fewer. Under make 4.3, make 4.4 and Ninja 1.13, a build whose first rule is such a
 /// compile killed halfway, and whose second compiles after it, ends as with nvcc alone: the same status, no lost
-/// slot (make's own count, and the test's for Ninja), nothing left running. On nvcc 13.5.
+/// slot (make's own count, and the test's for Ninja), nothing left running. On the newest nvcc.
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_rule_that_kills_its_group_loses_no_slot_under_make_4_3_make_4_4_and_ninja() {
-    let Some(root) = real_toolkit("13.5") else { return };
+    let Some(root) = real_toolkit(releases().last().unwrap()) else { return };
     let (Some(make), Some(ninja), Some(_)) = (real_program("make"), pypi_tool("ninja"), real_program("timeout")) else {
         return;
     };
