@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 #[allow(dead_code)]
-#[path = "src/version.rs"]
+#[path = "src/compat/version.rs"]
 mod version;
 
 #[macro_use]
@@ -152,7 +152,8 @@ fn main() {
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let (out, manifest) = (Path::new(&out), Path::new(&manifest));
     println!("cargo:rerun-if-changed=build.rs");
-    for source in ["src/compat/schema.rs", "src/compat/tables.rs", "src/version.rs", "src/compat/capability.rs"] {
+    for source in ["src/compat/schema.rs", "src/compat/tables.rs", "src/compat/version.rs", "src/compat/capability.rs"]
+    {
         println!("cargo:rerun-if-changed={source}");
     }
     macro_rules! translate_each {

@@ -9,8 +9,7 @@
 
 pub(crate) mod args;
 #[doc(hidden)]
-pub mod bench;
-pub(crate) mod bounded;
+pub use plan::{bench, fuzzing};
 pub(crate) mod cli;
 /// Where two builds of one file first differ (`check-reproducible`). Pure (bytes in, a place out): also what
 /// tests/real/reproducible.rs names a difference with.
@@ -19,26 +18,17 @@ pub use cli::compare;
 pub(crate) mod compat;
 pub(crate) mod config;
 pub(crate) mod context;
-pub(crate) mod depfile;
-pub(crate) mod dirs;
 pub(crate) mod error;
-pub(crate) mod evict;
 pub(crate) mod exec;
-#[doc(hidden)]
-pub mod fuzzing;
 pub(crate) mod locate;
-pub(crate) mod log;
-/// What nix/compat.nix looks up: also what tests/real/nix/answers.rs compares its answers with.
-#[doc(hidden)]
-pub mod nix_answers;
-pub(crate) mod output;
 pub(crate) mod pipeline;
 pub(crate) mod plan;
 pub(crate) mod prepare;
+/// What nix/compat.nix looks up: also what tests/real/nix/answers.rs compares its answers with.
+#[doc(hidden)]
+pub use report::nix_answers;
 pub(crate) mod probe;
 pub(crate) mod report;
-pub(crate) mod shell;
-pub(crate) mod version;
 
 #[cfg(test)]
 mod layering;
@@ -50,7 +40,7 @@ pub use exec::record_caller_state;
 
 /// Run the wrapper in the personality its name asks for; the process exit code.
 pub fn main_with(ctx: &Context) -> i32 {
-    let result = log::init(ctx).and_then(|()| {
+    let result = context::log::init(ctx).and_then(|()| {
         if ctx.invoked_name() == "nvcc-wrapper" && !locate::started_as_launcher(ctx) {
             cli::run(ctx)
         } else {
@@ -59,7 +49,7 @@ pub fn main_with(ctx: &Context) -> i32 {
     });
     result.unwrap_or_else(|e| {
         if e.kind != error::ErrorKind::ClosedOutput {
-            crate::output::stderr(&e);
+            crate::error::output::stderr(&e);
         }
         e.exit_code()
     })

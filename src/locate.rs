@@ -37,7 +37,7 @@ pub enum FoundBy {
 impl std::fmt::Display for FoundBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FoundBy::Config(file) => write!(f, "`nvcc` in {}", crate::shell::path(file)),
+            FoundBy::Config(file) => write!(f, "`nvcc` in {}", crate::error::shell::path(file)),
             FoundBy::Path => f.write_str("the first nvcc on PATH that is not this wrapper"),
         }
     }
@@ -77,7 +77,9 @@ fn launcher_is_me(ctx: &Context, config: &Loaded) -> Error {
     let launcher = config.config.launcher.as_ref();
     let origin = launcher.map_or("the config".to_string(), |l| l.origin.to_string());
     let named = match launcher {
-        Some(launcher) => format!("the launcher {} (`launcher` in {origin})", crate::shell::path(&launcher.value)),
+        Some(launcher) => {
+            format!("the launcher {} (`launcher` in {origin})", crate::error::shell::path(&launcher.value))
+        }
         None => "the launcher".to_string(),
     };
     let is_me = this_wrapper(ctx);
@@ -129,7 +131,7 @@ fn too_deep(ctx: &Context, depth: u32, launcher: Option<&Sourced<PathBuf>>) -> E
     let chain = format!("nvcc-wrapper was started {depth} times in a chain ({}={depth})", vars::DEPTH);
     match ctx.env.non_empty(vars::NVCC_HERE) {
         Some(here) => {
-            let real = crate::shell::path(&Path::new(here).join("nvcc"));
+            let real = crate::error::shell::path(&Path::new(here).join("nvcc"));
             Error::new(
                 ErrorKind::Loop,
                 format!("{chain}: a program that the real nvcc {real} runs calls `nvcc` again, which is the wrapper"),
@@ -143,7 +145,7 @@ fn too_deep(ctx: &Context, depth: u32, launcher: Option<&Sourced<PathBuf>>) -> E
                 Some(l) => (
                     format!(
                         ", or the launcher {} (`launcher` in {}) it runs nvcc through does",
-                        crate::shell::path(&l.value),
+                        crate::error::shell::path(&l.value),
                         l.origin
                     ),
                     format!("{LAUNCHER_RUNS_ITS_COMMAND}; "),
@@ -164,7 +166,7 @@ fn this_wrapper(ctx: &Context) -> impl Fn(&Path, &std::fs::Metadata) -> bool + '
     move |path: &Path, m: &std::fs::Metadata| {
         me.as_ref().is_some_and(|(me_path, me_meta)| {
             file_id(me_meta) == file_id(m)
-                || (me_meta.len() == m.len() && crate::bounded::same_contents(me_path, path).unwrap_or(false))
+                || (me_meta.len() == m.len() && crate::error::bounded::same_contents(me_path, path).unwrap_or(false))
         })
     }
 }
@@ -200,7 +202,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
             let what = if path.is_dir() { "is a directory, not the nvcc program" } else { "does not exist" };
             return Err(Error::new(
                 ErrorKind::NvccNotFound,
-                format!("`nvcc = {}` in {} {what}", quoted(configured), crate::shell::path(&file)),
+                format!("`nvcc = {}` in {} {what}", quoted(configured), crate::error::shell::path(&file)),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH"));
         };
@@ -210,7 +212,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
                 format!(
                     "`nvcc = {}` in {} is this wrapper itself (or a copy of it)",
                     quoted(configured),
-                    crate::shell::path(&file)
+                    crate::error::shell::path(&file)
                 ),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit, not to the wrapper"));
@@ -235,12 +237,12 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
         .filter(|p| {
             p.exists() && !skipped.iter().any(|s| s == p) && which::which_in(p, Some(search), &ctx.cwd).is_err()
         })
-        .map(|p| crate::shell::path(&p))
+        .map(|p| crate::error::shell::path(&p))
         .collect();
     let mut message = if skipped.is_empty() {
         "no real nvcc found: there is no runnable `nvcc` on PATH".to_string()
     } else {
-        let listed: Vec<String> = skipped.iter().map(|p| crate::shell::path(p)).collect();
+        let listed: Vec<String> = skipped.iter().map(|p| crate::error::shell::path(p)).collect();
         format!(
             "no real nvcc found: the only runnable `nvcc` on PATH is this wrapper or copies of it ({})",
             listed.join(", ")
@@ -257,7 +259,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
 fn quoted(path: &Path) -> String {
     match path.to_str() {
         Some(text) if !text.chars().any(char::is_control) => format!("\"{text}\""),
-        _ => crate::shell::path(path),
+        _ => crate::error::shell::path(path),
     }
 }
 

@@ -6,19 +6,23 @@ use std::ffi::OsString;
 use tracing::debug;
 
 use crate::context::{vars, Context};
+use crate::error::output;
+use crate::error::shell;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{self, exec};
-use crate::output;
 use crate::prepare::{self, Prepared};
 use crate::report;
-use crate::shell;
 
 /// Run as `nvcc`: returns only on error, or with the exit code of a dry run.
 pub fn run(ctx: &Context) -> Result<i32> {
     if flag(ctx, vars::DISABLE)? {
         // Only the config's `nvcc` counts: nothing is parsed, planned or overridden.
         let located = prepare::pass_through(ctx)?;
-        debug!("{}=1: running {} with the arguments untouched", vars::DISABLE, crate::shell::path(&located.nvcc.path));
+        debug!(
+            "{}=1: running {} with the arguments untouched",
+            vars::DISABLE,
+            crate::error::shell::path(&located.nvcc.path)
+        );
         let err = exec::exec_as_given(&located.nvcc.path, &ctx.args, &ctx.env, located.depth);
         return Err(exec::cannot_run(&located.nvcc.path, &err));
     }
@@ -70,13 +74,13 @@ pub fn run(ctx: &Context) -> Result<i32> {
     let follow = prepared.plan.decided.threads.as_ref().is_some_and(|t| t.follow);
     let lend = match (&prepared.plan.decided.threads, &ctx.jobserver) {
         (Some(threads), crate::context::Jobserver::Usable(client)) if follow || client.has_free() => {
-            Some(exec::child::Lend {
+            Some(exec::lend::Lend {
                 client,
                 most: threads.most,
                 memory_holds: &memory_holds,
                 channel: match prepared.plan.decided.launcher {
-                    Some(_) => exec::child::ThreadsIn::PrependFlags,
-                    None => exec::child::ThreadsIn::Argv(0),
+                    Some(_) => exec::lend::ThreadsIn::PrependFlags,
+                    None => exec::lend::ThreadsIn::Argv(0),
                 },
                 follow,
             })

@@ -72,7 +72,7 @@ impl Setup {
             tmpdir,
             given_bytes: ctx.given_bytes(),
             arg_max: ctx.arg_max,
-            nix_build: crate::dirs::in_nix_build(&ctx.env),
+            nix_build: crate::context::dirs::in_nix_build(&ctx.env),
         };
         let plan = plan::plan(plan::Inputs {
             invocation: &invocation,
@@ -135,12 +135,12 @@ pub fn nvcc_env(ctx: &Context, plan: &Plan) -> Env {
 /// The wrapper's cache directory (`dirs::cache_base`: never a home directory that does not exist; the build's own
 /// directory in a Nix build); `None` without one.
 fn cache_base(env: &Env) -> Option<PathBuf> {
-    crate::dirs::cache_base(env)
+    crate::context::dirs::cache_base(env)
 }
 
 /// Where options files rewritten under `arch-flags = "replace"` go (`dirs::scratch`).
 pub fn scratch_dir(env: &Env) -> PathBuf {
-    crate::dirs::scratch(env)
+    crate::context::dirs::scratch(env)
 }
 
 /// Where probing keeps what it found: `$NVCC_WRAPPER_PROBE_CACHE_DIR`, else `probes` in the cache directory; none

@@ -13,8 +13,8 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use crate::bounded;
 use crate::context::{vars, Context};
+use crate::error::bounded;
 use crate::error::{Error, ErrorKind, Result};
 pub use queries::Depfiles;
 pub use table::{OptionSpec, Phase, Role};
@@ -56,7 +56,7 @@ impl std::fmt::Display for Place {
         match self {
             Place::CommandLine => f.write_str("the command line"),
             Place::Var(var) => write!(f, "${var}"),
-            Place::OptionsFile(path) => write!(f, "options file {}", crate::shell::path(path)),
+            Place::OptionsFile(path) => write!(f, "options file {}", crate::error::shell::path(path)),
         }
     }
 }
@@ -349,20 +349,24 @@ impl Scanner<'_> {
         let value = optf.value.as_deref().unwrap_or_default();
         let names = split::option_list(value.as_bytes());
         if let Some(error) = names.error {
-            let shown = crate::shell::display([value]);
+            let shown = crate::error::shell::display([value]);
             inv.not_understood.push(format!("the options file list {shown}: {error}, which nvcc refuses"));
             return Ok(());
         }
         for named in names.words {
             let named = OsString::from_vec(named);
             let path = self.cwd.join(&named);
-            let where_named =
-                format!("`{} {}` in {}", optf.spelling, crate::shell::display([value]), optf.at.channel.place(inv));
+            let where_named = format!(
+                "`{} {}` in {}",
+                optf.spelling,
+                crate::error::shell::display([value]),
+                optf.at.channel.place(inv)
+            );
             // A pipe (`-optf <(...)`), `/dev/stdin` or a FIFO can be read once, and only nvcc may read it: opening a
             // FIFO would even wait for a writer. Such a file is left to nvcc and the command line to nvcc's judgement,
             // and the user hears that the wrapper therefore applies nothing.
             if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
-                let shown = crate::shell::path(&path);
+                let shown = crate::error::shell::path(&path);
                 inv.not_understood.push(format!(
                     "options file {shown} is not a regular file (a pipe, a device or a directory): nvcc reads it itself"
                 ));
@@ -372,7 +376,7 @@ impl Scanner<'_> {
             if self.open.len() >= MAX_OPTIONS_FILE_DEPTH {
                 inv.not_understood.push(format!(
                     "options files are nested deeper than the {MAX_OPTIONS_FILE_DEPTH} nvcc reads ({} is one more)",
-                    crate::shell::path(&path)
+                    crate::error::shell::path(&path)
                 ));
                 return Ok(());
             }
@@ -380,7 +384,7 @@ impl Scanner<'_> {
                 Ok(read) => read,
                 // Too large to read here, or no longer a regular file: nvcc reads it, as it reads a pipe.
                 Err(refused @ (bounded::Refused::TooLarge { .. } | bounded::Refused::NotRegular(_))) => {
-                    let shown = crate::shell::path(&path);
+                    let shown = crate::error::shell::path(&path);
                     let why = match refused {
                         bounded::Refused::TooLarge { .. } if self.budget < bounded::OPTIONS_FILE => format!(
                             "the options files of this call hold more than {}, the most the wrapper reads",
@@ -395,7 +399,7 @@ impl Scanner<'_> {
                 Err(e) => {
                     return Err(Error::new(
                         ErrorKind::OptionsFile,
-                        format!("cannot read options file {}: {e}", crate::shell::path(&path)),
+                        format!("cannot read options file {}: {e}", crate::error::shell::path(&path)),
                     )
                     .with_help(format!("it is named by {where_named}; create it or fix the name")))
                 }
@@ -407,17 +411,21 @@ impl Scanner<'_> {
             };
             if self.open.iter().any(|(id, _)| *id == identity) {
                 let chain: Vec<String> =
-                    self.open.iter().map(|(_, p)| p).chain([&path]).map(|p| crate::shell::path(p)).collect();
+                    self.open.iter().map(|(_, p)| p).chain([&path]).map(|p| crate::error::shell::path(p)).collect();
                 return Err(Error::new(
                     ErrorKind::OptionsFile,
-                    format!("options file {} includes itself: {}", crate::shell::path(&path), chain.join(" -> ")),
+                    format!(
+                        "options file {} includes itself: {}",
+                        crate::error::shell::path(&path),
+                        chain.join(" -> ")
+                    ),
                 )
                 .with_help("remove the -optf/--options-file line that closes the loop"));
             }
             let words = split::options_file(&text);
             if let Some(error) = words.error {
                 inv.not_understood
-                    .push(format!("options file {}: {error}, which nvcc refuses", crate::shell::path(&path)));
+                    .push(format!("options file {}: {error}, which nvcc refuses", crate::error::shell::path(&path)));
             }
             let tokens: Vec<OsString> = words.words.into_iter().map(OsString::from_vec).collect();
             let file_index = inv.options_files.len();

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use super::compare;
 use crate::context::{vars, Context};
+use crate::error::output;
 use crate::error::{Error, ErrorKind, Result};
-use crate::{exec, output, prepare};
+use crate::{exec, prepare};
 
 /// Its arguments.
 #[derive(Debug, clap::Args)]
@@ -37,7 +38,10 @@ pub fn run(ctx: &Context, Args { args }: Args) -> Result<i32> {
         if !meta.is_file() {
             return Err(Error::new(
                 ErrorKind::Usage,
-                format!("`check-reproducible`: the output {} is not a regular file", crate::shell::path(&output)),
+                format!(
+                    "`check-reproducible`: the output {} is not a regular file",
+                    crate::error::shell::path(&output)
+                ),
             )
             .with_help("name the call's output file (`-o FILE`), which must be a regular file, or none yet"));
         }
@@ -51,11 +55,11 @@ pub fn run(ctx: &Context, Args { args }: Args) -> Result<i32> {
     if let Some(config) = &prepared.setup.settings.config.path {
         env.set(vars::CONFIG, config.as_os_str());
     }
-    let base = crate::dirs::private_temporary(&ctx.env).join(format!("check-reproducible-{}", ctx.pid));
+    let base = crate::context::dirs::private_temporary(&ctx.env).join(format!("check-reproducible-{}", ctx.pid));
     let result = build_twice(me, &args, &mut env, &base, &output);
     let _ = std::fs::remove_dir_all(&base);
     let (first, second) = result?;
-    let shown = crate::shell::path(&output);
+    let shown = crate::error::shell::path(&output);
     match compare::first_difference(&first, &second) {
         None => {
             output::stdout(format!(
@@ -86,17 +90,20 @@ fn build_twice(
     let mut builds = Vec::new();
     for n in 1..=2 {
         let tmpdir: PathBuf = base.join(format!("tmp{n}"));
-        crate::dirs::prepare(&tmpdir).map_err(|e| {
+        crate::context::dirs::prepare(&tmpdir).map_err(|e| {
             Error::new(
                 ErrorKind::Output,
-                format!("cannot make the temporary directory {}: {e}", crate::shell::path(&tmpdir)),
+                format!("cannot make the temporary directory {}: {e}", crate::error::shell::path(&tmpdir)),
             )
-            .with_help(crate::dirs::write_help(&e, base, "$TMPDIR", None))
+            .with_help(crate::context::dirs::write_help(&e, base, "$TMPDIR", None))
         })?;
         env.set(vars::TMPDIR, tmpdir.as_os_str());
         let status = exec::run_and_wait(me, "nvcc".as_ref(), args, env).map_err(|e| {
-            Error::new(ErrorKind::CannotExec, format!("cannot run the drop-in ({}): {e}", crate::shell::path(me)))
-                .with_help("run the check with the installed nvcc-wrapper")
+            Error::new(
+                ErrorKind::CannotExec,
+                format!("cannot run the drop-in ({}): {e}", crate::error::shell::path(me)),
+            )
+            .with_help("run the check with the installed nvcc-wrapper")
         })?;
         if !status.success() {
             return Err(Error::new(
@@ -106,9 +113,12 @@ fn build_twice(
             .with_help("run the same nvcc call by itself and fix what it says first"));
         }
         // Bounded, and only a regular file (a build that made the output a FIFO is not waited on).
-        let bytes = crate::bounded::read(output, crate::bounded::ELF).map_err(|e| {
-            Error::new(ErrorKind::CheckFailed, format!("build {n} of 2 wrote no {}: {e}", crate::shell::path(output)))
-                .with_help("`-o` must name the regular file the call writes")
+        let bytes = crate::error::bounded::read(output, crate::error::bounded::ELF).map_err(|e| {
+            Error::new(
+                ErrorKind::CheckFailed,
+                format!("build {n} of 2 wrote no {}: {e}", crate::error::shell::path(output)),
+            )
+            .with_help("`-o` must name the regular file the call writes")
         })?;
         builds.push(bytes);
     }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 
 use crate::context::Context;
+use crate::error::output;
 use crate::error::{Error, ErrorKind, Result};
-use crate::output;
 use crate::prepare::Settings;
 
 #[derive(Debug, Subcommand)]
@@ -40,7 +40,7 @@ fn dump(dir: &Path) -> Result<i32> {
     output::stdout(format!(
         "wrote {} to {}; set `compat-data = {:?}` in the config to use them\n",
         crate::compat::FILES.join(", "),
-        crate::shell::path(dir),
+        crate::error::shell::path(dir),
         dir.display().to_string()
     ))?;
     Ok(0)
@@ -50,7 +50,7 @@ fn scan(ctx: &Context, root: &Path) -> Result<i32> {
     if !root.is_dir() {
         return Err(Error::new(
             ErrorKind::Usage,
-            format!("`compat scan {}`: no such directory", crate::shell::path(root)),
+            format!("`compat scan {}`: no such directory", crate::error::shell::path(root)),
         )
         .with_help("give the root of a CUDA toolkit (the directory holding bin/ and include/)"));
     }

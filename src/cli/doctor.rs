@@ -46,7 +46,7 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
     let mut header = report::config_lines(config);
     header.push(field(
         "real nvcc",
-        format!("{} (found by {})", crate::shell::path(&setup.located.nvcc.path), setup.located.nvcc.found_by),
+        format!("{} (found by {})", crate::error::shell::path(&setup.located.nvcc.path), setup.located.nvcc.found_by),
     ));
     // What a failed plan's report needs to show the release; probed only then, since a plan learns it itself.
     let (cuda_version, probes, nvcc) =
@@ -93,8 +93,8 @@ fn check_config_places(ctx: &Context, problems: &mut Vec<String>) {
     for (wrong, right) in places::near_misses(ctx) {
         problems.push(format!(
             "{} looks like a configuration file, but the wrapper never reads that place\n  help: move it to {} (`nvcc-wrapper doctor` then shows it as the config file), or remove it",
-            crate::shell::path(&wrong),
-            crate::shell::path(&right)
+            crate::error::shell::path(&wrong),
+            crate::error::shell::path(&right)
         ));
     }
 }
@@ -104,14 +104,14 @@ fn check_config_places(ctx: &Context, problems: &mut Vec<String>) {
 fn check_path(ctx: &Context, out: &mut String, problems: &mut Vec<String>) {
     match crate::locate::nvcc_on_path(ctx) {
         crate::locate::OnPath::Wrapper(found) => {
-            let _ = writeln!(out, "{}", field("PATH's nvcc", format!("{} (this wrapper)", crate::shell::path(&found))));
+            let _ = writeln!(out, "{}", field("PATH's nvcc", format!("{} (this wrapper)", crate::error::shell::path(&found))));
         }
         crate::locate::OnPath::Other(found) => {
             let dir = found.parent().unwrap_or(Path::new("/"));
             problems.push(format!(
                 "`nvcc` on PATH is {}, not this wrapper: a build that runs `nvcc` gets no host compiler, GPU targets or cross settings from it\n  help: put the directory of the wrapper's `nvcc` link before {} on PATH (in ~/.bashrc, for example: export PATH=\"$HOME/.local/bin:$PATH\"), then check that `command -v nvcc` prints that link",
-                crate::shell::path(&found),
-                crate::shell::path(dir)
+                crate::error::shell::path(&found),
+                crate::error::shell::path(dir)
             ));
         }
         crate::locate::OnPath::None => problems.push(
@@ -158,15 +158,15 @@ fn check_libstdcxx(probes: &System, plan: &plan::Plan, out: &mut String, problem
     match (needed_dir, loaded_dir) {
         (Ok(needed_dir), Ok(loaded_dir)) => match (newest(&needed_dir), newest(&loaded_dir)) {
             (Some(n), Some(p)) if p >= n => {
-                let _ = writeln!(out, "{}", field("libstdc++", format!("{} provides up to GLIBCXX_{p}; the stdenv compiler's objects need at most GLIBCXX_{n}", crate::shell::path(&loaded_dir))));
+                let _ = writeln!(out, "{}", field("libstdc++", format!("{} provides up to GLIBCXX_{p}; the stdenv compiler's objects need at most GLIBCXX_{n}", crate::error::shell::path(&loaded_dir))));
             }
             (Some(n), Some(p)) => problems.push(format!(
                 "programs will load libstdc++ from {} (up to GLIBCXX_{p}), but objects of the stdenv compiler {} may need GLIBCXX_{n}",
-                crate::shell::path(&loaded_dir),
-                crate::shell::path(stdenv)
+                crate::error::shell::path(&loaded_dir),
+                crate::error::shell::path(stdenv)
             )),
             _ => {
-                let _ = writeln!(out, "{}", field("libstdc++", format!("not checked (no readable libstdc++.so.6 in {} or {})", crate::shell::path(&needed_dir), crate::shell::path(&loaded_dir))));
+                let _ = writeln!(out, "{}", field("libstdc++", format!("not checked (no readable libstdc++.so.6 in {} or {})", crate::error::shell::path(&needed_dir), crate::error::shell::path(&loaded_dir))));
             }
         },
         (Err(e), _) | (_, Err(e)) => {
@@ -180,13 +180,13 @@ pub fn main(ctx: &Context) -> Result<i32> {
     let (mut report, problems) = run(ctx)?;
     if problems.is_empty() {
         report += "no problems found\n";
-        crate::output::stdout(report)?;
+        crate::error::output::stdout(report)?;
         return Ok(0);
     }
     for p in &problems {
         let _ = writeln!(report, "problem: {p}");
     }
-    crate::output::stdout(report)?;
+    crate::error::output::stdout(report)?;
     Err(Error::new(ErrorKind::CheckFailed, format!("doctor found {} problem(s)", problems.len()))
         .with_help("each `problem:` line above says what is wrong"))
 }

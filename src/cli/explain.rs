@@ -5,8 +5,9 @@ use std::ffi::OsString;
 use clap::ValueEnum;
 
 use crate::context::Context;
+use crate::error::output;
 use crate::error::Result;
-use crate::{output, prepare, report};
+use crate::{prepare, report};
 
 /// Its arguments.
 #[derive(Debug, clap::Args)]

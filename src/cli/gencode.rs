@@ -3,15 +3,15 @@
 
 use clap::ValueEnum;
 
+use crate::compat::Version;
 use crate::compat::{Item, TargetList};
 use crate::config::{Origin, Sourced, TargetConfig, TargetPlatform};
 use crate::context::Context;
+use crate::error::output;
 use crate::error::{Error, ErrorKind, Result};
-use crate::output;
 use crate::plan::{gpu, target};
 use crate::prepare::{self, Settings};
 use crate::probe::system::Probes as _;
-use crate::version::Version;
 
 /// Its arguments.
 #[derive(Debug, clap::Args)]
@@ -101,7 +101,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<i32> {
     };
     let named = target::Named::of(&target);
     let (platform, _) = target::resolve(&target, &named, &compat.platforms, release)?;
-    let nix_build = crate::dirs::in_nix_build(&ctx.env);
+    let nix_build = crate::context::dirs::in_nix_build(&ctx.env);
     let targets = gpu::resolve(&list, compat, release, Some(platform), nix_build, || probes.gpus())?;
     let expansion = gpu::expand(&targets, forward_compat);
     gpu::check(&expansion, &gpu::Against { compat, release, platform: Some(platform), named: &named })?;

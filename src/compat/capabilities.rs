@@ -4,8 +4,8 @@
 //! flags is the planner's job.
 
 use super::schema::{CapabilitiesFile, CapabilityInfo, DefaultArch, Kind};
+use super::Version;
 use super::{invalid, within, Capability, CompatError, Suffix, Table};
-use crate::version::Version;
 use std::borrow::Cow;
 
 // `BUILT_IN`: compat-data/capabilities.toml, compiled in by build.rs.

@@ -4,8 +4,8 @@
 //! means for a call is the planner's (`plan::gpu`).
 
 use super::schema::{CombinationsFile, Form, Kind, RefusedPair, Same};
+use super::Version;
 use super::{invalid, within, Capability, CompatError, Table};
-use crate::version::Version;
 use std::borrow::Cow;
 
 // `BUILT_IN`: compat-data/combinations.toml, compiled in by build.rs.

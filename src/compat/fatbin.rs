@@ -3,8 +3,8 @@
 //! already chose) is the planner's job (`plan::fatbin`).
 
 use super::schema::{Compression, FatbinFile};
+use super::Version;
 use super::{invalid, within, CompatError, Table};
-use crate::version::Version;
 use std::borrow::Cow;
 
 // `BUILT_IN`: compat-data/fatbin.toml, compiled in by build.rs.

@@ -2,8 +2,8 @@
 //! the release lookup (patch rows included) and the structural checks; choosing a compiler is the planner's job.
 
 use super::schema::{HostCompilersFile, HostLimits};
+use super::Version;
 use super::{invalid, CompatError, Table};
-use crate::version::Version;
 use std::borrow::Cow;
 use std::fmt;
 

@@ -3,8 +3,8 @@
 //! checks. Leaving such a launcher out of a plan, and saying why, is the planner's job (`plan::launcher`).
 
 use super::schema::{KnownBad, LauncherCall, LaunchersFile};
+use super::Version;
 use super::{invalid, within, CompatError, Table};
-use crate::version::Version;
 use std::borrow::Cow;
 
 // `BUILT_IN`: compat-data/launchers.toml, compiled in by build.rs.

@@ -34,6 +34,7 @@ mod reproducible;
 mod schema;
 mod target_list;
 mod threads;
+mod version;
 
 pub use capabilities::CapabilityTable;
 pub use capability::{Capability, Suffix};
@@ -46,8 +47,8 @@ pub use reproducible::{placeholders, ReproducibleTable};
 pub use schema::{Call, CapabilityInfo, Cause, Fix, Form, LauncherCall, Limit, Output, Platform};
 pub use target_list::{Item, TargetList, Targets, Unresolved};
 pub use threads::ThreadsTable;
+pub use version::Version;
 
-use crate::version::Version;
 use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
@@ -176,8 +177,8 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 fn read(path: &Path) -> Result<String, CompatError> {
-    crate::bounded::read_to_string(path, crate::bounded::TABLE)
-        .map_err(|error| CompatError::Read { path: crate::shell::path(path), error })
+    crate::error::bounded::read_to_string(path, crate::error::bounded::TABLE)
+        .map_err(|error| CompatError::Read { path: crate::error::shell::path(path), error })
 }
 
 fn invalid(origin: &str, message: String) -> CompatError {
@@ -201,7 +202,7 @@ impl Compat {
         if !dir.is_dir() {
             return Err(crate::error::Error::new(
                 crate::error::ErrorKind::Config,
-                format!("`compat-data` is {}, which is not a directory", crate::shell::path(dir)),
+                format!("`compat-data` is {}, which is not a directory", crate::error::shell::path(dir)),
             )
             .with_help(format!("point it at a directory holding any of {}", FILES.join(", "))));
         }
@@ -218,7 +219,7 @@ impl Compat {
 fn replace<T: Table>(table: &mut Cow<'static, T>, dir: &Path) -> Result<(), CompatError> {
     let path = dir.join(T::FILE);
     if path.is_file() {
-        *table = Cow::Owned(T::parse(&read(&path)?, &crate::shell::path(&path))?);
+        *table = Cow::Owned(T::parse(&read(&path)?, &crate::error::shell::path(&path))?);
     }
     Ok(())
 }

@@ -4,8 +4,8 @@
 //! a cross compiler or a target directory on disk is not its job.
 
 use super::schema::{CapabilityInfo, JetsonServedBy, Platform, PlatformsFile, ReleaseRange};
+use super::Version;
 use super::{invalid, within, CompatError, Table};
-use crate::version::Version;
 use std::borrow::Cow;
 
 // `BUILT_IN`: compat-data/platforms.toml, compiled in by build.rs.

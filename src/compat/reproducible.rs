@@ -4,8 +4,8 @@
 //! which rows a call gets, and how the placeholders are filled, is the planner's (`plan::reproducible`).
 
 use super::schema::{Call, Cause, CompilerFamily, Fix, Limit, Output, ReproducibleFile};
+use super::Version;
 use super::{invalid, within, CompatError, Table};
-use crate::version::Version;
 use std::borrow::Cow;
 
 // `BUILT_IN`: compat-data/reproducible.toml, compiled in by build.rs.

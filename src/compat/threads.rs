@@ -3,8 +3,8 @@
 //! (job slots free, memory free, the user's own choice) is the planner's job (`plan::threads`).
 
 use super::schema::{ThreadsFile, ThreadsRow};
+use super::Version;
 use super::{invalid, within, CompatError, Table};
-use crate::version::Version;
 use std::borrow::Cow;
 
 // `BUILT_IN`: compat-data/threads.toml, compiled in by build.rs.

@@ -16,9 +16,9 @@ use serde::Deserialize;
 
 pub use crate::compat::CompilerFamily;
 use crate::compat::TargetList;
+use crate::compat::Version;
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
-use crate::version::Version;
 pub use env::Overridden;
 #[cfg(test)]
 pub use env::OVERRIDES;
@@ -322,14 +322,14 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
     let Some(used) = looked_at.last().filter(|l| l.state == places::State::Used) else {
         return Ok(Loaded { looked_at, ..Loaded::default() });
     };
-    let text = crate::bounded::read_to_string(&used.path, crate::bounded::CONFIG).map_err(|e| {
+    let text = crate::error::bounded::read_to_string(&used.path, crate::error::bounded::CONFIG).map_err(|e| {
         let help = match used.place {
             places::Place::Named => format!("fix the file, or unset ${} to run without it", vars::CONFIG),
             place => format!(
                 "it is {place} configuration file: fix it, or remove it to run without it (`nvcc-wrapper doctor` lists the places read)"
             ),
         };
-        Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", crate::shell::path(&used.path)))
+        Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", crate::error::shell::path(&used.path)))
             .with_help(help)
     })?;
     let mut loaded = Loaded::from_text(&text, &used.path)?;
@@ -355,7 +355,7 @@ pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
         ErrorKind::Config,
         format!(
             "invalid config file {}{}: {}",
-            crate::shell::path(path),
+            crate::error::shell::path(path),
             position.unwrap_or_default(),
             e.message().trim_end()
         ),

@@ -112,7 +112,7 @@ fn kind(t: &std::fs::FileType) -> &'static str {
 
 impl fmt::Display for Looked {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let path = crate::shell::path(&self.path);
+        let path = crate::error::shell::path(&self.path);
         match self.state {
             State::Used => write!(f, "{path} ({})", self.place),
             State::Missing => write!(f, "{path} ({}): none there", self.place),
@@ -128,7 +128,7 @@ impl fmt::Display for Looked {
 /// since files are never merged, and `explain` and `doctor` name them so that an edit there is not a mystery. None
 /// in a Nix build, which reads no user or machine file.
 pub fn ignored(ctx: &Context, looked: &[Looked], look: impl Fn(&Path) -> State) -> Vec<(Place, PathBuf)> {
-    if !looked.last().is_some_and(|l| l.state == State::Used) || crate::dirs::in_nix_build(&ctx.env) {
+    if !looked.last().is_some_and(|l| l.state == State::Used) || crate::context::dirs::in_nix_build(&ctx.env) {
         return Vec::new();
     }
     candidates(ctx).into_iter().skip(looked.len()).filter(|(_, path)| look(path) == State::Used).collect()
@@ -156,7 +156,7 @@ pub fn candidates(ctx: &Context) -> Vec<(Place, PathBuf)> {
 /// file was found. A named file is `Used` whether or not it exists, so that reading it reports a wrong name. `look`
 /// says what is at a path (`there`).
 pub fn find(ctx: &Context, look: impl Fn(&Path) -> State) -> Vec<Looked> {
-    let nix_build = crate::dirs::in_nix_build(&ctx.env);
+    let nix_build = crate::context::dirs::in_nix_build(&ctx.env);
     let mut looked = Vec::new();
     for (place, path) in candidates(ctx) {
         let state = match place {

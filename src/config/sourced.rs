@@ -111,7 +111,7 @@ impl fmt::Display for Origin {
         match self {
             Origin::Default => f.write_str("the defaults"),
             // Quoted as a shell reads it, so a path that is not UTF-8 shows its bytes.
-            Origin::File(Some(At { file, line })) => write!(f, "{}:{line}", crate::shell::path(file)),
+            Origin::File(Some(At { file, line })) => write!(f, "{}:{line}", crate::error::shell::path(file)),
             Origin::File(None) => f.write_str("the config"),
             Origin::Env(var) => write!(f, "${var}"),
             Origin::Flag(flag) => write!(f, "`{flag}`"),

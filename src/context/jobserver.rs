@@ -237,7 +237,7 @@ fn open(claim: &Claim) -> Result<OwnedFd, String> {
             reopen(read, &read_st).map_err(|e| format!("cannot open the pipe anew without waiting on it: {e}"))
         }
         Claim::Fifo(path) => {
-            let shown = crate::shell::display([OsStr::from_bytes(path)]);
+            let shown = crate::error::shell::display([OsStr::from_bytes(path)]);
             // O_PATH: no open of the object itself, so a device's driver never runs and no file's time changes.
             let handle = open_path(path, libc::O_PATH).map_err(|e| format!("fifo:{shown}: {e}"))?;
             let st = stat(handle.as_raw_fd()).map_err(|e| format!("fifo:{shown}: {e}"))?;

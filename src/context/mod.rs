@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 
+pub mod dirs;
 pub mod jobserver;
+pub mod log;
 pub use jobserver::Jobserver;
 
 /// Environment variables the wrapper reads or sets. docs/reference/environment.md, made from src/reference/, lists

@@ -42,7 +42,7 @@ use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use super::follow::{self, Follow, Ledger};
-use crate::context::jobserver::Client;
+use super::lend::{Lend, ThreadsIn};
 use crate::context::Env;
 
 /// Signals a caller sends to stop or poke a compiler (make and ninja on an interrupt, a CI's timeout, `kill`): sent to
@@ -110,33 +110,6 @@ fn action_of(signal: libc::c_int) -> libc::sigaction {
         libc::sigaction(signal, std::ptr::null(), &mut old);
         old
     }
-}
-
-/// Job slots a call may take from the build's jobserver, one thread of nvcc's each (`plan::threads`): K takes them,
-/// without waiting, once it is out of every process group a kill could name, and gives nvcc `--threads N`.
-pub struct Lend<'a> {
-    pub client: &'a Client,
-    /// The most threads in all, nvcc's own included (`ThreadsDecision::most`).
-    pub most: u32,
-    /// How many threads in all the memory free now holds (read only when a slot is free, by K).
-    pub memory_holds: &'a dyn Fn() -> u32,
-    /// Where `--threads N` goes.
-    pub channel: ThreadsIn,
-    /// Threads follow the build (`threads-follow`, `super::follow`): nvcc gets a thread for each target at once and
-    /// K lets as many of its units run as it holds slots, taking and giving back slots while nvcc runs. Only for nvcc
-    /// run directly (a compiler cache's server may run it where K cannot see it) and where `/proc` shows children.
-    pub follow: bool,
-}
-
-/// Where `--threads N` goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ThreadsIn {
-    /// Among the arguments, at this index (first, for nvcc run directly).
-    Argv(usize),
-    /// In front of `NVCC_PREPEND_FLAGS`, which nvcc reads as if it came first on its command line: for nvcc run
-    /// behind a compiler cache, whose key holds the arguments (ccache's, every one of them) but not that variable,
-    /// so that a hit does not depend on how many slots were free.
-    PrependFlags,
 }
 
 /// Where nvcc's temporary files are, to remove what a call that failed left of them (nvcc alone leaves them when it is
@@ -518,8 +491,9 @@ fn remove_leftovers(leftovers: &Leftovers, nvcc: libc::pid_t, started: std::time
     for depfile in &leftovers.keep {
         let Ok(meta) = std::fs::symlink_metadata(depfile) else { continue };
         let written = meta.modified().is_ok_and(|t| t >= started);
-        if written && meta.is_file() && meta.len() <= crate::bounded::DEPFILE {
-            let whole = crate::bounded::read(depfile, crate::bounded::DEPFILE).is_ok_and(|t| t.ends_with(b"\n"));
+        if written && meta.is_file() && meta.len() <= crate::error::bounded::DEPFILE {
+            let whole =
+                crate::error::bounded::read(depfile, crate::error::bounded::DEPFILE).is_ok_and(|t| t.ends_with(b"\n"));
             if !whole {
                 let _ = std::fs::remove_file(depfile);
             }

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, AtomicU16, Ordering};
 use std::time::Duration;
 
-use super::child::Lend;
+use super::lend::Lend;
 
 /// How often the units are read.
 pub const TICK: Duration = Duration::from_millis(20);

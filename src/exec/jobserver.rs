@@ -57,7 +57,7 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
     let failed = |what: &str, e: std::io::Error| {
         let instead = "run the build without `nvcc-wrapper jobserver`";
         Error::new(ErrorKind::Output, format!("cannot set up the jobserver: {what}: {e}"))
-            .with_help(crate::dirs::write_help(&e, &base, "$TMPDIR", Some(instead)))
+            .with_help(crate::context::dirs::write_help(&e, &base, "$TMPDIR", Some(instead)))
     };
     let (program, args) = command.split_first().ok_or_else(|| {
         Error::new(ErrorKind::Usage, "`nvcc-wrapper jobserver` needs a command to run")
@@ -65,13 +65,16 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
     })?;
     let path = ctx.search_path().to_os_string();
     let program = which::which_in(program, Some(&path), &ctx.cwd).map_err(|e| {
-        Error::new(ErrorKind::CannotExec, format!("cannot run {}: {e}", crate::shell::display([program.as_os_str()])))
-            .with_help("give the build tool's name on PATH, or its path")
+        Error::new(
+            ErrorKind::CannotExec,
+            format!("cannot run {}: {e}", crate::error::shell::display([program.as_os_str()])),
+        )
+        .with_help("give the build tool's name on PATH, or its path")
     })?;
     refuse_a_ninja_that_ignores_it(&program, args)?;
     let dir = base.join(format!("nvcc-wrapper-jobserver-{}", ctx.pid));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::DirBuilder::new().mode(0o700).create(&dir).map_err(|e| failed(&crate::shell::path(&dir), e))?;
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).map_err(|e| failed(&crate::error::shell::path(&dir), e))?;
     let fifo = dir.join("slots");
     let result = (|| {
         let name =
@@ -105,7 +108,7 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
         let mut env = ctx.env.clone();
         let ends = (read.as_raw_fd(), write.as_raw_fd());
         env.set(vars::MAKEFLAGS, makeflags(jobs, &fifo, ends, ctx.env.get(vars::MAKEFLAGS)));
-        tracing::debug!("jobserver: {jobs} slots in {}", crate::shell::path(&fifo));
+        tracing::debug!("jobserver: {jobs} slots in {}", crate::error::shell::path(&fifo));
         let status =
             super::child::run(&program, args, &env, None, None).map_err(|e| super::cannot_run_program(&program, &e))?;
         let mut left = Vec::new();
@@ -129,7 +132,7 @@ fn refuse_a_ninja_that_ignores_it(program: &Path, args: &[OsString]) -> Result<(
     if name != b"ninja" && name != b"ninja-build" {
         return Ok(());
     }
-    let shown = crate::shell::path(program);
+    let shown = crate::error::shell::path(program);
     let own_jobs = args
         .iter()
         .map(|a| a.as_bytes())

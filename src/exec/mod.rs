@@ -9,6 +9,7 @@
 pub mod child;
 pub mod follow;
 pub mod jobserver;
+pub mod lend;
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -143,16 +144,18 @@ pub(crate) fn die_by(signal: libc::c_int) -> ! {
 pub fn complete_depfiles(edit: &crate::plan::model::DepfileInputs) -> Vec<String> {
     let mut warnings = Vec::new();
     for file in &edit.depfiles {
-        let text = match crate::bounded::read(file, crate::bounded::DEPFILE) {
+        let text = match crate::error::bounded::read(file, crate::error::bounded::DEPFILE) {
             Ok(text) => text,
             Err(refused) => {
                 if !refused.not_found() {
-                    tracing::debug!("{} is left as nvcc wrote it: {refused}", crate::shell::path(file));
+                    tracing::debug!("{} is left as nvcc wrote it: {refused}", crate::error::shell::path(file));
                 }
                 continue;
             }
         };
-        let Some(completed) = crate::depfile::add_inputs(&text, &edit.inputs, edit.phony) else { continue };
+        let Some(completed) = crate::plan::depfile::syntax::add_inputs(&text, &edit.inputs, edit.phony) else {
+            continue;
+        };
         let target = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
         let meta = std::fs::metadata(&target).ok();
         // Replaced whole, a file with other names would lose them, and one of another user's would become ours:
@@ -168,7 +171,7 @@ pub fn complete_depfiles(edit: &crate::plan::model::DepfileInputs) -> Vec<String
         }) {
             warnings.push(format!(
                 "the dependency file {} is left as nvcc wrote it ({why}): a change of the config or the host compiler will not rebuild this object",
-                crate::shell::path(file)
+                crate::error::shell::path(file)
             ));
             continue;
         }
@@ -176,7 +179,7 @@ pub fn complete_depfiles(edit: &crate::plan::model::DepfileInputs) -> Vec<String
         if let Err(e) = replace_whole(&target, &completed, mode) {
             warnings.push(format!(
                 "cannot add the wrapper's inputs to the dependency file {} ({e}): it lists what nvcc wrote, so a change of the config or the host compiler will not rebuild this object",
-                crate::shell::path(file)
+                crate::error::shell::path(file)
             ));
         }
     }
@@ -227,26 +230,26 @@ pub fn cannot_run(nvcc: &Path, err: &std::io::Error) -> Error {
             ErrorKind::CannotExec,
             format!(
                 "cannot run the real nvcc {}: its arguments and environment are longer than the kernel takes ({err})",
-                crate::shell::path(nvcc)
+                crate::error::shell::path(nvcc)
             ),
         )
         .with_help(
             "put arguments in an options file (`-optf FILE`, which nvcc reads itself), or shorten the environment",
         );
     }
-    Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {}: {err}", crate::shell::path(nvcc)))
+    Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {}: {err}", crate::error::shell::path(nvcc)))
         .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
 }
 
 /// The error for a build tool (`nvcc-wrapper jobserver -- TOOL`) that could not be started.
 pub fn cannot_run_program(program: &Path, err: &std::io::Error) -> Error {
-    Error::new(ErrorKind::CannotExec, format!("cannot run {}: {err}", crate::shell::path(program)))
+    Error::new(ErrorKind::CannotExec, format!("cannot run {}: {err}", crate::error::shell::path(program)))
         .with_help("check that it is an executable for this machine")
 }
 
 /// The error for a launcher (`launcher`) that could not be started.
 pub fn cannot_run_launcher(launcher: &Path, err: &std::io::Error) -> Error {
-    Error::new(ErrorKind::CannotExec, format!("cannot run the launcher {}: {err}", crate::shell::path(launcher)))
+    Error::new(ErrorKind::CannotExec, format!("cannot run the launcher {}: {err}", crate::error::shell::path(launcher)))
         .with_help("check that it is an executable for this machine, or remove `launcher` from the config")
 }
 
@@ -258,7 +261,7 @@ pub fn cannot_run_launcher(launcher: &Path, err: &std::io::Error) -> Error {
 pub fn write_files(files: &[WrittenFile]) -> Result<()> {
     for file in files {
         let limit = file.contents.len() as u64;
-        if crate::bounded::read(&file.path, limit).is_ok_and(|old| old == file.contents) {
+        if crate::error::bounded::read(&file.path, limit).is_ok_and(|old| old == file.contents) {
             touch(&file.path);
             continue;
         }
@@ -266,13 +269,18 @@ pub fn write_files(files: &[WrittenFile]) -> Result<()> {
         let fail = |e: std::io::Error| {
             Error::new(
                 ErrorKind::Output,
-                format!("cannot write the rewritten options file {}: {e}", crate::shell::path(&file.path)),
+                format!("cannot write the rewritten options file {}: {e}", crate::error::shell::path(&file.path)),
             )
-            .with_help(crate::dirs::write_help(&e, dir, "$XDG_CACHE_HOME", Some(ARCH_FLAGS_INSTEAD)))
+            .with_help(crate::context::dirs::write_help(
+                &e,
+                dir,
+                "$XDG_CACHE_HOME",
+                Some(ARCH_FLAGS_INSTEAD),
+            ))
         };
-        crate::dirs::prepare(dir).map_err(fail)?;
+        crate::context::dirs::prepare(dir).map_err(fail)?;
         replace_whole(&file.path, &file.contents, None).map_err(fail)?;
-        crate::evict::now_and_then(dir, &OPTIONS_FILES);
+        crate::probe::cache::evict::now_and_then(dir, &OPTIONS_FILES);
     }
     Ok(())
 }
@@ -283,7 +291,7 @@ pub const OPTIONS_FILE_LIFETIME: std::time::Duration = std::time::Duration::from
 
 /// What the sweep of the rewritten options files removes: `HASH.optf` unused for `OPTIONS_FILE_LIFETIME`, and
 /// temporary files left by a wrapper killed while writing one.
-pub static OPTIONS_FILES: crate::evict::Rules = crate::evict::Rules {
+pub static OPTIONS_FILES: crate::probe::cache::evict::Rules = crate::probe::cache::evict::Rules {
     keep: OPTIONS_FILE_LIFETIME,
     is_entry: |name| {
         name.strip_suffix(".optf").is_some_and(|hash| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -328,7 +336,7 @@ pub fn run_as_given(
     if dry_run {
         return why;
     }
-    crate::output::warning(format_args!("{}: running nvcc as given, {}", why.message, dropped(plan)));
+    crate::error::output::warning(format_args!("{}: running nvcc as given, {}", why.message, dropped(plan)));
     let err = exec_as_given(&plan.nvcc.path, &ctx.args, &ctx.env, depth);
     cannot_run(&plan.nvcc.path, &err)
 }
@@ -336,7 +344,7 @@ pub fn run_as_given(
 /// What a plan would have changed, as one clause for a warning that says it is dropped: the additions, the
 /// removals, the rewritten options files and the variables it sets.
 pub fn dropped(plan: &crate::plan::Plan) -> String {
-    let words = |w: &[OsString]| crate::shell::display(w.iter().map(OsString::as_os_str));
+    let words = |w: &[OsString]| crate::error::shell::display(w.iter().map(OsString::as_os_str));
     let mut parts = Vec::new();
     let added: Vec<OsString> =
         plan.changes.before.iter().chain(&plan.changes.after).flat_map(|a| a.args.iter().cloned()).collect();
@@ -349,13 +357,13 @@ pub fn dropped(plan: &crate::plan::Plan) -> String {
     }
     for w in &plan.changes.written {
         let name = w.replaces.value.clone().unwrap_or_default();
-        parts.push(format!("reading the options file {} as it is", crate::shell::display([name.as_os_str()])));
+        parts.push(format!("reading the options file {} as it is", crate::error::shell::display([name.as_os_str()])));
     }
     for (name, _) in plan.changes.env.iter().filter(|(name, _)| *name != crate::context::vars::DEPTH) {
         parts.push(format!("with ${name} as you set it"));
     }
     if let Some(launcher) = &plan.decided.launcher {
-        parts.push(format!("without the launcher {}", crate::shell::path(launcher)));
+        parts.push(format!("without the launcher {}", crate::error::shell::path(launcher)));
     }
     if parts.is_empty() {
         "without the wrapper's loop counter".to_string()

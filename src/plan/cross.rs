@@ -73,9 +73,9 @@ impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reason::InToolkit { platform, dir, unused_cuda_root } => {
-                write!(f, "the target {platform}: its CUDA files are in the toolkit, {}", crate::shell::path(dir))?;
+                write!(f, "the target {platform}: its CUDA files are in the toolkit, {}", crate::error::shell::path(dir))?;
                 if let Some(c) = unused_cuda_root {
-                    write!(f, " (which nvcc prefers to `[target] cuda-root` {})", crate::shell::path(c))?;
+                    write!(f, " (which nvcc prefers to `[target] cuda-root` {})", crate::error::shell::path(c))?;
                 }
                 Ok(())
             }
@@ -84,7 +84,7 @@ impl fmt::Display for Reason {
                 "the target {platform}: {toolkit} has no targets/{platform}, so its CUDA files come from `[target] cuda-root`"
             ),
             Reason::Sysroot { sysroot } => {
-                write!(f, "`[target] sysroot`: the target's headers and libraries come from {}", crate::shell::path(sysroot))
+                write!(f, "`[target] sysroot`: the target's headers and libraries come from {}", crate::error::shell::path(sysroot))
             }
         }
     }
@@ -130,8 +130,8 @@ fn target_files(facts: &Facts, target: &TargetConfig, plan: &mut Changes) -> Res
         return Ok(TargetFiles::Toolkit(in_toolkit));
     }
     let toolkit = match &root {
-        Ok(r) => crate::shell::path(r),
-        Err(e) => format!("the toolkit of {} ({e})", crate::shell::path(facts.nvcc)),
+        Ok(r) => crate::error::shell::path(r),
+        Err(e) => format!("the toolkit of {} ({e})", crate::error::shell::path(facts.nvcc)),
     };
     let Some(cuda_root) = cuda_root else {
         return Err(Error::new(
@@ -165,7 +165,7 @@ fn cuda_root(facts: &Facts, target: &TargetConfig) -> Result<Option<PathBuf>> {
             cuda_root.origin.error_kind(),
             format!(
                 "`[target] cuda-root` ({}, from {}) has no include/cuda_runtime.h",
-                crate::shell::path(cuda_root),
+                crate::error::shell::path(cuda_root),
                 cuda_root.origin
             ),
         )
@@ -179,7 +179,7 @@ fn sysroot(facts: &Facts, target: &TargetConfig, plan: &mut Changes) -> Result<O
     if !facts.probes.exists(sysroot) {
         return Err(Error::new(
             sysroot.origin.error_kind(),
-            format!("`[target] sysroot` ({}, from {}) does not exist", crate::shell::path(sysroot), sysroot.origin),
+            format!("`[target] sysroot` ({}, from {}) does not exist", crate::error::shell::path(sysroot), sysroot.origin),
         )
         .with_help(
             "point it at the target's root file system (with usr/include and usr/lib), or remove it to use the cross compiler's own",

@@ -55,7 +55,7 @@ impl fmt::Display for Reason {
             Reason::FirstInRunpath { dir } => write!(
                 f,
                 "`[target] cuda-compat`: the Jetson forward-compatibility libcuda in {} is found before the driver's",
-                crate::shell::path(dir)
+                crate::error::shell::path(dir)
             ),
         }
     }
@@ -81,7 +81,7 @@ impl Step for CudaCompat {
                 dir.origin.error_kind(),
                 format!(
                     "`[target] cuda-compat` ({}, from {}) has no libcuda.so or libcuda.so.1",
-                    crate::shell::path(dir),
+                    crate::error::shell::path(dir),
                     dir.origin
                 ),
             )

@@ -48,7 +48,7 @@ pub fn remove(
                     ErrorKind::Request,
                     format!(
                         "cannot remove GPU target options from options file {}: it is named in ${name}, where the wrapper cannot put its contents",
-                        crate::shell::path(&inv.options_files[file].path)
+                        crate::error::shell::path(&inv.options_files[file].path)
                     ),
                 )
                 .with_help(format!(

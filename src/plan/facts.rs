@@ -12,11 +12,11 @@ use super::model::Changes;
 pub use super::release::Release;
 use super::target::{self, Named};
 use crate::args::Invocation;
+use crate::compat::Version;
 use crate::compat::{Compat, Platform};
 use crate::config::HostCompilerConfig;
 use crate::error::Result;
 use crate::probe::system::Probes;
-use crate::version::Version;
 
 /// What the facts themselves say, once. `TargetHostCompilerUnused`: `[target.host-compiler]` holds settings, but the
 /// build is not a cross build, so only `[host-compiler]` counts.

@@ -17,9 +17,9 @@ use super::model::Changes;
 use super::Step;
 use crate::args::table::Spelled;
 use crate::args::Given;
+use crate::compat::Version;
 use crate::config::{Config, Origin, Sourced};
 use crate::error::Result;
-use crate::version::Version;
 
 pub struct Fatbin;
 

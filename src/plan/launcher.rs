@@ -19,11 +19,11 @@ use super::facts::Facts;
 use super::model::{Changes, Decided};
 use super::{edit, Step};
 use crate::args::{Channel, HostCompilerGiven, Invocation, Phase};
+use crate::compat::Version;
 use crate::compat::{LauncherCall, Text, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, Origin, Sourced};
 use crate::context::vars;
 use crate::error::{Error, ErrorKind, Result};
-use crate::version::Version;
 
 pub struct Launcher;
 
@@ -75,13 +75,13 @@ impl fmt::Display for Note {
             Note::RunsThrough { launcher, origin } => write!(
                 f,
                 "nvcc runs through the launcher {} (`launcher` in {origin}): its cache key covers the final command",
-                crate::shell::path(launcher)
+                crate::error::shell::path(launcher)
             ),
             Note::KnownBad { launcher, name, version, first_cuda, last_cuda, calls, why, source } => {
                 write!(
                     f,
                     "the launcher {} is left out: {name} {version} fails with nvcc ",
-                    crate::shell::path(launcher)
+                    crate::error::shell::path(launcher)
                 )?;
                 match last_cuda {
                     Some(last) => write!(f, "{first_cuda} to {last}")?,
@@ -131,7 +131,7 @@ impl Step for Launcher {
                 if matches!(origin, Origin::Env(_)) { "" } else { " (or set NVCC_WRAPPER_LAUNCHER to another one)" };
             return Err(Error::new(
                 ErrorKind::Launcher,
-                format!("the launcher {} (`launcher` in {origin}) {how}", crate::shell::path(setting)),
+                format!("the launcher {} (`launcher` in {origin}) {how}", crate::error::shell::path(setting)),
             )
             .with_help(format!(
                 "install it or give its full path, or remove `launcher` from {origin} to run nvcc without a cache{elsewhere}"

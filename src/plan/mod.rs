@@ -14,12 +14,16 @@
 //! "replace"`, and `-dlto` when a device-LTO compile gets the capabilities as `code=lto_XY`): `edit` owns how, and
 //! every removal carries its reason.
 
+#[doc(hidden)]
+pub mod bench;
 pub mod cross;
 pub mod cuda_compat;
 pub mod depfile;
 mod edit;
 pub mod facts;
 pub mod fatbin;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gpu;
 pub mod host_compiler;
 pub mod launcher;
@@ -78,7 +82,7 @@ fn passable(key: &str, setting: &Sourced<PathBuf>, to: &str) -> Result<()> {
         setting.origin.error_kind(),
         format!(
             "`{key}` ({}, from {}) holds {byte}, which nvcc would not pass to {to} unchanged",
-            crate::shell::path(setting),
+            crate::error::shell::path(setting),
             setting.origin
         ),
     )

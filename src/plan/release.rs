@@ -5,9 +5,9 @@ use std::fmt;
 use std::path::Path;
 
 use crate::compat::Compat;
+use crate::compat::Version;
 use crate::error::{Error, ErrorKind};
 use crate::probe::system::Probes;
-use crate::version::Version;
 
 /// The NVCC release in use, as far as the decisions go.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -23,11 +23,11 @@ use super::model::{Changes, HostDecision};
 use super::Step;
 use crate::args::split::{first_unpassable, Unpassable};
 use crate::args::{Given, HostCompilerGiven, Phase, Role};
+use crate::compat::Version;
 use crate::compat::{placeholders, Call, Cause, CompilerFamily, Fix, Limit, Output, Text};
 use crate::config::{Config, Origin, Sourced};
 use crate::error::Result;
 use crate::probe::system::OutputPlace;
-use crate::version::Version;
 
 pub struct Reproducible;
 
@@ -321,12 +321,16 @@ fn objtemp_blocker(facts: &Facts) -> Option<String> {
     for input in &inv.inputs {
         let bytes = input.as_bytes();
         if let Some(b) = bytes.iter().find(|b| unsafe_byte(b)) {
-            return Some(format!("the input {} holds {}", crate::shell::display([input.as_os_str()]), Unpassable(*b)));
+            return Some(format!(
+                "the input {} holds {}",
+                crate::error::shell::display([input.as_os_str()]),
+                Unpassable(*b)
+            ));
         }
         if file_name_len(Path::new(input)) >= 217 {
             return Some(format!(
                 "the input {}'s file name is 217 bytes or longer",
-                crate::shell::display([input.as_os_str()])
+                crate::error::shell::display([input.as_os_str()])
             ));
         }
     }
@@ -340,7 +344,7 @@ fn objtemp_blocker(facts: &Facts) -> Option<String> {
             .collect(),
     };
     for output in &outputs {
-        let shown = crate::shell::path(output);
+        let shown = crate::error::shell::path(output);
         let bytes = output.as_os_str().as_bytes();
         if let Some(b) = bytes.iter().find(|b| unsafe_byte(b)) {
             return Some(format!("the output {shown} holds {}", Unpassable(*b)));
@@ -407,7 +411,7 @@ fn value(facts: &Facts, needs: &Needs, name: &str) -> std::result::Result<String
     // The value goes inside an `-X` list, which must carry it unchanged; an `=` would also split a prefix map.
     let unpassable =
         first_unpassable(value.as_bytes()).or(value.as_bytes().contains(&b'=').then_some(Unpassable(b'=')));
-    let shown = crate::shell::display([value]);
+    let shown = crate::error::shell::display([value]);
     match (value.to_str(), unpassable) {
         (Some(""), _) => Err(Missing::Value(format!("{what} is empty"))),
         (Some(text), None) => Ok(text.to_string()),

@@ -2,10 +2,10 @@
 //! `gencode`'s `--system` and `--platform`), and whether this NVCC release ships it. Owns reading those two settings
 //! and naming them in messages; what a cross build needs besides (compilers, target directories) is the steps'.
 
+use crate::compat::Version;
 use crate::compat::{Platform, PlatformTable};
 use crate::config::{Origin, TargetConfig, TargetPlatform};
 use crate::error::{Error, ErrorKind, Result};
-use crate::version::Version;
 
 /// The Nix system of the machine the wrapper was built for: the target when `[target]` names none.
 pub const NATIVE_SYSTEM: &str = if cfg!(target_arch = "aarch64") {

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use super::model::{Addition, Message, Removal, Said};
 use super::*;
 use crate::args::Channel;
+use crate::compat::Version;
 use crate::config::{CompilerFamily, Loaded};
 use crate::context::{vars, Context};
 use crate::error::ErrorKind;
 use crate::locate::FoundBy;
 use crate::probe::compiler::{Known, StdenvLibstdcxx};
-use crate::version::Version;
 
 /// Facts of a Debian 12 machine like the CI one: g++-11, g++-12 (as `g++`), clang++-14/16/19, and the aarch64 and
 /// ppc64le cross compilers (GCC 12 as `TRIPLE-g++`, and GCC 11).

@@ -16,10 +16,10 @@ use super::model::{Changes, GpuDecision, ThreadsDecision};
 use super::Step;
 use crate::args::table::GpuFlag;
 use crate::args::{Given, Phase, Role};
+use crate::compat::Version;
 use crate::config::{Config, Origin, Sourced, ThreadCount};
 use crate::error::Result;
 use crate::probe::memory::MemoryFree;
-use crate::version::Version;
 
 pub struct Threads;
 

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{run, ProbeError};
-use crate::version::Version;
+use crate::compat::Version;
 
 const VERSION: &str = "--version";
 const DUMPFULLVERSION: &str = "-dumpfullversion";
@@ -30,7 +30,7 @@ pub struct Known {
 impl std::fmt::Display for Known {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Quoted as a shell reads it, so a path that is not UTF-8 shows its bytes instead of U+FFFD (issue 26).
-        write!(f, "{} ({} {})", crate::shell::path(&self.path), self.family, self.version)
+        write!(f, "{} ({} {})", crate::error::shell::path(&self.path), self.family, self.version)
     }
 }
 

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use super::{ProbeError, ProbeErrorKind};
-use crate::version::Version;
+use crate::compat::Version;
 
 const PREFIX: &[u8] = b"GLIBCXX_";
 
@@ -46,7 +46,8 @@ fn newest_glibcxx(bytes: &[u8]) -> Option<Version> {
 /// that is not ELF is an error, so that a linker script named `libstdc++.so` is not mistaken for a library that
 /// provides nothing.
 pub fn read_glibcxx_versions(path: &Path) -> Result<Vec<Version>, ProbeError> {
-    let bytes = crate::bounded::read(path, crate::bounded::ELF).map_err(|err| ProbeError::io(path, err.into()))?;
+    let bytes = crate::error::bounded::read(path, crate::error::bounded::ELF)
+        .map_err(|err| ProbeError::io(path, err.into()))?;
     if !bytes.starts_with(b"\x7fELF") {
         let found = String::from_utf8_lossy(&bytes[..bytes.len().min(64)]);
         let kind = ProbeErrorKind::Unexpected { expected: "an ELF file", found: super::first_line(&found).to_string() };

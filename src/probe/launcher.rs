@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::{run, ProbeError};
-use crate::version::Version;
+use crate::compat::Version;
 
 const VERSION: &str = "--version";
 

@@ -229,7 +229,9 @@ impl ProbeError {
     /// The command as a user could paste it into a shell, or the file's path.
     pub fn command(&self) -> String {
         let program = Some(self.program.as_os_str()).filter(|p| !p.is_empty());
-        crate::shell::display(program.into_iter().chain(self.args.iter().map(|a| std::ffi::OsStr::new(a.as_str()))))
+        crate::error::shell::display(
+            program.into_iter().chain(self.args.iter().map(|a| std::ffi::OsStr::new(a.as_str()))),
+        )
     }
 }
 
@@ -256,7 +258,11 @@ impl fmt::Display for ProbeError {
                 write!(f, "`{command}` was still running after {} s and was stopped", limit.as_secs())
             }
             ProbeErrorKind::TooMuchOutput(limit) => {
-                write!(f, "`{command}` printed more than {} and was stopped", crate::bounded::size(*limit as u64))
+                write!(
+                    f,
+                    "`{command}` printed more than {} and was stopped",
+                    crate::error::bounded::size(*limit as u64)
+                )
             }
             ProbeErrorKind::Unexpected { expected, found } => {
                 let source = if self.args.is_empty() { "contents of" } else { "output from" };

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{run, ProbeError, ProbeErrorKind};
-use crate::version::Version;
+use crate::compat::Version;
 
 const VERSION: &str = "--version";
 
@@ -90,7 +90,7 @@ pub fn parse_version_json(text: &str) -> Result<ToolkitVersions, ProbeError> {
 /// regular file or is larger than `bounded::VERSION_FILE` is an error (the caller then asks nvcc itself).
 pub fn read_version_json(root: &Path) -> Result<Option<ToolkitVersions>, ProbeError> {
     let path = root.join("version.json");
-    match crate::bounded::read_to_string(&path, crate::bounded::VERSION_FILE) {
+    match crate::error::bounded::read_to_string(&path, crate::error::bounded::VERSION_FILE) {
         Ok(text) => parse_version_json(&text).map(Some).map_err(|mut e| {
             e.program = path;
             e
@@ -219,7 +219,8 @@ mod tests {
         let err = read_version_json(root.path()).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
         fs::remove_file(root.path().join("version.json")).unwrap();
-        fs::write(root.path().join("version.json"), vec![b' '; crate::bounded::VERSION_FILE as usize + 1]).unwrap();
+        fs::write(root.path().join("version.json"), vec![b' '; crate::error::bounded::VERSION_FILE as usize + 1])
+            .unwrap();
         assert!(read_version_json(root.path()).unwrap_err().to_string().contains("larger than 1 MiB"));
     }
 

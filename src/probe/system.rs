@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use super::cache::{self, Entry, Failure, ProbeCache};
 use super::compiler::{CompilerFamily, CompilerInfo, Known, StdenvLibstdcxx};
-use crate::version::Version;
+use crate::compat::Version;
 
 pub trait Probes {
     /// The version of the real nvcc (its own, `12.4.131`), from the toolkit's `version.json` or `nvcc --version`,
@@ -41,7 +41,7 @@ pub trait Probes {
     /// The release of a compiler cache the wrapper runs nvcc through (`sccache --version`). Probes that know no
     /// launcher say so, and the planner then keeps the launcher.
     fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {
-        Err(format!("{} was not probed", crate::shell::path(launcher)))
+        Err(format!("{} was not probed", crate::error::shell::path(launcher)))
     }
     /// The compute capabilities of this machine's GPUs, for `native`; never cached (GPUs come and go with
     /// containers and `CUDA_VISIBLE_DEVICES`). Probes that know no machine see none.
@@ -237,7 +237,7 @@ fn described(failure: Failure, warn: bool) -> String {
         );
     }
     if warn && failure.stopped {
-        crate::log::warning(&format!("{message}; the wrapper goes on without its answer"));
+        crate::error::output::warning_once(&format!("{message}; the wrapper goes on without its answer"));
     }
     message
 }

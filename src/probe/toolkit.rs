@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::compat::host_config;
+use crate::compat::Version;
 use crate::compat::{Accepts, HostCompilerTable};
 use crate::error::{Error, ErrorKind, Result};
 use crate::probe;
-use crate::version::Version;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolkitScan {
@@ -25,7 +25,7 @@ impl ToolkitScan {
             self.nvcc,
             self.limits.newest_gcc,
             self.limits.newest_clang,
-            crate::shell::path(&self.header)
+            crate::error::shell::path(&self.header)
         )
     }
 
@@ -47,7 +47,7 @@ impl ToolkitScan {
                 ErrorKind::CheckFailed,
                 format!(
                     "nvcc {}: {} says GCC up to {} and Clang up to {}, but the table's row {} says GCC up to {} and Clang up to {}",
-                    self.nvcc, crate::shell::path(&self.header), self.limits.newest_gcc, self.limits.newest_clang, row.nvcc, row.newest_gcc, row.newest_clang
+                    self.nvcc, crate::error::shell::path(&self.header), self.limits.newest_gcc, self.limits.newest_clang, row.nvcc, row.newest_gcc, row.newest_clang
                 ),
             )
             .with_help(help));
@@ -63,15 +63,16 @@ pub fn scan(root: &Path) -> Result<ToolkitScan> {
         .map(|rel| root.join(rel))
         .find(|p| p.is_file())
         .ok_or_else(|| {
-            Error::new(ErrorKind::Request, format!("{} has no include/crt/host_config.h", crate::shell::path(root)))
+            Error::new(ErrorKind::Request, format!("{} has no include/crt/host_config.h", crate::error::shell::path(root)))
                 .with_help("give the root of a CUDA toolkit (the directory holding bin/ and include/), or a header set from scripts/fetch-toolkits.sh headers-X.Y")
         })?;
-    let text = crate::bounded::read_to_string(&header, crate::bounded::HEADER)
-        .map_err(|e| Error::new(ErrorKind::Request, format!("cannot read {}: {e}", crate::shell::path(&header))))?;
+    let text = crate::error::bounded::read_to_string(&header, crate::error::bounded::HEADER).map_err(|e| {
+        Error::new(ErrorKind::Request, format!("cannot read {}: {e}", crate::error::shell::path(&header)))
+    })?;
     let limits = host_config::scan(&text).map_err(|e| {
         Error::new(
             ErrorKind::Request,
-            format!("cannot read the host-compiler check in {}: {e}", crate::shell::path(&header)),
+            format!("cannot read the host-compiler check in {}: {e}", crate::error::shell::path(&header)),
         )
         .with_help(
             "this header's layout is new to the scanner: compare it with the shapes in src/compat/host_config.rs",
@@ -88,7 +89,7 @@ fn version_of(root: &Path) -> Result<Version> {
     }
     let nvcc = root.join("bin/nvcc");
     probe::nvcc::probe_nvcc(&nvcc).map(|v| v.full).map_err(|e| {
-        Error::new(ErrorKind::Request, format!("cannot tell the release of {}: {e}", crate::shell::path(root)))
+        Error::new(ErrorKind::Request, format!("cannot tell the release of {}: {e}", crate::error::shell::path(root)))
             .with_help("a toolkit root needs version.json or a runnable bin/nvcc")
     })
 }

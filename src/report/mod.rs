@@ -4,6 +4,8 @@
 //! tools (`explain --format json`).
 
 pub mod json;
+#[doc(hidden)]
+pub mod nix_answers;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -11,10 +13,10 @@ use std::path::Path;
 use crate::config::places::State;
 use crate::config::Loaded;
 use crate::context::vars;
+use crate::error::shell;
 use crate::plan::model::{CrossDecision, TargetFiles};
 use crate::plan::target::NATIVE_SYSTEM;
 use crate::prepare::Prepared;
-use crate::shell;
 
 /// The column values start at.
 const WIDTH: usize = 13;
@@ -116,7 +118,7 @@ pub fn config_lines(config: &Loaded) -> Vec<String> {
     out.extend(passed.map(|l| format!("  looked at: {l}")));
     if let Some(used) = used {
         out.extend(config.ignored.iter().map(|(place, path)| {
-            let path = crate::shell::path(path);
+            let path = crate::error::shell::path(path);
             format!("  ignored: {path} ({place}): {} comes first, and files are never merged", used.place)
         }));
     }
@@ -138,12 +140,15 @@ pub fn text_for(prepared: &Prepared, asked: &str) -> String {
 /// its CUDA files and its system headers and libraries come from.
 fn cross_lines(cross: &CrossDecision, compiler: Option<&Path>) -> Vec<(&'static str, String)> {
     let files = match &cross.files {
-        TargetFiles::Toolkit(dir) => format!("{} (the toolkit's, by --target-directory)", crate::shell::path(dir)),
-        TargetFiles::CudaRoot(dir) => format!("{} (`[target] cuda-root`, by -I/-L)", crate::shell::path(dir)),
+        TargetFiles::Toolkit(dir) => {
+            format!("{} (the toolkit's, by --target-directory)", crate::error::shell::path(dir))
+        }
+        TargetFiles::CudaRoot(dir) => format!("{} (`[target] cuda-root`, by -I/-L)", crate::error::shell::path(dir)),
         TargetFiles::Given(dir) => format!("{dir} (the command line's target directory)"),
     };
-    let compiler = compiler.map_or("given by the command line".into(), crate::shell::path);
-    let sysroot = cross.sysroot.as_ref().map_or("none (the cross compiler's own)".into(), |s| crate::shell::path(s));
+    let compiler = compiler.map_or("given by the command line".into(), crate::error::shell::path);
+    let sysroot =
+        cross.sysroot.as_ref().map_or("none (the cross compiler's own)".into(), |s| crate::error::shell::path(s));
     vec![
         ("target", format!("{} (cross-compiled)", cross.platform)),
         ("compiler", compiler),

@@ -16,10 +16,10 @@ use super::model::{Changes, GpuDecision};
 use super::{edit, Step};
 use crate::args::table::{GpuFlag, Spelled};
 use crate::args::{Found, Given, Invocation, Phase, Role};
+use crate::compat::Version;
 use crate::compat::{Capability, Form, Item};
 use crate::config::{ArchFlags, Config, GpuConfig};
 use crate::error::Result;
-use crate::version::Version;
 
 pub struct Gpu;
 

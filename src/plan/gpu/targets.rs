@@ -21,12 +21,12 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use crate::compat::Version;
 use crate::compat::{
     Capability, CapabilityInfo, Compat, Form, Item, Platform, Refusal, TargetList, Targets, Unresolved,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::target::Named;
-use crate::version::Version;
 
 /// What a capability list becomes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use super::messages::Note;
 use crate::compat::Accepts;
+use crate::compat::Version;
 use crate::config::{CompilerEntry, HostCompilerConfig};
 use crate::error::{Error, ErrorKind};
 use crate::plan::facts::Facts;
 use crate::plan::model::Changes;
 use crate::probe::compiler::Known;
-use crate::version::Version;
 
 /// What the stdenv compiler is, as far as the wrapper can tell.
 pub(super) enum Stdenv {
@@ -116,7 +116,7 @@ impl Compilers<'_, '_> {
     /// machine is needed too, so an entry that does not record it is probed.
     fn known(&self, entry: &CompilerEntry) -> Result<Known, String> {
         let Some(path) = self.facts.probes.resolve(&entry.path) else {
-            return Err(format!("{} is not an executable here", crate::shell::path(&entry.path)));
+            return Err(format!("{} is not an executable here", crate::error::shell::path(&entry.path)));
         };
         let target_needed = self.facts.cross && entry.target.is_none();
         match (entry.family, entry.version) {

@@ -9,8 +9,8 @@ use crate::args::split::Unpassable;
 use crate::args::table::Spelled;
 use crate::args::Place;
 use crate::compat::Accepts;
+use crate::compat::Version;
 use crate::probe::compiler::Known;
-use crate::version::Version;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
@@ -222,7 +222,7 @@ impl fmt::Display for Note {
             Note::DefaultUnprobed { compiler, why } => write!(
                 f,
                 "{} could not be asked what it is ({why}): no host compiler is added, and nvcc runs its own default",
-                crate::shell::path(compiler)
+                crate::error::shell::path(compiler)
             ),
             Note::CandidateForAnotherMachine { compiler } => write!(
                 f,
@@ -243,10 +243,10 @@ impl fmt::Display for Note {
             Note::LibstdcxxUnpassable { stdenv, chosen, dir, byte } => write!(
                 f,
                 "the libstdc++ of the stdenv compiler {stdenv} is in {}, which holds {byte}: nvcc would not pass that to {chosen} unchanged in an -Xcompiler or -Xlinker list, so it is not named, and objects the stdenv compiler built may not link with {chosen}'s (the stdenv entry's `gcc-install-dir` and `libstdcxx-dir` can name the directories by paths without it: symbolic links will do)",
-                crate::shell::path(dir)
+                crate::error::shell::path(dir)
             ),
             Note::NvccCcbinIgnored { value, why, release, first } => {
-                write!(f, "$NVCC_CCBIN={} ", crate::shell::display([value.as_os_str()]))?;
+                write!(f, "$NVCC_CCBIN={} ", crate::error::shell::display([value.as_os_str()]))?;
                 match why {
                     IgnoredWhy::NamesNoProgram => f.write_str("names no program")?,
                     IgnoredWhy::Rejected { compiler, accepts } => {
@@ -269,7 +269,7 @@ impl fmt::Display for Reason {
             Reason::StdenvUnprobed { compiler, why } => write!(
                 f,
                 "the configured stdenv compiler {} could not be asked what it is ({why}): it is kept as configured, unchecked, and nvcc checks it itself",
-                crate::shell::path(compiler)
+                crate::error::shell::path(compiler)
             ),
             Reason::LinksObjectsOnly { compiler } => write!(
                 f,
@@ -305,7 +305,7 @@ impl fmt::Display for Reason {
             Reason::SharedLibstdcxx { chosen, gcc_install_dir } => write!(
                 f,
                 "{chosen} is not the stdenv compiler: use the stdenv's libstdc++ from {} so objects of both link and run",
-                crate::shell::path(gcc_install_dir)
+                crate::error::shell::path(gcc_install_dir)
             ),
         }
     }

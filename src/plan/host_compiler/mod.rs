@@ -30,11 +30,11 @@ use super::facts::{Facts, Release};
 use super::model::{Changes, HostDecision};
 use super::Step;
 use crate::args::HostCompilerGiven;
+use crate::compat::Version;
 use crate::compat::{Accepts, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, HostCompilerConfig, LtoMismatch};
 use crate::error::{Error, ErrorKind, Result};
 use crate::probe::compiler::{Known, StdenvLibstdcxx};
-use crate::version::Version;
 
 pub struct HostCompiler;
 

@@ -117,7 +117,7 @@ proptest! {
     #[test]
     fn a_shell_line_of_any_words_gives_back_the_same_words_in_bash(words in prop::collection::vec(prop::collection::vec(1u8..=255, 0..8), 1..5)) {
         let os: Vec<OsString> = args(&words);
-        let line = crate::shell::display(os.iter().map(OsString::as_os_str));
+        let line = crate::error::shell::display(os.iter().map(OsString::as_os_str));
         let out = std::process::Command::new("bash")
             .arg("-c")
             .arg(format!("for w in {line}; do printf '%s\\0' \"$w\"; done"))

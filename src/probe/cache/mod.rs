@@ -21,6 +21,8 @@
 //! log says why. Entries not written for `ENTRY_LIFETIME` are removed (`evict`), so the directory stays small.
 //! Nothing here runs a program; the caller hands over the probe to run on a miss.
 
+pub mod evict;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
@@ -175,7 +177,7 @@ impl ProbeCache {
         let dir = match &self.dir {
             Ok(dir) => dir,
             Err(why) => {
-                debug!("probe cache off ({why}): probing {} {}", T::KIND, crate::shell::path(program));
+                debug!("probe cache off ({why}): probing {} {}", T::KIND, crate::error::shell::path(program));
                 return probe().map(|v| (v, false));
             }
         };
@@ -184,7 +186,7 @@ impl ProbeCache {
             Err(e) => {
                 debug!(
                     "probe cache: cannot identify {} ({e}): probing {} without the cache",
-                    crate::shell::path(program),
+                    crate::error::shell::path(program),
                     T::KIND
                 );
                 return probe().map(|v| (v, false));
@@ -193,19 +195,24 @@ impl ProbeCache {
         let file = dir.join(entry_name(T::KIND, program));
         match read(&file, &key) {
             Ok(Ok(value)) => {
-                debug!("probe cache: {} {} from {}", T::KIND, crate::shell::path(program), crate::shell::path(&file));
+                debug!(
+                    "probe cache: {} {} from {}",
+                    T::KIND,
+                    crate::error::shell::path(program),
+                    crate::error::shell::path(&file)
+                );
                 return Ok((value, true));
             }
             Ok(Err(kept)) => {
                 debug!(
                     "probe cache: {} {}: a failure kept in {}",
                     T::KIND,
-                    crate::shell::path(program),
-                    crate::shell::path(&file)
+                    crate::error::shell::path(program),
+                    crate::error::shell::path(&file)
                 );
                 return Err(E::remembered(kept.message, kept.stopped, kept.age));
             }
-            Err(miss) => debug!("probe cache: {} {}: {miss}: probing it", T::KIND, crate::shell::path(program)),
+            Err(miss) => debug!("probe cache: {} {}: {miss}: probing it", T::KIND, crate::error::shell::path(program)),
         }
         let found = probe();
         let fields = match &found {
@@ -214,11 +221,11 @@ impl ProbeCache {
             Err(_) => return found.map(|v| (v, false)),
         };
         if key.too_new() {
-            debug!("probe cache: {} changed in the last {TOO_NEW:?}: not kept", crate::shell::path(program));
+            debug!("probe cache: {} changed in the last {TOO_NEW:?}: not kept", crate::error::shell::path(program));
         } else if let Err(e) = write(dir, &file, &encode(&key, fields)) {
-            debug!("probe cache: cannot write {} ({e}): the answer is not kept", crate::shell::path(&file));
+            debug!("probe cache: cannot write {} ({e}): the answer is not kept", crate::error::shell::path(&file));
         } else {
-            crate::evict::now_and_then(dir, &PROBE_CACHE);
+            evict::now_and_then(dir, &PROBE_CACHE);
         }
         found.map(|v| (v, false))
     }
@@ -226,7 +233,7 @@ impl ProbeCache {
 
 /// What the probe cache's sweep removes: entries (`KIND-HASH`) not written for `ENTRY_LIFETIME`, and temporary files
 /// left by a wrapper that was killed while writing one.
-pub static PROBE_CACHE: crate::evict::Rules = crate::evict::Rules {
+pub static PROBE_CACHE: evict::Rules = evict::Rules {
     keep: ENTRY_LIFETIME,
     is_entry: |name| {
         name.split_once('-').is_some_and(|(kind, hash)| {
@@ -342,7 +349,7 @@ fn encode(key: &Key, fields: Vec<(&'static str, Vec<u8>)>) -> Vec<u8> {
 
 /// The answer an entry keeps, or the failure it keeps, or why it cannot be used.
 fn read<T: Entry>(file: &Path, key: &Key) -> Result<Result<T, Kept>, Miss> {
-    let bytes = match crate::bounded::read(file, crate::bounded::CACHE_ENTRY) {
+    let bytes = match crate::error::bounded::read(file, crate::error::bounded::CACHE_ENTRY) {
         Ok(bytes) => bytes,
         Err(refused) if refused.not_found() => return Err(Miss::Absent),
         Err(refused) => return Err(Miss::Unreadable(refused.into())),

@@ -291,7 +291,7 @@ fn an_entry_that_is_a_fifo_a_device_or_huge_is_a_miss_and_replaced() {
         match hostile {
             "fifo" => assert!(std::process::Command::new("mkfifo").arg(s.entry()).status().unwrap().success()),
             "zero" => std::os::unix::fs::symlink("/dev/zero", s.entry()).unwrap(),
-            _ => fs::write(s.entry(), vec![b'x'; crate::bounded::CACHE_ENTRY as usize + 1]).unwrap(),
+            _ => fs::write(s.entry(), vec![b'x'; crate::error::bounded::CACHE_ENTRY as usize + 1]).unwrap(),
         }
         assert!(matches!(s.miss(), Some(Miss::Unreadable(_))), "{hostile}: {:?}", s.miss());
         assert_eq!(s.ask("gcc"), (Answer("gcc".into()), false), "{hostile}");

@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use crate::error::{Error, ErrorKind, Result};
+use super::{Error, ErrorKind, Result};
 
 /// Write all of `bytes` to stdout and flush.
 pub fn stdout(bytes: impl AsRef<[u8]>) -> Result<()> {
@@ -34,7 +34,7 @@ pub fn warning(message: impl std::fmt::Display) {
 /// Write `bytes` to a new file at `path`: one that exists already is an error (a usage error: the user named it), never
 /// overwritten.
 pub fn new_file(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> Result<()> {
-    let shown = crate::shell::path(path);
+    let shown = super::shell::path(path);
     let mut file = match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -58,7 +58,7 @@ pub fn new_files(dir: &std::path::Path, files: &[(&str, &[u8])]) -> Result<()> {
     for (name, _) in files {
         let path = dir.join(name);
         if std::fs::symlink_metadata(&path).is_ok() {
-            return Err(Error::new(ErrorKind::Usage, format!("{} already exists", crate::shell::path(&path)))
+            return Err(Error::new(ErrorKind::Usage, format!("{} already exists", super::shell::path(&path)))
                 .with_help("name a new or empty directory, or remove the file: nothing is overwritten"));
         }
     }
@@ -72,7 +72,7 @@ pub fn new_files(dir: &std::path::Path, files: &[(&str, &[u8])]) -> Result<()> {
         for (name, _) in files {
             let path = dir.join(name);
             std::fs::rename(temporary(name), &path).map_err(|e| {
-                Error::new(ErrorKind::Output, format!("cannot write {}: {e}", crate::shell::path(&path)))
+                Error::new(ErrorKind::Output, format!("cannot write {}: {e}", super::shell::path(&path)))
                     .with_help("name a directory you can write to")
             })?;
             done.retain(|d| *d != temporary(name));
@@ -94,7 +94,21 @@ pub fn new_files(dir: &std::path::Path, files: &[(&str, &[u8])]) -> Result<()> {
 /// Make `dir` and its parents, where missing.
 pub fn directory(dir: &std::path::Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| {
-        Error::new(ErrorKind::Output, format!("cannot create the directory {}: {e}", crate::shell::path(dir)))
+        Error::new(ErrorKind::Output, format!("cannot create the directory {}: {e}", super::shell::path(dir)))
             .with_help("name a directory you can write to")
     })
+}
+
+/// Say `message` on stderr as `nvcc-wrapper: warning: ...`, as the drop-in says its plan's warnings, whatever
+/// `NVCC_WRAPPER_LOG` holds, and only once per process however often it is asked. For what the user must hear from
+/// deep inside a step (a probed program that had to be stopped); the plan's own warnings are printed by the
+/// personalities.
+pub fn warning_once(message: &str) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if said.iter().any(|m| m == message) {
+        return;
+    }
+    said.push(message.to_string());
+    warning(message);
 }

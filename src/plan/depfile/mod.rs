@@ -5,6 +5,8 @@
 //! wrapper chose. nvcc writes the file; the wrapper adds these after nvcc ends, which needs it to wait for nvcc
 //! instead of replacing itself with it (`exec::run_to_end`). The user's own dependency options are never changed.
 
+pub mod syntax;
+
 use crate::plan::model::codes;
 use std::fmt;
 use std::path::PathBuf;
@@ -14,8 +16,8 @@ use super::model::{Changes, DepfileInputs, HostDecision};
 use super::Step;
 use crate::args::{Depfiles, Given, Role};
 use crate::config::{Config, Origin, Sourced};
-use crate::depfile::{escape, Unwritable};
 use crate::error::Result;
+use syntax::{escape, Unwritable};
 
 pub struct Depfile;
 
@@ -69,7 +71,7 @@ impl fmt::Display for Note {
             Note::Unwritable { path, why } => write!(
                 f,
                 "{} is not added to the dependency file: its path holds {why}, so a change of it will not rebuild this object",
-                crate::shell::path(path)
+                crate::error::shell::path(path)
             ),
         }
     }
@@ -79,7 +81,7 @@ impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reason::Inputs { depfiles } => {
-                let files: Vec<String> = depfiles.iter().map(|d| crate::shell::path(d)).collect();
+                let files: Vec<String> = depfiles.iter().map(|d| crate::error::shell::path(d)).collect();
                 write!(
                     f,
                     "`depfile-inputs` (on unless set to false): added to {} after nvcc ends, so that the build rebuilds when what the wrapper decided from changes",

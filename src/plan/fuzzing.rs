@@ -10,6 +10,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 use crate::args::Invocation;
+use crate::compat::Version;
 use crate::compat::{self, Compat};
 use crate::config::{self, Loaded};
 use crate::context::{vars, Context, Env};
@@ -17,7 +18,6 @@ use crate::locate::{FoundBy, RealNvcc};
 use crate::plan;
 use crate::probe::compiler::{Known, StdenvLibstdcxx};
 use crate::probe::system::Probes;
-use crate::version::Version;
 
 /// A command line: words separated by NUL; a word starting with 0x01 goes to `NVCC_PREPEND_FLAGS`, 0x02 to
 /// `NVCC_APPEND_FLAGS` (as text nvcc splits), any other to argv. Parsed, then planned under each `arch-flags` policy

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 
 use crate::args::Invocation;
 use crate::compat::Compat;
+use crate::compat::Version;
 use crate::config::Loaded;
 use crate::context::Context;
 use crate::locate::{FoundBy, RealNvcc};
 use crate::plan::{self, Inputs};
 use crate::probe::compiler::{Known, StdenvLibstdcxx};
 use crate::probe::system::Probes;
-use crate::version::Version;
 
 /// A config and the tables, parsed once.
 pub struct Planner {

@@ -1,9 +1,14 @@
-//! The wrapper's one error type, its exit codes and how it is shown.
+//! The ground every room stands on: the wrapper's one error type, its exit codes and how it is shown; how a name is
+//! quoted in what the wrapper says (`shell`); and the one safe read of a file the wrapper did not write (`bounded`).
 //!
 //! Every failure the wrapper itself detects becomes an `Error` with a kind (which fixes the exit code), a message that
 //! names the file, line, value or flag at fault, and a `help:` line that says what to do. Exit codes are part of the
 //! interface: docs/reference/exit-codes.md, made from src/reference/, lists the same numbers, and a test checks each
 //! one.
+
+pub mod bounded;
+pub mod output;
+pub mod shell;
 
 use std::fmt;
 

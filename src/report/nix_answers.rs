@@ -19,12 +19,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::compat::Version;
 use crate::compat::{Capability, Compat, Form, Item, Platform, TargetList, Targets};
 use crate::config::{Origin, Sourced, TargetConfig, TargetPlatform};
 use crate::error::{Error, ErrorKind};
 use crate::plan::gpu::{self, Against, Expansion};
 use crate::plan::target::{self, Named};
-use crate::version::Version;
 
 /// An error and its help line, as the binary prints them after `nvcc-wrapper: error: ` and `help: `.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -262,7 +262,7 @@ pub fn answers(compat: &Compat) -> Answers {
         .map(|(name, ptx)| (name, gpu::forms_for(ptx).iter().map(|f| form_name(*f)).collect()))
         .collect();
     Answers {
-        about: "Made from the code by src/nix_answers.rs (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference`) for nix/compat.nix to look up: do not edit.",
+        about: "Made from the code by src/report/nix_answers.rs (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference`) for nix/compat.nix to look up: do not edit.",
         capabilities: capabilities.iter().map(Capability::to_string).collect(),
         baselines: capabilities
             .iter()

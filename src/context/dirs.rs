@@ -15,7 +15,7 @@
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use crate::context::{vars, Env};
+use super::{vars, Env};
 
 /// The wrapper's cache directory: `$NIX_BUILD_TOP/.nvcc-wrapper` in a Nix build, else `$XDG_CACHE_HOME/nvcc-wrapper`
 /// (absolute, as the XDG spec requires, and existing), else `$HOME/.cache/nvcc-wrapper` (`$HOME` existing); `None`
@@ -63,7 +63,10 @@ pub fn prepare(dir: &Path) -> std::io::Result<()> {
         if !meta.is_dir() || meta.uid() != me || meta.mode() & 0o022 != 0 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
-                format!("{} is not a directory of this user that only it may write", crate::shell::path(private)),
+                format!(
+                    "{} is not a directory of this user that only it may write",
+                    crate::error::shell::path(private)
+                ),
             ));
         }
     }
@@ -74,7 +77,7 @@ pub fn prepare(dir: &Path) -> std::io::Result<()> {
 /// used-up quota) needs room, or another place (`moved_by`, the variable that moves it); a read-only one another
 /// place; anything else (permissions, a file in the way) the right to write there. `instead` is the way round it.
 pub fn write_help(err: &std::io::Error, dir: &Path, moved_by: &str, instead: Option<&str>) -> String {
-    let dir = crate::shell::path(dir);
+    let dir = crate::error::shell::path(dir);
     let mut help = match err.raw_os_error() {
         Some(libc::ENOSPC | libc::EDQUOT) => {
             format!("the file system of {dir} is full: free space on it, or point {moved_by} at another one")

@@ -9,7 +9,7 @@ use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::EnvFilter;
 
-use crate::context::{vars, Context};
+use super::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
 
 pub fn init(ctx: &Context) -> Result<()> {
@@ -44,20 +44,6 @@ fn is_filter(text: &str) -> bool {
         Some((t, l)) => target(t) && level(l),
         None => level(d),
     }) && text.split(',').any(|d| !d.trim().is_empty())
-}
-
-/// Say `message` on stderr as `nvcc-wrapper: warning: ...`, as the drop-in says its plan's warnings, whatever
-/// `NVCC_WRAPPER_LOG` holds, and only once per process however often it is asked. For what the user must hear from
-/// deep inside a step (a probed program that had to be stopped); the plan's own warnings are printed by the
-/// personalities.
-pub fn warning(message: &str) {
-    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if said.iter().any(|m| m == message) {
-        return;
-    }
-    said.push(message.to_string());
-    crate::output::warning(message);
 }
 
 /// The filter's directives without blanks around them or empty ones: `" debug ,"` is `debug`.
