@@ -137,15 +137,12 @@ fn imports_point_down_the_pipe() {
     // no planning; planning imports nothing that prepares, prints or runs.
     let personalities = ["cli", "pipeline", "prepare", "report", "output", "exec"];
     let rules: Vec<(&str, Vec<&str>)> = vec![
-        ("compat", [&["config", "context", "probe", "plan", "locate", "args"][..], &personalities].concat()),
+        ("compat", [&["config", "context", "probe", "plan", "args"][..], &personalities].concat()),
         // A stopped probe is said once, from deep inside a step (`output::warning_once`): probing may speak, not plan.
-        (
-            "probe",
-            [&["plan", "config", "context", "locate", "cli", "pipeline", "prepare", "report", "exec"][..]].concat(),
-        ),
+        ("probe", [&["plan", "config", "context", "cli", "pipeline", "prepare", "report", "exec"][..]].concat()),
         ("plan", personalities.to_vec()),
-        ("args", [&["plan", "probe", "config", "locate"][..], &personalities].concat()),
-        ("config", [&["plan", "probe", "locate", "args"][..], &personalities].concat()),
+        ("args", [&["plan", "probe", "config"][..], &personalities].concat()),
+        ("config", [&["plan", "probe", "args"][..], &personalities].concat()),
     ];
     let edges = graph();
     for (module, forbidden) in rules {
@@ -192,7 +189,7 @@ fn the_drop_in_reaches_no_clap_no_json_and_no_other_personality() {
         }
     }
     let edges = graph();
-    for module in ["pipeline", "prepare", "locate", "plan", "probe", "config", "args", "exec", "context", "error"] {
+    for module in ["pipeline", "prepare", "plan", "probe", "config", "args", "exec", "context", "error"] {
         // `cli` holds every subcommand (doctor, check-reproducible, gencode ...).
         assert!(!edges[module].contains_key("cli"), "{module} imports cli");
     }
@@ -274,9 +271,22 @@ fn the_planner_reaches_the_file_system_only_through_probes() {
 /// (`error/` is the ground every room stands on: the error type, quoting, the bounded read).
 #[test]
 fn the_top_level_holds_only_the_pipes_rooms() {
-    let rooms = ["args", "cli", "compat", "config", "context", "error", "exec", "plan", "probe", "reference", "report"];
-    // The pipe (`pipeline`, `prepare`), the crate's two roots, this file, and what is still to be sorted (issue 40).
-    let files = ["lib.rs", "main.rs", "pipeline.rs", "prepare.rs", "layering.rs", "locate.rs"];
+    let rooms = [
+        "args",
+        "cli",
+        "compat",
+        "config",
+        "context",
+        "error",
+        "exec",
+        "plan",
+        "prepare",
+        "probe",
+        "reference",
+        "report",
+    ];
+    // The pipe end to end, the crate's two roots, and this file.
+    let files = ["lib.rs", "main.rs", "pipeline.rs", "layering.rs"];
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut found: Vec<String> = std::fs::read_dir(&src)
         .unwrap()

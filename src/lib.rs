@@ -20,7 +20,6 @@ pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod error;
 pub(crate) mod exec;
-pub(crate) mod locate;
 pub(crate) mod pipeline;
 pub(crate) mod plan;
 pub(crate) mod prepare;
@@ -41,7 +40,7 @@ pub use exec::record_caller_state;
 /// Run the wrapper in the personality its name asks for; the process exit code.
 pub fn main_with(ctx: &Context) -> i32 {
     let result = context::log::init(ctx).and_then(|()| {
-        if ctx.invoked_name() == "nvcc-wrapper" && !locate::started_as_launcher(ctx) {
+        if ctx.invoked_name() == "nvcc-wrapper" && !prepare::locate::started_as_launcher(ctx) {
             cli::run(ctx)
         } else {
             pipeline::run(ctx)

@@ -102,11 +102,11 @@ fn check_config_places(ctx: &Context, problems: &mut Vec<String>) {
 /// What a build runs as `nvcc`: this wrapper, or else the problem, with what to change. A CUDA `bin` before the
 /// wrapper's directory on PATH (a common `.bashrc` order) makes every build run the real nvcc, with nothing decided.
 fn check_path(ctx: &Context, out: &mut String, problems: &mut Vec<String>) {
-    match crate::locate::nvcc_on_path(ctx) {
-        crate::locate::OnPath::Wrapper(found) => {
+    match crate::prepare::locate::nvcc_on_path(ctx) {
+        crate::prepare::locate::OnPath::Wrapper(found) => {
             let _ = writeln!(out, "{}", field("PATH's nvcc", format!("{} (this wrapper)", crate::error::shell::path(&found))));
         }
-        crate::locate::OnPath::Other(found) => {
+        crate::prepare::locate::OnPath::Other(found) => {
             let dir = found.parent().unwrap_or(Path::new("/"));
             problems.push(format!(
                 "`nvcc` on PATH is {}, not this wrapper: a build that runs `nvcc` gets no host compiler, GPU targets or cross settings from it\n  help: put the directory of the wrapper's `nvcc` link before {} on PATH (in ~/.bashrc, for example: export PATH=\"$HOME/.local/bin:$PATH\"), then check that `command -v nvcc` prints that link",
@@ -114,7 +114,7 @@ fn check_path(ctx: &Context, out: &mut String, problems: &mut Vec<String>) {
                 crate::error::shell::path(dir)
             ));
         }
-        crate::locate::OnPath::None => problems.push(
+        crate::prepare::locate::OnPath::None => problems.push(
             "there is no `nvcc` on PATH: a build that runs `nvcc` finds none\n  help: install the wrapper as `nvcc` in a directory on PATH (`man nvcc-wrapper`, or the README's Install)".to_string(),
         ),
     }

@@ -160,7 +160,7 @@ fn release(
         }
         (None, Some(v)) => v,
         (None, None) => {
-            let found = crate::locate::locate(ctx, &settings.config)
+            let found = crate::prepare::locate::locate(ctx, &settings.config)
                 .map_err(|e| e.message)
                 .and_then(|located| probes.nvcc_version(&located.nvcc.path));
             match (found, [Item::All, Item::AllMajor].into_iter().find(|w| list.has(*w))) {

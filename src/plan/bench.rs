@@ -10,8 +10,8 @@ use crate::compat::Compat;
 use crate::compat::Version;
 use crate::config::Loaded;
 use crate::context::Context;
-use crate::locate::{FoundBy, RealNvcc};
 use crate::plan::{self, Inputs};
+use crate::plan::{FoundBy, RealNvcc};
 use crate::probe::compiler::{Known, StdenvLibstdcxx};
 use crate::probe::system::Probes;
 

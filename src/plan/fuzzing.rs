@@ -14,8 +14,8 @@ use crate::compat::Version;
 use crate::compat::{self, Compat};
 use crate::config::{self, Loaded};
 use crate::context::{vars, Context, Env};
-use crate::locate::{FoundBy, RealNvcc};
 use crate::plan;
+use crate::plan::{FoundBy, RealNvcc};
 use crate::probe::compiler::{Known, StdenvLibstdcxx};
 use crate::probe::system::Probes;
 

@@ -39,7 +39,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 pub use facts::{Facts, JobSlots, NvccProcess, Release};
-pub use model::{Changes, Decided, Plan, WrittenFile};
+pub use model::{Changes, Decided, FoundBy, Plan, RealNvcc, WrittenFile};
 pub use release::not_in_tables;
 
 use crate::args::split::{first_unpassable, UNPASSABLE_HELP};
@@ -48,7 +48,6 @@ use crate::args::Invocation;
 use crate::compat::Compat;
 use crate::config::{Config, Sourced};
 use crate::error::{Error, Result};
-use crate::locate::RealNvcc;
 use crate::probe::system::Probes;
 
 /// One decision of the plan.

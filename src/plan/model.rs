@@ -13,7 +13,6 @@ use super::release::Release;
 use crate::args::{Channel, Found, Invocation, Unread};
 use crate::compat::CompilerFamily;
 use crate::context::vars;
-use crate::locate::RealNvcc;
 
 /// A step's own words: a reason, note or warning, typed by the step (each step has its own enums, whose `Display`
 /// is the sentence `explain` prints, and whose `codes!` declares each variant's stable code). Implemented for every
@@ -390,6 +389,30 @@ fn argv(inv: &Invocation, removals: &[Removal], written: &[WrittenFile]) -> Vec<
 /// Every token position the removals take out.
 pub(super) fn positions(removals: &[Removal]) -> Positions {
     removals.iter().flat_map(|r| r.positions.iter().copied()).collect()
+}
+
+/// The real nvcc and how it was found (for `explain` and the debug log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RealNvcc {
+    /// The path to exec and to pass as argv[0]: as configured or as found on PATH, symlinks kept, because nvcc
+    /// reads `nvcc.profile` from the directory of argv[0] without resolving them.
+    pub path: PathBuf,
+    pub found_by: FoundBy,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FoundBy {
+    Config(PathBuf),
+    Path,
+}
+
+impl std::fmt::Display for FoundBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FoundBy::Config(file) => write!(f, "`nvcc` in {}", crate::error::shell::path(file)),
+            FoundBy::Path => f.write_str("the first nvcc on PATH that is not this wrapper"),
+        }
+    }
 }
 
 #[cfg(test)]

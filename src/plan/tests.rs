@@ -11,7 +11,7 @@ use crate::compat::Version;
 use crate::config::{CompilerFamily, Loaded};
 use crate::context::{vars, Context};
 use crate::error::ErrorKind;
-use crate::locate::FoundBy;
+use crate::plan::FoundBy;
 use crate::probe::compiler::{Known, StdenvLibstdcxx};
 
 /// Facts of a Debian 12 machine like the CI one: g++-11, g++-12 (as `g++`), clang++-14/16/19, and the aarch64 and

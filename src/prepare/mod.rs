@@ -4,6 +4,8 @@
 //! command line, its `Invocation` and `Plan` (`Prepared`). The release is learned inside the plan, and only when a
 //! decision needs it, so a query such as `nvcc --version` probes nothing.
 
+pub mod locate;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -12,10 +14,10 @@ use crate::compat::Compat;
 use crate::config::{self, Loaded};
 use crate::context::{vars, Context, Env};
 use crate::error::Result;
-use crate::locate::{self, Located};
 use crate::plan::{self, Plan};
 use crate::probe::cache::ProbeCache;
 use crate::probe::system::System;
+use locate::Located;
 
 /// What every personality decides from: the config (with the environment's overrides) and the tables it names.
 pub struct Settings {

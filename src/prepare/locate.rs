@@ -14,34 +14,11 @@ use std::path::{Path, PathBuf};
 use crate::config::{Loaded, Sourced};
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{FoundBy, RealNvcc};
 
 /// How many wrappers may be stacked before the wrapper refuses to go on. A real chain is one deep (a wrapper execs
 /// the real nvcc), or a few when a program nvcc runs (`nvcc -run`) calls nvcc again; a loop reaches this quickly.
 pub const MAX_DEPTH: u32 = 8;
-
-/// The real nvcc and how it was found (for `explain` and the debug log).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RealNvcc {
-    /// The path to exec and to pass as argv[0]: as configured or as found on PATH, symlinks kept, because nvcc
-    /// reads `nvcc.profile` from the directory of argv[0] without resolving them.
-    pub path: PathBuf,
-    pub found_by: FoundBy,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FoundBy {
-    Config(PathBuf),
-    Path,
-}
-
-impl std::fmt::Display for FoundBy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FoundBy::Config(file) => write!(f, "`nvcc` in {}", crate::error::shell::path(file)),
-            FoundBy::Path => f.write_str("the first nvcc on PATH that is not this wrapper"),
-        }
-    }
-}
 
 /// The real nvcc, and how deep in a chain of wrappers this one runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
