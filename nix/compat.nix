@@ -48,7 +48,7 @@ let
   accepts = row: k: any (m: k.version == m || lib.hasPrefix "${m}." k.version) (acceptedMajors row k.family);
   majorsUpTo = newest: map toString (lib.reverseList (lib.range 1 newest));
   # The compiler majors a release accepts, newest first, as strings ("13").
-  acceptedMajors = row: family: majorsUpTo (if family == "clang" then row.newest-clang else row.newest-gcc);
+  acceptedMajors = row: family: majorsUpTo row.newest.${family};
 
   # The platform a Nix system and Nixpkgs' redist system name: { platform; } or the binary's refusal.
   platformOf =
@@ -97,8 +97,8 @@ let
             [ release row.accepts (concatStringsSep ", " (map named considered)) platform ];
         help =
           fill frames.help
-            [ "{newest-gcc}" "{newest-clang}" ]
-            [ (toString row.newest-gcc) (toString row.newest-clang) ];
+            (map (family: "{newest-${family}}") (builtins.attrNames row.newest))
+            (map (family: toString row.newest.${family}) (builtins.attrNames row.newest));
       };
 
   # The capabilities, as the binary's GPU step checks them: each word's targets, the forward-compatible PTX, every

@@ -1,67 +1,22 @@
-//! `compat-data/host-compilers.toml`: the newest GCC and Clang majors each NVCC release accepts. Owns the row type,
+//! `compat-data/host-compilers.toml`: the newest major of each host-compiler family each NVCC release accepts. Owns the row type,
 //! the release lookup (patch rows included) and the structural checks; choosing a compiler is the planner's job.
 
-use super::schema::{HostCompilersFile, HostLimits};
+use super::schema::{Accepts, HostCompilersFile, HostLimits};
 use super::Version;
 use super::{invalid, CompatError, Table};
 use std::borrow::Cow;
-use std::fmt;
 
 // `BUILT_IN`: compat-data/host-compilers.toml, compiled in by build.rs.
 include!(concat!(env!("OUT_DIR"), "/host_compilers.rs"));
 
-pub use super::schema::CompilerFamily;
-
-impl CompilerFamily {
-    /// The family's proper name, for prose (`GCC up to 11`); `Display` gives the config's spelling (`gcc`).
-    pub fn name(self) -> &'static str {
-        match self {
-            CompilerFamily::Gcc => "GCC",
-            CompilerFamily::Clang => "Clang",
-        }
-    }
-}
-
-impl fmt::Display for CompilerFamily {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CompilerFamily::Gcc => "gcc",
-            CompilerFamily::Clang => "clang",
-        })
-    }
-}
-
-/// The newest GCC and Clang majors an NVCC release accepts, both inclusive. There is no lower bound: nvcc checks
-/// none. The table's rows, the `host_config.h` scanner and the planner all speak in this one type.
 /// nvcc reads `NVCC_CCBIN` from this release on. Measured with `NVCC_CCBIN=g++-11 nvcc -dryrun`: 11.8.89 and 12.4.131
 /// run `gcc`, 12.5.40 and 13.0.88 run `g++-11`.
 pub const FIRST_HONOURING_NVCC_CCBIN: Version = Version::major_minor(12, 5);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Accepts {
-    pub newest_gcc: u32,
-    pub newest_clang: u32,
-}
-
-impl Accepts {
-    pub fn accepts(&self, family: CompilerFamily, version: Version) -> bool {
-        version.major
-            <= match family {
-                CompilerFamily::Gcc => self.newest_gcc,
-                CompilerFamily::Clang => self.newest_clang,
-            }
-    }
-
-    /// `GCC up to 11 and Clang up to 14`.
-    pub fn describe(&self) -> String {
-        format!("GCC up to {} and Clang up to {}", self.newest_gcc, self.newest_clang)
-    }
-}
-
 impl HostLimits {
     /// What this release accepts.
     pub fn accepts(&self) -> Accepts {
-        Accepts { newest_gcc: self.newest_gcc, newest_clang: self.newest_clang }
+        self.accepts
     }
 }
 
@@ -118,6 +73,7 @@ impl HostCompilerTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compat::CompilerFamily;
 
     fn v(s: &str) -> Version {
         s.parse().unwrap()
@@ -129,7 +85,7 @@ mod tests {
 
     fn limits(nvcc: &str) -> (u32, u32) {
         let row = table().limits_for(v(nvcc)).unwrap_or_else(|| panic!("no row for {nvcc}"));
-        (row.newest_gcc, row.newest_clang)
+        (row.accepts.gcc, row.accepts.clang)
     }
 
     /// Releases NVIDIA numbered but never shipped; the table must not invent rows for them.
@@ -165,8 +121,10 @@ mod tests {
             let (old, new) = (&pair[0], &pair[1]);
             if new.note.is_none() {
                 let (old, new_) = (old.accepts(), new.accepts());
-                assert!(new_.newest_gcc >= old.newest_gcc, "GCC limit drops at {} without a note", new.nvcc);
-                assert!(new_.newest_clang >= old.newest_clang, "Clang limit drops at {} without a note", new.nvcc);
+                for f in &crate::compat::FAMILIES {
+                    let drops = new_.newest(f.id) < old.newest(f.id);
+                    assert!(!drops, "{} limit drops at {} without a note", f.name, new.nvcc);
+                }
             }
         }
     }
@@ -230,8 +188,9 @@ mod tests {
 
     #[test]
     fn rejects_unsorted_or_duplicate_rows() {
-        let row =
-            |nvcc: &str| format!("[[release]]\nnvcc = \"{nvcc}\"\nnewest-gcc = 1\nnewest-clang = 1\nsource = \"x\"\n");
+        let row = |nvcc: &str| {
+            format!("[[release]]\nnvcc = \"{nvcc}\"\naccepts = {{ gcc = 1, clang = 1 }}\nsource = \"x\"\n")
+        };
         for bad in [row("12.4") + &row("12.3"), row("12.4") + &row("12.4.0")] {
             let err = HostCompilerTable::parse(&bad, "t.toml").unwrap_err();
             assert!(matches!(err, CompatError::Invalid { .. }), "{err}");
@@ -241,8 +200,15 @@ mod tests {
 
     #[test]
     fn rejects_unknown_fields_with_their_position() {
-        let text = "[[release]]\nnvcc = \"12.4\"\nnewest-gcc = 13\nnewest-clang = 17\noldest-gcc = 6\nsource = \"x\"\n";
+        let text = "[[release]]\nnvcc = \"12.4\"\naccepts = { gcc = 13, clang = 17 }\noldest-gcc = 6\nsource = \"x\"\n";
         let err = HostCompilerTable::parse(text, "t.toml").unwrap_err().to_string();
-        assert!(err.starts_with("t.toml:5:1: ") && err.contains("oldest-gcc"), "{err}");
+        assert!(err.starts_with("t.toml:4:1: ") && err.contains("oldest-gcc"), "{err}");
+        // A family the wrapper does not know, and one left out, are named with their line.
+        let text = "[[release]]\nnvcc = \"12.4\"\naccepts = { gcc = 13, clang = 17, icc = 19 }\nsource = \"x\"\n";
+        let err = HostCompilerTable::parse(text, "t.toml").unwrap_err().to_string();
+        assert!(err.starts_with("t.toml:3:") && err.contains("icc"), "{err}");
+        let text = "[[release]]\nnvcc = \"12.4\"\naccepts = { gcc = 13 }\nsource = \"x\"\n";
+        let err = HostCompilerTable::parse(text, "t.toml").unwrap_err().to_string();
+        assert!(err.starts_with("t.toml:3:") && err.contains("clang"), "{err}");
     }
 }

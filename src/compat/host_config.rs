@@ -118,8 +118,8 @@ pub fn scan(header_text: &str) -> Result<Accepts, ScanError> {
         return Err(ScanError::NoCheckBlock);
     }
     Ok(Accepts {
-        newest_gcc: gcc.ok_or(ScanError::Missing(Compiler::Gcc))?.0,
-        newest_clang: clang.ok_or(ScanError::Missing(Compiler::Clang))?.0,
+        gcc: gcc.ok_or(ScanError::Missing(Compiler::Gcc))?.0,
+        clang: clang.ok_or(ScanError::Missing(Compiler::Clang))?.0,
     })
 }
 
@@ -152,12 +152,12 @@ fn classify(frames: &[Frame]) -> Option<(Compiler, u32)> {
         return None;
     }
     let only = |allowed: &[&str]| positive.iter().all(|name| allowed.contains(&name.as_str()));
-    if let Some(newest) = newest_accepted(&guard_tokens, "__GNUC__") {
+    if let Some(newest) = newest_accepted(&guard_tokens, Compiler::Gcc.def().version_macro) {
         if only(&["__GNUC__"]) {
             return Some((Compiler::Gcc, newest));
         }
     }
-    if let Some(newest) = newest_accepted(&guard_tokens, "__clang_major__") {
+    if let Some(newest) = newest_accepted(&guard_tokens, Compiler::Clang.def().version_macro) {
         if only(&["__GNUC__", "__clang__"]) && positive.iter().any(|name| name == "__clang__") {
             return Some((Compiler::Clang, newest));
         }
@@ -391,12 +391,12 @@ mod tests {
 
     #[test]
     fn reads_the_11_8_shape() {
-        assert_eq!(scan(SHAPE_11_8), Ok(Accepts { newest_gcc: 11, newest_clang: 14 }));
+        assert_eq!(scan(SHAPE_11_8), Ok(Accepts { gcc: 11, clang: 14 }));
     }
 
     #[test]
     fn skips_hos_and_grace_clang_checks() {
-        assert_eq!(scan(SHAPE_13_4), Ok(Accepts { newest_gcc: 16, newest_clang: 22 }));
+        assert_eq!(scan(SHAPE_13_4), Ok(Accepts { gcc: 16, clang: 22 }));
         // With the plain Clang block gone, the look-alikes must not stand in for it.
         let start = SHAPE_13_4.find("#if defined(__clang__)").unwrap();
         let end = SHAPE_13_4.find("#endif /* __GNUC__ */").unwrap();
@@ -410,7 +410,7 @@ mod tests {
         let header = SHAPE_11_8
             .replace("(__clang_major__ >= 15)", "(__clang_major__ >= 17)")
             .replace("__GNUC__ > 11", "__GNUC__ > 12");
-        assert_eq!(scan(&header), Ok(Accepts { newest_gcc: 12, newest_clang: 16 }));
+        assert_eq!(scan(&header), Ok(Accepts { gcc: 12, clang: 16 }));
     }
 
     #[test]
@@ -420,7 +420,7 @@ mod tests {
                 "#if !__NV_NO_HOST_COMPILER_CHECK\n#ifdef __GNUC__\n#if {gcc}\n#error g\n#endif\n#if defined __clang__\n#if {clang}\n#error c\n#endif\n#endif\n#endif\n#endif\n"
             )
         };
-        let limits = |g, c| Ok(Accepts { newest_gcc: g, newest_clang: c });
+        let limits = |g, c| Ok(Accepts { gcc: g, clang: c });
         assert_eq!(scan(&header("__GNUC__ >= 12", "__clang_major__ > 19")), limits(11, 19));
         assert_eq!(scan(&header("13 < __GNUC__", "20 <= __clang_major__")), limits(13, 19));
     }

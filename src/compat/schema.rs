@@ -21,12 +21,19 @@ schema! {
     pub struct HostLimits {
         /// nvcc's own version (`nvcc --version`: `V12.2.128`), `major.minor` or a patch build.
         pub nvcc: Version,
-        /// The newest GCC major this release accepts, inclusive.
-        pub newest_gcc: u32,
-        /// The newest Clang major this release accepts, inclusive.
-        pub newest_clang: u32,
+        /// The newest major of each host-compiler family this release accepts.
+        pub accepts: Accepts,
         pub source: Text,
         pub note: Option<Text>,
+    }
+
+    /// `accepts = { gcc = 11, clang = 14 }`: the newest major of each host-compiler family (families.rs) an NVCC
+    /// release accepts, inclusive. There is no lower bound: nvcc checks none. The table's rows, the `host_config.h`
+    /// scanner and the planner all speak in this one type (its methods: host_compilers.rs).
+    #[derive(Copy)]
+    pub struct Accepts {
+        pub gcc: u32,
+        pub clang: u32,
     }
 
     /// capabilities.toml.

@@ -314,11 +314,7 @@ impl Entry for CompilerInfo {
     }
 
     fn from_fields(fields: &BTreeMap<String, Vec<u8>>) -> Option<Self> {
-        let family = match cache::text_field(fields, "family")?.as_str() {
-            "gcc" => CompilerFamily::Gcc,
-            "clang" => CompilerFamily::Clang,
-            _ => return None,
-        };
+        let family = CompilerFamily::from_spelling(&cache::text_field(fields, "family")?)?;
         let version = cache::text_field(fields, "version")?.parse().ok()?;
         Some(CompilerInfo { family, version, target: cache::text_field(fields, "target")? })
     }
@@ -343,9 +339,10 @@ impl Entry for StdenvLibstdcxx {
     }
 }
 
-/// `g++`, `g++-12`, `clang++`, `clang++-16`: the C++ drivers nvcc can use, once any triple prefix is taken off.
+/// `g++`, `g++-12`, `clang++`, `clang++-16`: the C++ drivers nvcc can use (each family's), once any triple prefix is
+/// taken off.
 fn is_compiler_name(name: &str) -> bool {
-    ["g++", "clang++"].iter().any(|base| match name.strip_prefix(base) {
+    crate::compat::FAMILIES.iter().map(|f| f.driver).any(|base| match name.strip_prefix(base) {
         Some("") => true,
         Some(rest) => {
             rest.strip_prefix('-').is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.'))

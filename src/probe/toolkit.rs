@@ -20,11 +20,12 @@ pub struct ToolkitScan {
 impl ToolkitScan {
     /// The row as it would be written in host-compilers.toml.
     pub fn row(&self) -> String {
+        let accepts: Vec<String> =
+            crate::compat::FAMILIES.iter().map(|f| format!("{} = {}", f.spelling, self.limits.newest(f.id))).collect();
         format!(
-            "[[release]]\nnvcc = \"{}\"\nnewest-gcc = {}\nnewest-clang = {}\nsource = \"measured: {}\"\n",
+            "[[release]]\nnvcc = \"{}\"\naccepts = {{ {} }}\nsource = \"measured: {}\"\n",
             self.nvcc,
-            self.limits.newest_gcc,
-            self.limits.newest_clang,
+            accepts.join(", "),
             crate::error::shell::path(&self.header)
         )
     }
@@ -36,8 +37,9 @@ impl ToolkitScan {
             return Err(Error::new(
                 ErrorKind::CheckFailed,
                 format!(
-                    "nvcc {} is not in the compatibility table; its header says GCC up to {} and Clang up to {}",
-                    self.nvcc, self.limits.newest_gcc, self.limits.newest_clang
+                    "nvcc {} is not in the compatibility table; its header says {}",
+                    self.nvcc,
+                    self.limits.describe()
                 ),
             )
             .with_help(help));
@@ -46,8 +48,12 @@ impl ToolkitScan {
             return Err(Error::new(
                 ErrorKind::CheckFailed,
                 format!(
-                    "nvcc {}: {} says GCC up to {} and Clang up to {}, but the table's row {} says GCC up to {} and Clang up to {}",
-                    self.nvcc, crate::error::shell::path(&self.header), self.limits.newest_gcc, self.limits.newest_clang, row.nvcc, row.newest_gcc, row.newest_clang
+                    "nvcc {}: {} says {}, but the table's row {} says {}",
+                    self.nvcc,
+                    crate::error::shell::path(&self.header),
+                    self.limits.describe(),
+                    row.nvcc,
+                    row.accepts().describe()
                 ),
             )
             .with_help(help));
@@ -114,8 +120,8 @@ mod tests {
         let dir = toolkit(HEADER_11_8, r#"{"cuda_nvcc": {"version": "11.8.89"}}"#);
         let scan = scan(dir.path()).unwrap();
         assert_eq!(scan.nvcc.to_string(), "11.8.89");
-        assert_eq!((scan.limits.newest_gcc, scan.limits.newest_clang), (11, 14));
-        assert!(scan.row().contains("nvcc = \"11.8.89\"\nnewest-gcc = 11\nnewest-clang = 14\n"));
+        assert_eq!((scan.limits.gcc, scan.limits.clang), (11, 14));
+        assert!(scan.row().contains("nvcc = \"11.8.89\"\naccepts = { gcc = 11, clang = 14 }\n"));
         scan.check(HostCompilerTable::built_in()).unwrap();
     }
 

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::compat::Version;
-use crate::compat::{Capability, Compat, Form, Item, Platform, TargetList, Targets};
+use crate::compat::{Capability, Compat, Form, Item, Platform, TargetList, Targets, FAMILIES};
 use crate::config::{Origin, Sourced, TargetConfig, TargetPlatform};
 use crate::error::{Error, ErrorKind};
 use crate::plan::gpu::{self, Against, Expansion};
@@ -117,9 +117,9 @@ pub enum Word {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Release {
-    /// The newest GCC and Clang majors the release accepts (nvcc checks no lower bound).
-    pub newest_gcc: u32,
-    pub newest_clang: u32,
+    /// The newest major of each host-compiler family the release accepts, by its spelling (`gcc`): nvcc checks no
+    /// lower bound.
+    pub newest: BTreeMap<&'static str, u32>,
     /// `GCC up to 13 and Clang up to 17`.
     pub accepts: String,
     /// Each known capability the release does not accept, and which of its `capability-problems` says why.
@@ -155,7 +155,7 @@ pub struct HostCompilers {
     pub error_cross: String,
     /// `{path}`, `{family}`, `{version}`: one compiler, as the config records it.
     pub compiler: String,
-    /// `{newest-gcc}`, `{newest-clang}`: the release's.
+    /// `{newest-gcc}`, `{newest-clang}` (`{newest-SPELLING}` of each family): the release's.
     pub help: String,
 }
 
@@ -409,8 +409,7 @@ fn release(
         .map(|p| (p.name.to_string(), platform(compat, release, p, capabilities, named, texts)))
         .collect();
     Release {
-        newest_gcc: limits.newest_gcc,
-        newest_clang: limits.newest_clang,
+        newest: FAMILIES.iter().map(|f| (f.spelling, limits.newest(f.id))).collect(),
         accepts: limits.describe(),
         not_accepted,
         pairs,
@@ -572,11 +571,8 @@ fn host_compiler_refusal(
     let accepts = limits.accepts();
     let known = |c: &Compiler| crate::probe::compiler::Known {
         path: c.path.into(),
-        family: match c.family {
-            "clang" => CompilerFamily::Clang,
-            "gcc" => CompilerFamily::Gcc,
-            other => panic!("a compiler family the config does not take: {other}"),
-        },
+        family: CompilerFamily::from_spelling(c.family)
+            .unwrap_or_else(|| panic!("a compiler family the config does not take: {}", c.family)),
         version: c.version.parse().unwrap_or_else(|e| panic!("{}: {e}", c.version)),
         target: None,
     };
@@ -591,9 +587,9 @@ fn host_compiler_refusal(
     }
     let listed = considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
     let platform = cross.then_some(&platform.name as &dyn std::fmt::Display);
-    let help = NIX_HOST_COMPILER_HELP
-        .replace("{newest-gcc}", &accepts.newest_gcc.to_string())
-        .replace("{newest-clang}", &accepts.newest_clang.to_string());
+    let help = FAMILIES.iter().fold(NIX_HOST_COMPILER_HELP.to_string(), |help, f| {
+        help.replace(&format!("{{newest-{}}}", f.spelling), &accepts.newest(f.id).to_string())
+    });
     let release = release.release();
     Some(Said {
         error: crate::plan::host_compiler::none_usable(platform, &release, &accepts.describe(), &listed),

@@ -44,7 +44,7 @@ fn compat_scan_fails_on_a_table_that_disagrees() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("host-compilers.toml"),
-        "[[release]]\nnvcc = \"11.8\"\nnewest-gcc = 12\nnewest-clang = 14\nsource = \"wrong on purpose\"\n",
+        "[[release]]\nnvcc = \"11.8\"\naccepts = { gcc = 12, clang = 14 }\nsource = \"wrong on purpose\"\n",
     )
     .unwrap();
     let config = dir.path().join("config.toml");

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use super::messages::Note;
-use crate::compat::Accepts;
 use crate::compat::Version;
+use crate::compat::{Accepts, FAMILIES};
 use crate::config::{CompilerEntry, HostCompilerConfig};
 use crate::error::{Error, ErrorKind};
 use crate::plan::facts::Facts;
@@ -179,7 +179,9 @@ impl Compilers<'_, '_> {
             true => (format!("{}-", self.facts.platform.gnu_triples[0]), format!(" for {}", self.facts.platform.name)),
             false => (String::new(), String::new()),
         };
-        let install = format!("{prefix}g++-{} or {prefix}clang++-{}", accepts.newest_gcc, accepts.newest_clang);
+        let each: Vec<String> =
+            FAMILIES.iter().map(|f| format!("{prefix}{}-{}", f.driver, accepts.newest(f.id))).collect();
+        let install = each.join(" or ");
         let section = self.section();
         // Nothing at all to choose from: there is nothing to allow either.
         if considered.is_empty() {

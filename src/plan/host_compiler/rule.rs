@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::args::split::{first_unpassable, joined, Unpassable};
-use crate::compat::{Accepts, CompilerFamily};
+use crate::compat::{Accepts, CompilerFamily, Libstdcxx};
 use crate::probe::compiler::{Known, StdenvLibstdcxx};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,18 +73,18 @@ pub fn libstdcxx_flags(
         Some(byte) => Err((dir.to_path_buf(), byte)),
     };
     let mut flags = Vec::new();
-    match chosen.family {
-        CompilerFamily::Clang if chosen.version.major >= 16 => {
+    match chosen.family.def().libstdcxx {
+        Libstdcxx::GccInstallation if chosen.version.major >= 16 => {
             flags.push(in_list("-Xcompiler=--gcc-install-dir=", &stdenv.gcc_install_dir)?);
         }
-        CompilerFamily::Clang => {
+        Libstdcxx::GccInstallation => {
             // PREFIX/lib/gcc/TRIPLE/VERSION -> PREFIX, which is what --gcc-toolchain takes.
             let prefix = stdenv.gcc_install_dir.ancestors().nth(4).unwrap_or(&stdenv.gcc_install_dir);
             flags.push(in_list("-Xcompiler=--gcc-toolchain=", prefix)?);
         }
         // nvcc's own option, which nvcc quotes for the host compiler: any path passes.
-        CompilerFamily::Gcc if links => flags.push(joined("-L", &stdenv.gcc_install_dir)),
-        CompilerFamily::Gcc => {}
+        Libstdcxx::LibraryDir if links => flags.push(joined("-L", &stdenv.gcc_install_dir)),
+        Libstdcxx::LibraryDir => {}
     }
     if links {
         flags.push(in_list("-Xlinker=-rpath,", &stdenv.runtime_dir)?);
@@ -102,8 +102,8 @@ mod tests {
         Known { path: path.into(), family, version: version.parse().unwrap(), target: None }
     }
 
-    const NVCC_11_8: Accepts = Accepts { newest_gcc: 11, newest_clang: 14 };
-    const NVCC_12_4: Accepts = Accepts { newest_gcc: 13, newest_clang: 17 };
+    const NVCC_11_8: Accepts = Accepts { gcc: 11, clang: 14 };
+    const NVCC_12_4: Accepts = Accepts { gcc: 13, clang: 17 };
 
     fn all() -> Vec<Known> {
         vec![
