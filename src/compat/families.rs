@@ -19,6 +19,11 @@ pub struct Family {
     pub name: &'static str,
     /// Its C++ driver (`g++`), found on PATH also as `DRIVER-N` and `TRIPLE-DRIVER[-N]`.
     pub driver: &'static str,
+    /// Whether a `--version` output is this family's banner, with the release when it states a plain `x.y.z` one.
+    /// The families' banners are told apart by what each alone prints (a test holds every captured one to one family).
+    pub banner: fn(&str) -> Option<Option<Version>>,
+    /// The flag that prints the release where the banner hides it (GCC's `-dumpfullversion`; Clang has none).
+    pub version_query: Option<&'static str>,
     /// The macro of its major version that nvcc's `host_config.h` compares (`compat::host_config` reads it there).
     pub version_macro: &'static str,
     /// How one of it reaches the stdenv compiler's libstdc++ (`plan::host_compiler::rule`).
@@ -41,6 +46,8 @@ pub const FAMILIES: [Family; 2] = [
         spelling: "gcc",
         name: "GCC",
         driver: "g++",
+        banner: gcc_banner,
+        version_query: Some("-dumpfullversion"),
         version_macro: "__GNUC__",
         libstdcxx: Libstdcxx::LibraryDir,
     },
@@ -49,10 +56,61 @@ pub const FAMILIES: [Family; 2] = [
         spelling: "clang",
         name: "Clang",
         driver: "clang++",
+        banner: clang_banner,
+        version_query: None,
         version_macro: "__clang_major__",
         libstdcxx: Libstdcxx::GccInstallation,
     },
 ];
+
+/// Clang's banner: `clang version 17.0.2` anywhere in a line (Android's NDK prints `Android (<build>, ...) clang
+/// version 17.0.2 (...)`; Ubuntu appends its package revision, `14.0.0-1ubuntu1.1`).
+fn clang_banner(out: &str) -> Option<Option<Version>> {
+    let (_, rest) = out.lines().find_map(|line| line.split_once("clang version "))?;
+    let number = rest.split(|c: char| !c.is_ascii_digit() && c != '.').next().unwrap_or("");
+    Some(full_version(number))
+}
+
+/// GCC's banner: recognised by the FSF copyright line every GCC driver prints (not anchored on "Copyright (C)":
+/// translations may spell that part differently), and no Clang banner. Its first line is `<program name> (<package
+/// version>) <release>`, where the program name is whatever the driver was called as and the package version is the
+/// vendor's (`(GCC)` when there is none, as on Nix). Other GNU programs print that line too, but no `x.y.z` release
+/// in that place, so the probe goes on to `-dumpfullversion` with them and fails there.
+fn gcc_banner(out: &str) -> Option<Option<Version>> {
+    let fsf = out.lines().any(|line| line.contains("Free Software Foundation"));
+    (fsf && clang_banner(out).is_none()).then(|| gcc_release(out.lines().next().unwrap_or("")))
+}
+
+/// The release in GCC's first line, `<program> (<package version>) <release>[ <more>]`. The package version may
+/// hold parentheses of its own (Arm's `(Arm GNU Toolchain 12.2.Rel1 (Build arm-12.24))`) and the release may be
+/// followed by a date and more (Red Hat's `11.4.1 20230605 (Red Hat 11.4.1-2)`).
+fn gcc_release(first_line: &str) -> Option<Version> {
+    let open = first_line.find('(')?;
+    let mut depth = 0;
+    for (i, c) in first_line[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 1 => {
+                let after = &first_line[open + i + 1..];
+                return full_version(after.split_whitespace().next()?);
+            }
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `text` as a version only if it is a complete `x.y.z`: a vendor string such as MinGW's `10-win32` must not pass
+/// for release 10.
+fn full_version(text: &str) -> Option<Version> {
+    (text.split('.').count() == 3).then(|| text.parse().ok()).flatten()
+}
+
+/// The family whose banner `out` is, and the release when the banner states it.
+pub fn read_banner(out: &str) -> Option<(CompilerFamily, Option<Version>)> {
+    FAMILIES.iter().find_map(|f| (f.banner)(out).map(|release| (f.id, release)))
+}
 
 impl CompilerFamily {
     /// Its facts.
@@ -119,6 +177,29 @@ mod tests {
             assert_eq!(f.id.to_string(), f.spelling);
         }
         assert_eq!(CompilerFamily::from_spelling("icc"), None);
+    }
+
+    #[test]
+    fn every_captured_banner_is_one_familys() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe");
+        let mut read = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            let Some(stem) = name.strip_suffix("-version.txt") else { continue };
+            let out = std::fs::read_to_string(&path).unwrap();
+            let claimed: Vec<&str> =
+                FAMILIES.iter().filter(|f| (f.banner)(&out).is_some()).map(|f| f.spelling).collect();
+            // nvcc's own banner (`nvcc-*`) is no host compiler's.
+            let expected: &[&str] = match stem.split('-').next() {
+                Some("clang") => &["clang"],
+                Some("gxx") => &["gcc"],
+                _ => &[],
+            };
+            assert_eq!(claimed, expected, "{name}");
+            read += 1;
+        }
+        assert!(read >= 6, "only {read} banners in {}", dir.display());
     }
 
     #[test]

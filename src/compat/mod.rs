@@ -40,7 +40,7 @@ mod version;
 pub use capabilities::CapabilityTable;
 pub use capability::{Capability, Suffix};
 pub use combinations::{CombinationTable, Refusal};
-pub use families::{Accepts, CompilerFamily, Libstdcxx, FAMILIES};
+pub use families::{read_banner, Accepts, CompilerFamily, Libstdcxx, FAMILIES};
 pub use fatbin::FatbinTable;
 pub use host_compilers::{HostCompilerTable, FIRST_HONOURING_NVCC_CCBIN};
 pub use launchers::LauncherTable;

@@ -262,7 +262,7 @@ fn family(facts: &Facts, host: Option<&HostDecision>) -> Option<CompilerFamily> 
 
 /// Whether the row was measured for this kind of call and this host compiler (any, when it lists both families).
 fn applies(fix: &Fix, call: Call, family: Option<CompilerFamily>) -> bool {
-    let every_family = [CompilerFamily::Gcc, CompilerFamily::Clang].iter().all(|f| fix.host_compilers.contains(f));
+    let every_family = crate::compat::FAMILIES.iter().all(|f| fix.host_compilers.contains(&f.id));
     fix.calls.contains(&call) && (every_family || family.is_some_and(|f| fix.host_compilers.contains(&f)))
 }
 

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{run, ProbeError};
-use crate::compat::Version;
+use crate::compat::{read_banner, Version};
 
 const VERSION: &str = "--version";
 const DUMPFULLVERSION: &str = "-dumpfullversion";
@@ -69,48 +69,6 @@ pub fn parse_version_output(out: &str) -> Result<(CompilerFamily, Version), Prob
     }
 }
 
-/// The family, and the release when the banner states a plain `x.y.z` one.
-fn read_banner(out: &str) -> Option<(CompilerFamily, Option<Version>)> {
-    // Not only at the start of the line: Android's NDK prints `Android (<build>, ...) clang version 17.0.2 (...)`.
-    if let Some((_, rest)) = out.lines().find_map(|line| line.split_once("clang version ")) {
-        // Ubuntu appends its package revision: `Ubuntu clang version 14.0.0-1ubuntu1.1`.
-        let number = rest.split(|c: char| !c.is_ascii_digit() && c != '.').next().unwrap_or("");
-        return Some((CompilerFamily::Clang, full_version(number)));
-    }
-    // Not anchored on "Copyright (C)": translations may spell that part differently.
-    if out.lines().any(|line| line.contains("Free Software Foundation")) {
-        let first = out.lines().next().unwrap_or("");
-        return Some((CompilerFamily::Gcc, gcc_release(first)));
-    }
-    None
-}
-
-/// The release in GCC's first line, `<program> (<package version>) <release>[ <more>]`. The package version may
-/// hold parentheses of its own (Arm's `(Arm GNU Toolchain 12.2.Rel1 (Build arm-12.24))`) and the release may be
-/// followed by a date and more (Red Hat's `11.4.1 20230605 (Red Hat 11.4.1-2)`).
-fn gcc_release(first_line: &str) -> Option<Version> {
-    let open = first_line.find('(')?;
-    let mut depth = 0;
-    for (i, c) in first_line[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' if depth == 1 => {
-                let after = &first_line[open + i + 1..];
-                return full_version(after.split_whitespace().next()?);
-            }
-            ')' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
-}
-
-/// `text` as a version only if it is a complete `x.y.z`: a vendor string such as MinGW's `10-win32` must not pass
-/// for release 10.
-fn full_version(text: &str) -> Option<Version> {
-    (text.split('.').count() == 3).then(|| text.parse().ok()).flatten()
-}
-
 /// Reads `gcc -dumpfullversion` (`12.2.0`). Plain `-dumpversion` is no substitute: Debian's and Ubuntu's GCC are
 /// built with `--with-gcc-major-version-only` and answer `12`. Clang does not know `-dumpfullversion`.
 pub fn parse_dumpfullversion(out: &str) -> Result<Version, ProbeError> {
@@ -154,11 +112,14 @@ pub fn probe_compiler(cc: &Path) -> Result<CompilerInfo, ProbeError> {
     let banner = run(cc, &[VERSION])?;
     let (family, version) = match parse_version_output(&banner) {
         Ok(found) => found,
-        Err(_) if read_banner(&banner).is_some_and(|(family, _)| family == CompilerFamily::Gcc) => {
-            let out = run(cc, &[DUMPFULLVERSION])?;
-            (CompilerFamily::Gcc, parse_dumpfullversion(&out).map_err(|e| e.with_program(cc))?)
-        }
-        Err(err) => return Err(err.with_program(cc)),
+        // A banner that hides the release: ask the family's own flag, where it has one.
+        Err(err) => match read_banner(&banner).and_then(|(family, _)| Some((family, family.def().version_query?))) {
+            Some((family, query)) => {
+                let out = run(cc, &[query])?;
+                (family, parse_dumpfullversion(&out).map_err(|e| e.with_program(cc))?)
+            }
+            None => return Err(err.with_program(cc)),
+        },
     };
     let target = parse_dumpmachine(&run(cc, &[DUMPMACHINE])?).map_err(|e| e.with_program(cc))?;
     Ok(CompilerInfo { family, version, target })
