@@ -117,10 +117,11 @@ pub fn scan(header_text: &str) -> Result<Accepts, ScanError> {
     if !saw_check_block {
         return Err(ScanError::NoCheckBlock);
     }
-    Ok(Accepts {
-        gcc: gcc.ok_or(ScanError::Missing(Compiler::Gcc))?.0,
-        clang: clang.ok_or(ScanError::Missing(Compiler::Clang))?.0,
-    })
+    // A family whose guard the header has not (one newer than these two) is accepted in no release of it.
+    let mut accepts = Accepts::NONE;
+    accepts.gcc = gcc.ok_or(ScanError::Missing(Compiler::Gcc))?.0;
+    accepts.clang = clang.ok_or(ScanError::Missing(Compiler::Clang))?.0;
+    Ok(accepts)
 }
 
 fn is_check_block(condition: &str) -> bool {
@@ -391,12 +392,12 @@ mod tests {
 
     #[test]
     fn reads_the_11_8_shape() {
-        assert_eq!(scan(SHAPE_11_8), Ok(Accepts { gcc: 11, clang: 14 }));
+        assert_eq!(scan(SHAPE_11_8), Ok(Accepts::of(11, 14)));
     }
 
     #[test]
     fn skips_hos_and_grace_clang_checks() {
-        assert_eq!(scan(SHAPE_13_4), Ok(Accepts { gcc: 16, clang: 22 }));
+        assert_eq!(scan(SHAPE_13_4), Ok(Accepts::of(16, 22)));
         // With the plain Clang block gone, the look-alikes must not stand in for it.
         let start = SHAPE_13_4.find("#if defined(__clang__)").unwrap();
         let end = SHAPE_13_4.find("#endif /* __GNUC__ */").unwrap();
@@ -410,7 +411,7 @@ mod tests {
         let header = SHAPE_11_8
             .replace("(__clang_major__ >= 15)", "(__clang_major__ >= 17)")
             .replace("__GNUC__ > 11", "__GNUC__ > 12");
-        assert_eq!(scan(&header), Ok(Accepts { gcc: 12, clang: 16 }));
+        assert_eq!(scan(&header), Ok(Accepts::of(12, 16)));
     }
 
     #[test]
@@ -420,7 +421,7 @@ mod tests {
                 "#if !__NV_NO_HOST_COMPILER_CHECK\n#ifdef __GNUC__\n#if {gcc}\n#error g\n#endif\n#if defined __clang__\n#if {clang}\n#error c\n#endif\n#endif\n#endif\n#endif\n"
             )
         };
-        let limits = |g, c| Ok(Accepts { gcc: g, clang: c });
+        let limits = |g, c| Ok(Accepts::of(g, c));
         assert_eq!(scan(&header("__GNUC__ >= 12", "__clang_major__ > 19")), limits(11, 19));
         assert_eq!(scan(&header("13 < __GNUC__", "20 <= __clang_major__")), limits(13, 19));
     }

@@ -102,8 +102,8 @@ mod tests {
         Known { path: path.into(), family, version: version.parse().unwrap(), target: None }
     }
 
-    const NVCC_11_8: Accepts = Accepts { gcc: 11, clang: 14 };
-    const NVCC_12_4: Accepts = Accepts { gcc: 13, clang: 17 };
+    const NVCC_11_8: Accepts = Accepts::of(11, 14);
+    const NVCC_12_4: Accepts = Accepts::of(13, 17);
 
     fn all() -> Vec<Known> {
         vec![
