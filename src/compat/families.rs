@@ -149,6 +149,14 @@ impl Accepts {
         accepts
     }
 
+    /// Say that `family` is accepted up to `newest`.
+    pub fn set(&mut self, family: CompilerFamily, newest: u32) {
+        *match family {
+            CompilerFamily::Gcc => &mut self.gcc,
+            CompilerFamily::Clang => &mut self.clang,
+        } = newest;
+    }
+
     /// The newest major of `family` accepted.
     pub fn newest(&self, family: CompilerFamily) -> u32 {
         match family {

@@ -62,8 +62,8 @@ struct Frame {
 pub fn scan(header_text: &str) -> Result<Accepts, ScanError> {
     let mut stack: Vec<Frame> = Vec::new();
     let mut saw_check_block = false;
-    let mut gcc: Option<(u32, usize)> = None;
-    let mut clang: Option<(u32, usize)> = None;
+    // Each family's newest major, and the line it was read on.
+    let mut found: Vec<(Compiler, (u32, usize))> = Vec::new();
 
     for (line, text) in logical_lines(header_text) {
         let Some(directive) = text.trim_start().strip_prefix('#') else {
@@ -96,16 +96,12 @@ pub fn scan(header_text: &str) -> Result<Accepts, ScanError> {
                 let Some((compiler, newest)) = classify(&stack[start + 1..]) else {
                     continue;
                 };
-                let slot = match compiler {
-                    Compiler::Gcc => &mut gcc,
-                    Compiler::Clang => &mut clang,
-                };
-                match *slot {
-                    Some(first) if first.0 != newest => {
+                match found.iter().find(|(c, _)| *c == compiler) {
+                    Some(&(_, first)) if first.0 != newest => {
                         return Err(ScanError::Conflict { compiler, first, second: (newest, line) });
                     }
                     Some(_) => {}
-                    None => *slot = Some((newest, line)),
+                    None => found.push((compiler, (newest, line))),
                 }
             }
             _ => {}
@@ -117,10 +113,16 @@ pub fn scan(header_text: &str) -> Result<Accepts, ScanError> {
     if !saw_check_block {
         return Err(ScanError::NoCheckBlock);
     }
-    // A family whose guard the header has not (one newer than these two) is accepted in no release of it.
+    // GCC's and Clang's checks are in every header; a family whose check a header has not is accepted in no version.
     let mut accepts = Accepts::NONE;
-    accepts.gcc = gcc.ok_or(ScanError::Missing(Compiler::Gcc))?.0;
-    accepts.clang = clang.ok_or(ScanError::Missing(Compiler::Clang))?.0;
+    for required in [Compiler::Gcc, Compiler::Clang] {
+        if !found.iter().any(|(c, _)| *c == required) {
+            return Err(ScanError::Missing(required));
+        }
+    }
+    for (compiler, (newest, _)) in found {
+        accepts.set(compiler, newest);
+    }
     Ok(accepts)
 }
 
