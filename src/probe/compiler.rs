@@ -65,8 +65,17 @@ pub fn parse_version_output(out: &str) -> Result<(CompilerFamily, Version), Prob
     match read_banner(out) {
         Some((family, Some(version))) => Ok((family, version)),
         Some((_, None)) => Err(ProbeError::unexpected(&[VERSION], "a release like 12.2.0 after the name", out)),
-        None => Err(ProbeError::unexpected(&[VERSION], "a GCC or Clang version banner", out)),
+        None => Err(ProbeError::unexpected(&[VERSION], any_banner(), out)),
     }
+}
+
+/// `a GCC or Clang version banner`: every family's, by name.
+fn any_banner() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let names: Vec<&str> = crate::compat::FAMILIES.iter().map(|f| f.name).collect();
+        format!("a {} version banner", names.join(" or "))
+    })
 }
 
 /// Reads `gcc -dumpfullversion` (`12.2.0`). Plain `-dumpversion` is no substitute: Debian's and Ubuntu's GCC are

@@ -20,8 +20,12 @@ pub struct ToolkitScan {
 impl ToolkitScan {
     /// The row as it would be written in host-compilers.toml.
     pub fn row(&self) -> String {
-        let accepts: Vec<String> =
-            crate::compat::FAMILIES.iter().map(|f| format!("{} = {}", f.spelling, self.limits.newest(f.id))).collect();
+        // A family the header accepts in no version has no key (a row without it means the same).
+        let accepts: Vec<String> = crate::compat::FAMILIES
+            .iter()
+            .filter(|f| self.limits.newest(f.id) > 0)
+            .map(|f| format!("{} = {}", f.spelling, self.limits.newest(f.id)))
+            .collect();
         format!(
             "[[release]]\nnvcc = \"{}\"\naccepts = {{ {} }}\nsource = \"measured: {}\"\n",
             self.nvcc,
