@@ -15,7 +15,25 @@ prev: extension:
 let
   inherit (prev) lib;
   viaExtensions = prev ? _cuda && prev._cuda ? extensions;
-  sets = lib.filter (name: builtins.match "cudaPackages_[0-9]+_[0-9]+" name != null) (lib.attrNames prev);
+  # A package set named after its release: `cudaPackages_`, then digits, one `_`, digits (cudaPackages_12_4), told by
+  # its characters (no pattern: nix/ parses no string, tests hold it to that).
+  prefix = "cudaPackages_";
+  characters = text: builtins.genList (i: builtins.substring i 1 text) (builtins.stringLength text);
+  digits = characters "0123456789";
+  isSetName =
+    name:
+    let
+      rest = characters (builtins.substring (builtins.stringLength prefix) (builtins.stringLength name) name);
+      count = builtins.length rest;
+      digit = c: builtins.elem c digits;
+    in
+    builtins.substring 0 (builtins.stringLength prefix) name == prefix
+    && count >= 3
+    && builtins.length (builtins.filter (c: c == "_") rest) == 1
+    && digit (builtins.head rest)
+    && digit (builtins.elemAt rest (count - 1))
+    && builtins.all (c: c == "_" || digit c) rest;
+  sets = builtins.filter isSetName (builtins.attrNames prev);
   extendSet =
     name:
     if prev.${name} ? overrideScope then

@@ -24,7 +24,10 @@ let
     isString
     ;
 
-  bareKey = key: builtins.match "[A-Za-z0-9_-]+" key != null;
+  # A key TOML takes bare: letters, digits, `_` and `-` only (told by its characters: nix/ parses no string).
+  keyCharacters = characters "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+  characters = text: builtins.genList (i: builtins.substring i 1 text) (builtins.stringLength text);
+  bareKey = key: key != "" && builtins.all (c: builtins.elem c keyCharacters) (characters key);
 
   key = name: if bareKey name then name else builtins.toJSON name;
 
