@@ -634,24 +634,45 @@ fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) 
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let ended = match status {
+    let mut ended = match status {
         Err(why) => why.to_string(),
         Ok(s) => match s.signal() {
             Some(signal) => format!("signal {signal}"),
             None => format!("exit {}", s.code().unwrap_or(-1)),
         },
     };
-    let mut out: Vec<Vec<u8>> = readers.into_iter().map(|r| r.join().unwrap()).collect();
-    let stderr_bytes = out.pop().unwrap();
-    let stdout_bytes = out.pop().unwrap();
     // What is still running a moment later: what a build's next step would meet.
     std::thread::sleep(Duration::from_millis(200));
     let left = running_in(dir);
-    // Then whatever is left ends (nvcc alone leaves its programs running after SIGTERM) before the count.
+    // Then whatever is left ends (nvcc alone leaves its programs running after SIGTERM) before the count and before
+    // the call's stdout and stderr are read to their end, which what is left may hold open. A `cicc` that deadlocked
+    // in its own handler after its nvcc ended never ends (seen once, nvcc 13.5 alone, SIGTERM to the group, -MD): it
+    // is killed, and the case counts as stuck (both sides run again); so is what outlives the deadline.
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !running_in(dir).is_empty() && Instant::now() < deadline {
+    let mut stuck_since: Option<Instant> = None;
+    loop {
+        let running = running_in(dir);
+        if running.is_empty() {
+            break;
+        }
+        stuck_since = if cicc_stuck_in_its_handler(dir) { stuck_since.or_else(|| Some(Instant::now())) } else { None };
+        let stuck = stuck_since.is_some_and(|since| since.elapsed() >= STUCK);
+        if stuck || Instant::now() >= deadline {
+            for pid in running.iter().filter_map(|p| p.split(' ').next()?.parse::<i32>().ok()) {
+                // SAFETY: kill takes plain integers; each is a process whose working directory is this case's.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            if stuck {
+                ended = CICC_STUCK.to_string();
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            break;
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
+    let mut out: Vec<Vec<u8>> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+    let stderr_bytes = out.pop().unwrap();
+    let stdout_bytes = out.pop().unwrap();
     let meta = std::fs::metadata(dir.join("file")).unwrap();
     Outcome {
         ended,
