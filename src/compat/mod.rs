@@ -209,8 +209,18 @@ impl Compat {
             .with_help(format!("point it at a directory holding any of {}", FILES.join(", "))));
         }
         let bad = |e: CompatError| {
-            crate::error::Error::new(crate::error::ErrorKind::Config, format!("invalid compatibility data: {e}"))
-                .with_help("`nvcc-wrapper compat dump DIR` writes the built-in tables, each with comments on its fields, to compare with or start from")
+            let message = format!("invalid compatibility data: {e}");
+            // host-compilers.toml's rows said `newest-gcc` and `newest-clang` before the families had one definition.
+            let old_columns =
+                ["`newest-gcc`", "`newest-clang`"].iter().any(|key| message.contains(&format!("field {key}")));
+            let help = if old_columns {
+                "host-compilers.toml's rows now say `accepts = { gcc = N, clang = M }` for `newest-gcc = N` and \
+                 `newest-clang = M`; `nvcc-wrapper compat dump DIR` writes the current form"
+            } else {
+                "`nvcc-wrapper compat dump DIR` writes the built-in tables, each with comments on its fields, to compare \
+                 with or start from"
+            };
+            crate::error::Error::new(crate::error::ErrorKind::Config, message).with_help(help)
         };
         compat.replace_from(dir).map_err(bad)?;
         Ok(compat)

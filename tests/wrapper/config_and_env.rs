@@ -198,6 +198,20 @@ fn compat_dump_writes_the_built_in_tables_which_a_config_can_start_from() {
         "{}",
         stderr(&out)
     );
+
+    // A host-compilers.toml dumped before its rows said `accepts = { gcc, clang }` (issue 40): the old column is
+    // named with its line, and the help says what it became.
+    std::fs::remove_file(dir.join("launchers.toml")).unwrap();
+    let text = std::fs::read_to_string(dir.join("host-compilers.toml")).unwrap();
+    let old = text.replacen("accepts = { gcc = 9, clang = 9 }", "newest-gcc = 9\nnewest-clang = 9", 1);
+    assert_ne!(old, text);
+    std::fs::write(dir.join("host-compilers.toml"), old).unwrap();
+    let out = explain();
+    assert_eq!(out.status.code(), Some(78), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("host-compilers.toml:") && said.contains("unknown field `newest-"), "{said}");
+    assert!(said.contains("help: host-compilers.toml's rows now say `accepts = { gcc = N, clang = M }`"), "{said}");
+    assert_eq!(said.lines().count(), 2, "{said}");
 }
 
 /// Issue 38, item 9: `compat dump` wrote the tables one by one, so a name that existed stopped it with some written,
