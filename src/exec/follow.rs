@@ -230,12 +230,12 @@ impl<'a> Follow<'a> {
         Follow { lend, ledger, nvcc, held, ours: BTreeMap::new(), released: Vec::new(), spare_ticks: 0, memory: None }
     }
 
-    /// Whether `/proc` shows this process's children, which following needs: checked before nvcc starts, so that
-    /// without it the call takes its threads at the start instead.
+    /// Whether `/proc` shows this process's children, which following needs, in this process's own pid namespace
+    /// (`procfs::is_ours`): checked before nvcc starts, so that without it the call takes its threads at the start.
     pub fn possible() -> bool {
         // SAFETY: getpid has no preconditions.
         let me = unsafe { libc::getpid() };
-        std::fs::metadata(format!("/proc/{me}/task/{me}/children")).is_ok()
+        super::procfs::is_ours() && std::fs::metadata(format!("/proc/{me}/task/{me}/children")).is_ok()
     }
 
     /// One tick: read the units, stop, continue, take and give back.

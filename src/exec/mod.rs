@@ -10,6 +10,7 @@ pub mod child;
 pub mod follow;
 pub mod jobserver;
 pub mod lend;
+pub mod procfs;
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;

@@ -522,3 +522,34 @@ fn without_proc_the_call_takes_its_threads_at_the_start() {
     assert!(!log.contains("threads follow the build"), "{log}");
     assert!(log.contains("job slots taken: nvcc runs with --threads 3"), "{log}");
 }
+
+/// Issue 48: in a pid namespace of its own whose `/proc` is still the machine's (`unshare --pid --fork` without
+/// `--mount-proc`), a process's number is not its number there: what the keeper read of `/proc/N` would be a
+/// stranger's, to be stopped. It reads nothing there: the call takes its threads at the start, and builds. Needs root.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_proc_of_another_pid_namespace_is_not_read() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || real_program("unshare").is_none() {
+        assert!(!require_real(), "this test needs root and unshare");
+        eprintln!("note: skipped, needs root and unshare");
+        return;
+    }
+    let sb = RealSandbox::new(&root);
+    sb.write("k.cu", KERNEL);
+    let config = sb.write("config.toml", CONFIG);
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["--pid", "--fork"])
+        .arg(WRAPPER)
+        .args(["jobserver", "-j", "3", "--"])
+        .arg(sb.wrapper_bin.join("nvcc"))
+        .args(["-c", "k.cu", "-o", "k.o"]);
+    setup(&sb, &mut cmd);
+    cmd.env("NVCC_WRAPPER_CONFIG", &config).env("NVCC_WRAPPER_LOG", "debug").env_remove("MAKEFLAGS");
+    let out = cmd.output().unwrap();
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(!log.contains("threads follow the build"), "{log}");
+    assert!(log.contains("job slots taken: nvcc runs with --threads 3"), "{log}");
+}

@@ -34,5 +34,6 @@ mod reproducible;
 mod signals;
 mod splitters;
 mod surroundings;
+mod terminal;
 mod threads;
 mod transcripts;

@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -150,7 +151,9 @@ fn the_slots_come_back_when_nvcc_fails_or_the_wrapper_is_killed() {
         sb.nvcc_process().env("MAKEFLAGS", slots.makeflags(4)).env("FAKE_NVCC_EXIT", "2").args(FOUR).status().unwrap();
     assert_eq!(status.code(), Some(2));
     assert_eq!(slots.count(), 3);
-    for signal in [libc::SIGKILL, libc::SIGTERM, libc::SIGINT] {
+    // SIGINT to the group, as a terminal's Ctrl-C or make's interrupt sends it: one to the wrapper alone is not passed
+    // on (nvcc ignores it while a program of its own runs), as the wrapper cannot tell it from one to its group.
+    for (signal, group) in [(libc::SIGKILL, false), (libc::SIGTERM, false), (libc::SIGINT, true)] {
         let pid_file = sb.dir.path().join(format!("pid{signal}"));
         let mut wrapper = sb
             .nvcc_process()
@@ -158,6 +161,7 @@ fn the_slots_come_back_when_nvcc_fails_or_the_wrapper_is_killed() {
             .env("FAKE_NVCC_PID", &pid_file)
             .env("FAKE_NVCC_SLEEP", "30")
             .args(FOUR)
+            .process_group(0)
             .spawn()
             .unwrap();
         let started = Instant::now();
@@ -166,8 +170,9 @@ fn the_slots_come_back_when_nvcc_fails_or_the_wrapper_is_killed() {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert_eq!(slots.count(), 0, "signal {signal}: the three slots are nvcc's while it runs");
-        // SAFETY: kill takes plain integers; the wrapper is our child, not yet reaped.
-        unsafe { libc::kill(wrapper.id() as i32, signal) };
+        let pid = wrapper.id() as i32;
+        // SAFETY: kill takes plain integers; the wrapper is our child, not yet reaped, and leads its group.
+        unsafe { libc::kill(if group { -pid } else { pid }, signal) };
         wrapper.wait().unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
         while slots.count() < 3 && Instant::now() < deadline {
