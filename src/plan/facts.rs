@@ -102,10 +102,22 @@ pub struct Facts<'a> {
 }
 
 /// How much the optional additions can grow the longest command line nvcc gives its children, for a call whose
-/// output name is `output` bytes long: `-objtemp` names the output in each temporary file's name (about 6 times in
-/// cicc's, measured with 13.5), the seeds once or twice, and the fatbin and threads flags some tens of bytes.
-pub fn optional_growth(output: u64) -> u64 {
-    8 * output + 1024
+/// output name is `output` bytes long and whose source name `source`: `-objtemp` names the output in each temporary
+/// file's name (8 times in cicc's `sh -c` line, measured with 13.5), the seeds hold it once or twice, the source's
+/// name for cudafe++ holds the source once in each of two lines, and the fatbin and threads flags some tens of bytes.
+pub fn optional_growth(output: u64, source: u64) -> u64 {
+    8 * output + 2 * source + 1024
+}
+
+/// The most bytes one word of the user's options takes in one string nvcc's children get: gcc's
+/// `COLLECT_GCC_OPTIONS` writes each option quoted, a joined value apart (`-DX=1` as `'-D' 'X=1' `: six bytes
+/// more), and nvcc's `sh -c` lines write it as `-D "X=1" ` (four more); a quote, backslash, `$` or backtick inside
+/// is escaped (`'` becomes four bytes there). Measured with nvcc 12.4 and 13.5 (issue 48): 8,760 flags `-DXi=1` came
+/// to 80 KiB as given and past 128 KiB in `COLLECT_GCC_OPTIONS`.
+fn in_one_string(word: &std::ffi::OsStr) -> u64 {
+    let bytes = word.as_encoded_bytes();
+    let escaped = bytes.iter().filter(|b| matches!(b, b'\'' | b'"' | b'\\' | b'$' | b'`')).count() as u64;
+    bytes.len() as u64 + 6 + 3 * escaped
 }
 
 /// Whether the build shares job slots with this call (a jobserver in `MAKEFLAGS`), as a fact: the slots themselves
@@ -156,7 +168,8 @@ const NVCC_OWN: u64 = 8 << 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgEdge {
     /// The user's options (argv, `NVCC_*_FLAGS`, options files): nvcc's `sh -c` lines and gcc's
-    /// `COLLECT_GCC_OPTIONS` each hold all of them in one string, which the kernel limits to 128 KiB.
+    /// `COLLECT_GCC_OPTIONS` each hold all of them in one string, which the kernel limits to 128 KiB; `options` is
+    /// what they come to there (`in_one_string`).
     OneString { options: u64 },
     /// Arguments and environment together, against `ARG_MAX` (gcc's children hold the options twice).
     Total { bytes: u64, limit: u64 },
@@ -168,7 +181,7 @@ impl ArgEdge {
     pub fn of(inv: &Invocation, process: &NvccProcess, growth: u64) -> Option<ArgEdge> {
         let words = inv.argv.iter().chain(&inv.prepend).chain(&inv.append);
         let files = inv.options_files.iter().flat_map(|f| f.tokens.iter());
-        let options: u64 = words.chain(files).map(|w| w.len() as u64 + 1).sum();
+        let options: u64 = words.chain(files).map(|w| in_one_string(w)).sum();
         if options + NVCC_OWN + growth > MAX_ARG_STRLEN {
             return Some(ArgEdge::OneString { options });
         }
@@ -185,7 +198,7 @@ impl fmt::Display for ArgEdge {
         match self {
             ArgEdge::OneString { options } => write!(
                 f,
-                "the options come to {options} bytes, and nvcc hands them all to its children in one string, which the kernel limits to {MAX_ARG_STRLEN} bytes"
+                "the options come to {options} bytes as nvcc hands them all to its children in one string (each quoted), which the kernel limits to {MAX_ARG_STRLEN} bytes"
             ),
             ArgEdge::Total { bytes, limit } => write!(
                 f,
@@ -233,7 +246,8 @@ impl<'a> Facts<'a> {
             .chain(overrides.filter(|f| probes.exists(f)))
             .collect();
         let output = invocation.output_file().map_or(64, |o| o.len() as u64);
-        let arg_edge = ArgEdge::of(invocation, nvcc_process, optional_growth(output));
+        let source = invocation.inputs.iter().map(|i| i.len() as u64).max().unwrap_or(0);
+        let arg_edge = ArgEdge::of(invocation, nvcc_process, optional_growth(output, source));
         Ok(Facts {
             arg_edge,
             invocation,

@@ -120,6 +120,63 @@ fn at_the_argument_length_edge_what_nvcc_alone_builds_the_wrapper_builds() {
     }
 }
 
+/// Issue 48, item 4, with real nvcc 12.4 and 13.5: the edge moves with the flags' shape and the output's name, and
+/// the wrapper builds what nvcc alone builds at each. gcc's `COLLECT_GCC_OPTIONS`, the one string that meets the
+/// kernel's 128 KiB first, holds each option quoted and a joined value apart (`-DX1=1` as `'-D' 'X1=1' `, twice its
+/// length for short flags), and `-objtemp` and the seeds repeat the output's name. For each shape (many short
+/// `-DXi=1`; 100-byte `-D` flags) and output (`k.o`; a 202-byte name), the largest number of flags nvcc alone builds
+/// with is found by bisection, and the wrapper must build with as many. (The 8,760 short flags with a 202-byte output
+/// that nvcc alone built and the wrapper did not, on d46c469, lie within.)
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn the_argument_length_edge_follows_the_flags_shape_and_the_outputs_name() {
+    type Shape = fn(usize) -> String;
+    let shapes: [(&str, Shape, (usize, usize)); 2] = [
+        ("-DXi=1", |i| format!("-DX{i}=1"), (7000, 9800)),
+        ("100-byte -D", |i| format!("-DX{i:05}={}", "v".repeat(92)), (1000, 1400)),
+    ];
+    let long = format!("o/{}.o", "a".repeat(198));
+    for release in ["12.4", "13.5"] {
+        let Some(root) = real_toolkit(release) else { return };
+        let sb = RealSandbox::new(&root);
+        sb.write("k.cu", "__global__ void k(int *p) { p[0] = 1; }\n");
+        std::fs::create_dir_all(sb.file("o")).unwrap();
+        let config = sb.write("config.toml", "[host-compiler]\nstdenv = \"/usr/bin/g++\"\n");
+        for (shape, flag, (low, high)) in shapes {
+            for output in ["o/k.o", long.as_str()] {
+                let builds = |mut nvcc: assert_cmd::Command, n: usize| {
+                    let _ = std::fs::remove_file(sb.file(output));
+                    let out = nvcc.args(["-c", "k.cu", "-o", output]).args((0..n).map(flag)).output().unwrap();
+                    out.status.success() && sb.file(output).is_file()
+                };
+                let alone = |n| {
+                    let mut nvcc = sb.real_nvcc();
+                    nvcc.arg("-ccbin=/usr/bin/g++");
+                    builds(nvcc, n)
+                };
+                let (mut lo, mut hi) = (low, high);
+                assert!(alone(lo) && !alone(hi), "{release}, {shape}, {output}: the edge is not within {lo}..{hi}");
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2;
+                    if alone(mid) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                let mut nvcc = sb.nvcc();
+                nvcc.env("NVCC_WRAPPER_CONFIG", &config);
+                let name = output.len();
+                assert!(
+                    builds(nvcc, lo),
+                    "{release}: nvcc alone builds with {lo} flags {shape} and an output of {name} bytes, the wrapper does not"
+                );
+                eprintln!("{release}: nvcc alone and the wrapper build with {lo} flags {shape}, output {name} bytes");
+            }
+        }
+    }
+}
+
 /// A host compiler slowed down by a slow disk is waited for, not left out. Under a build's load the first start of
 /// `clang++` took more than the probes' 10 s, and a probe stopped then made the wrapper pick another compiler (and
 /// remember that for 5 minutes). Here the stdenv compiler is a script, as Nix's cc-wrapper is, that first reads 16 MiB

@@ -225,7 +225,8 @@ fn objtemp_is_left_out_where_it_would_change_how_the_call_ends() {
 #[test]
 fn at_the_kernels_argument_limit_nothing_is_added() {
     // Issue 30, item 9: 620 `-D` flags of 200 bytes leave nvcc about 4 KiB of the 128 KiB that one string of its
-    // children's may hold; the flags would take more (`-objtemp` names the 200-byte output six times).
+    // children's may hold; the flags would take more (`-objtemp` names the 200-byte output eight times). Quoted,
+    // each flag takes 6 bytes more there.
     let defines: Vec<String> = (0..620).map(|i| format!("-DX{i:04}={}", "v".repeat(193))).collect();
     let output = format!("{}.o", "o".repeat(198));
     let mut args: Vec<&str> = vec!["-c", "k.cu", "-o", &output];
@@ -235,12 +236,20 @@ fn at_the_kernels_argument_limit_nothing_is_added() {
     let notes: Vec<String> =
         said::<Note>(&p).into_iter().filter(|n| matches!(n, Note::ArgEdge { .. })).map(|n| n.to_string()).collect();
     assert!(
-        notes.len() == 1 && notes[0].contains("the options come to 125") && notes[0].contains("limits to 131072 bytes"),
+        notes.len() == 1 && notes[0].contains("the options come to 128") && notes[0].contains("limits to 131072 bytes"),
         "{notes:?}"
     );
     // With half as many, there is room: the flags go in.
     let p = run("13.5.37", &args[..4 + 310], "");
     assert!(ours(&p).contains(&"-objtemp".to_string()));
+    // Issue 48, item 4: many short flags, which quoting lengthens most (8,760 `-DXi=1`, 80 KiB as given), with a
+    // 202-byte output: nothing is added; with 6,000, there is room.
+    let short: Vec<String> = (0..8760).map(|i| format!("-DX{i}=1")).collect();
+    let output = format!("{}.o", "o".repeat(200));
+    let mut args: Vec<&str> = vec!["-c", "k.cu", "-o", &output];
+    args.extend(short.iter().map(String::as_str));
+    assert!(ours(&run("13.5.37", &args, "")).is_empty());
+    assert!(ours(&run("13.5.37", &args[..4 + 6000], "")).contains(&"-objtemp".to_string()));
 }
 
 #[test]
