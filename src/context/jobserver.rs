@@ -22,8 +22,11 @@ use std::os::unix::ffi::OsStrExt;
 
 use super::Env;
 
-/// The variables a jobserver is named in, in the order they are read: cargo's own for build scripts, then make's.
-pub const NAMED_IN: [&str; 3] = ["CARGO_MAKEFLAGS", super::vars::MAKEFLAGS, "MFLAGS"];
+/// The variables a jobserver is named in, in the order they are read: make's, then cargo's own for build scripts.
+/// Where both name one, and not the same, a make runs inside cargo's build (a build script's `make -j`, which makes a
+/// jobserver of its own for its rules): make's is the nearer, the one whose slots the rule was counted in, and
+/// cargo's in `CARGO_MAKEFLAGS` is only inherited (issue 48).
+pub const NAMED_IN: [&str; 3] = [super::vars::MAKEFLAGS, "MFLAGS", "CARGO_MAKEFLAGS"];
 
 /// A jobserver named in the environment.
 #[derive(Debug, Default)]

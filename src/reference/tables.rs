@@ -132,7 +132,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
     (
         vars::MAKEFLAGS,
-        "read (also as `MFLAGS` and `CARGO_MAKEFLAGS`): a jobserver it names (`--jobserver-auth=R,W` from GNU make's \
+        "read (also as `MFLAGS`, then `CARGO_MAKEFLAGS`: make's first, the nearer where both name one): a jobserver it names (`--jobserver-auth=R,W` from GNU make's \
          `+` rules, `fifo:PATH` from make 4.4 or `nvcc-wrapper jobserver`) lends free job slots to calls with several \
          GPU targets as nvcc threads",
     ),

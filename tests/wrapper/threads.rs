@@ -143,6 +143,27 @@ fn no_free_slot_no_jobserver_or_a_broken_one_change_nothing() {
     assert_eq!(slots.count(), 3);
 }
 
+/// Issue 48: a make inside cargo's build (a build script's `make -j2`) names its own jobserver in `MAKEFLAGS`, while
+/// `CARGO_MAKEFLAGS` still names cargo's: the rule's slots are make's, and cargo's are left alone.
+#[test]
+fn make_inside_cargo_lends_its_own_slots_not_cargos() {
+    let sb = Sandbox::new();
+    let mut make = Slots::new(&sb.dir.path().join("make").tap_mkdir(), 1);
+    let mut cargo = Slots::new(&sb.dir.path().join("cargo").tap_mkdir(), 5);
+    sb.nvcc()
+        .env("MAKEFLAGS", make.makeflags(2))
+        .env("CARGO_MAKEFLAGS", cargo.makeflags(6))
+        .args(FOUR)
+        .assert()
+        .success();
+    assert_eq!(threads_given(&sb).as_deref(), Some("2"), "make's one free slot and the call's own");
+    assert_eq!((make.count(), cargo.count()), (1, 5));
+    // Cargo's alone (a build script that runs nvcc itself): its slots.
+    sb.nvcc().env_remove("MAKEFLAGS").env("CARGO_MAKEFLAGS", cargo.makeflags(6)).args(FOUR).assert().success();
+    assert_eq!(threads_given(&sb).as_deref(), Some("4"));
+    assert_eq!(cargo.count(), 5);
+}
+
 #[test]
 fn the_slots_come_back_when_nvcc_fails_or_the_wrapper_is_killed() {
     let sb = Sandbox::new();
