@@ -125,11 +125,14 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
 
 /// Ninja takes part in a jobserver from 1.13 on, and only without a `-j` of its own (Ninja 1.11 and 1.12 know none,
 /// and with `-j` any Ninja runs that many jobs): otherwise the build would run Ninja's own count of jobs while the
-/// wrapper's calls also take the slots as threads, more at once than asked. A command run as `ninja` (or
-/// `ninja-build`) that would is refused, saying why; one whose version cannot be read is run as given.
+/// wrapper's calls also take the slots as threads, more at once than asked. A command that is Ninja by its name
+/// (`ninja`, `ninja-build`) or by the file its links lead to (`./ninja-old` made a link to Debian's) and would is
+/// refused, saying why; one whose version cannot be read is run as given, and so is a program that starts Ninja
+/// itself (`env ninja`, a script): what it runs cannot be known before (issue 48, decided).
 fn refuse_a_ninja_that_ignores_it(program: &Path, args: &[OsString]) -> Result<()> {
-    let name = program.file_name().map(OsStr::as_bytes).unwrap_or_default();
-    if name != b"ninja" && name != b"ninja-build" {
+    let is_ninja =
+        |path: &Path| path.file_name().is_some_and(|n| n.as_bytes() == b"ninja" || n.as_bytes() == b"ninja-build");
+    if !is_ninja(program) && !std::fs::canonicalize(program).is_ok_and(|target| is_ninja(&target)) {
         return Ok(());
     }
     let shown = crate::error::shell::path(program);

@@ -267,6 +267,21 @@ fn the_jobserver_subcommand_refuses_a_ninja_that_would_ignore_it() {
         let (code, said, ran) = serve(version, &[]);
         assert_eq!((code, ran), (Some(0), true), "{version}: {said}");
     }
+    // Issue 48: a link of another name to it is Ninja all the same.
+    let old = bin.join("ninja-old");
+    std::os::unix::fs::symlink(&ninja, &old).unwrap();
+    let _ = std::fs::remove_file(sb.dir.path().join("ran"));
+    let out = sb
+        .wrapper_cli()
+        .env("FAKE_NINJA_VERSION", "1.11.1")
+        .env("TMPDIR", sb.dir.path())
+        .args(["jobserver", "-j", "4", "--"])
+        .arg(&old)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ninja-old is Ninja 1.11"), "{}", stderr(&out));
+    assert!(!sb.dir.path().join("ran").exists());
 }
 
 trait TapMkdir {
