@@ -176,9 +176,14 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
         let file = config.path.clone().unwrap_or_default();
         let path = configured.clone();
         let Some(meta) = std::fs::metadata(&path).ok().filter(std::fs::Metadata::is_file) else {
-            let what = if path.is_dir() { "is a directory, not the nvcc program" } else { "does not exist" };
+            // Found but not a program is 126, as a shell says of a directory it is told to run (issue 48); nothing
+            // there is 127.
+            let (kind, what) = match path.is_dir() {
+                true => (ErrorKind::CannotExec, "is a directory, not the nvcc program"),
+                false => (ErrorKind::NvccNotFound, "does not exist"),
+            };
             return Err(Error::new(
-                ErrorKind::NvccNotFound,
+                kind,
                 format!("`nvcc = {}` in {} {what}", quoted(configured), crate::error::shell::path(&file)),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH"));
