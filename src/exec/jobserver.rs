@@ -90,7 +90,14 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
             .custom_flags(libc::O_NONBLOCK)
             .open(&fifo)
             .map_err(|e| failed("opening the FIFO", e))?;
-        let tokens = vec![b'+'; jobs.saturating_sub(1) as usize];
+        let free = holds(&held, jobs.saturating_sub(1)).map_err(|most| {
+            Error::new(
+                ErrorKind::Usage,
+                format!("`-j {jobs}`: the jobserver's FIFO holds at most {most} free slots on this machine"),
+            )
+            .with_help(format!("give `-j {}` or fewer", most.saturating_add(1)))
+        })?;
+        let tokens = vec![b'+'; free];
         held.write_all(&tokens).map_err(|e| failed("writing its tokens", e))?;
         // The descriptors make reads: the FIFO opened for reading and for writing (neither waits, as `held` is both
         // ends), blocking, as make's own pipe is, and left open across exec for the command's whole tree.
@@ -121,6 +128,28 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
     let _ = std::fs::remove_file(&fifo);
     let _ = std::fs::remove_dir(&dir);
     super::end_as(result?)
+}
+
+/// Make the FIFO hold `free` tokens, one byte each: a pipe holds 64 KiB unless made larger (`F_SETPIPE_SZ`, up to
+/// `/proc/sys/fs/pipe-max-size` but for root). `free` as a count, or the most it can hold.
+fn holds(fifo: &std::fs::File, free: u32) -> std::result::Result<usize, usize> {
+    use std::os::fd::AsRawFd;
+    let fd = fifo.as_raw_fd();
+    // SAFETY: F_GETPIPE_SZ reads the size of a pipe this function was handed open.
+    let size = unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) };
+    let size = usize::try_from(size).unwrap_or(0);
+    if free as usize <= size {
+        return Ok(free as usize);
+    }
+    // SAFETY: F_SETPIPE_SZ asks the kernel to resize the same pipe; it fails, changing nothing, beyond its limits.
+    let grown = i32::try_from(free).map_or(-1, |want| unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, want) });
+    match usize::try_from(grown) {
+        Ok(grown) if grown >= free as usize => Ok(free as usize),
+        _ => {
+            let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").ok().and_then(|t| t.trim().parse().ok());
+            Err(max.unwrap_or(size).max(size))
+        }
+    }
 }
 
 /// Ninja takes part in a jobserver from 1.13 on, and only without a `-j` of its own (Ninja 1.11 and 1.12 know none,

@@ -231,6 +231,18 @@ fn the_jobserver_subcommand_runs_a_build_under_n_slots() {
     assert!(!left.iter().any(|n| n.to_string_lossy().starts_with("nvcc-wrapper-jobserver")), "{left:?}");
     let out = sb.wrapper_cli().args(["jobserver", "-j", "0", "--", "true"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // Issue 48: more slots than a pipe holds at first (64 KiB): the FIFO is made larger; past what it can be made,
+    // `-j` is refused with the most it holds.
+    let out = sb
+        .wrapper_cli()
+        .env("TMPDIR", sb.dir.path())
+        .args(["jobserver", "-j", "100000", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = sb.wrapper_cli().args(["jobserver", "-j", "4294967295", "--", "true"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("help: give `-j "), "{}", stderr(&out));
 }
 
 /// Issue 39, item 3: a Ninja that would ignore the jobserver (before 1.13, or given `-j`) is refused before it runs,
