@@ -491,6 +491,16 @@ impl Cgroup {
         Some(Cgroup { dir })
     }
 
+    /// A file of the cgroup's (`memory.max_usage_in_bytes`, say).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Whether it is in the v1 hierarchy (else v2), whose files have other names.
+    pub fn v1(&self) -> bool {
+        self.dir.starts_with("/sys/fs/cgroup/memory") || !self.dir.join("cgroup.controllers").exists()
+    }
+
     /// `program args` run inside the cgroup: through `sh`, which moves itself in and then execs it.
     pub fn wrap(&self, program: &Path, args: &[&str]) -> std::process::Command {
         let mut cmd = std::process::Command::new("sh");

@@ -553,3 +553,58 @@ fn a_proc_of_another_pid_namespace_is_not_read() {
     assert!(!log.contains("threads follow the build"), "{log}");
     assert!(log.contains("job slots taken: nvcc runs with --threads 3"), "{log}");
 }
+
+/// Issue 48: a memory cgroup at nvcc alone's edge. nvcc alone with the four targets (one thread) is measured in a
+/// cgroup of its own (its peak, the cgroup's high-water mark); then, in a cgroup of a fifth more than that, with three
+/// slots free, nvcc alone builds, `nvcc -t 4` does not (killed), and the call that follows the build must, which
+/// starts nvcc with four threads and continues a stopped program only while the cgroup's limit leaves room for one.
+/// Needs root.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_memory_cgroup_at_nvcc_alones_edge_builds_while_following() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let sb = RealSandbox::new(&root);
+    sb.write("k.cu", KERNEL);
+    let config = sb.write("config.toml", CONFIG);
+    let targets: Vec<String> =
+        ["80", "86", "89", "90"].iter().map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}")).collect();
+    let mut alone_args: Vec<&str> = vec!["-ccbin=/usr/bin/g++-12", "-c", "k.cu", "-o", "k.o"];
+    alone_args.extend(targets.iter().map(String::as_str));
+    let real = root.join("bin/nvcc");
+    // nvcc alone's peak: the high-water mark of a cgroup without a limit.
+    let Some(measure) = Cgroup::new("memory", &[], &[]) else { return };
+    let mut cmd = measure.wrap(&real, &alone_args);
+    setup(&sb, &mut cmd);
+    assert!(cmd.status().unwrap().success());
+    let peak_file = if measure.v1() { "memory.max_usage_in_bytes" } else { "memory.peak" };
+    let peak: u64 = std::fs::read_to_string(measure.file(peak_file)).unwrap().trim().parse().unwrap();
+    drop(measure);
+    let limit = (peak + peak / 5).to_string();
+    let edge = || Cgroup::new("memory", &[("memory.limit_in_bytes", limit.clone())], &[("memory.max", limit.clone())]);
+    let Some(cgroup) = edge() else { return };
+    let _ = std::fs::remove_file(sb.file("k.o"));
+    let mut cmd = cgroup.wrap(&real, &alone_args);
+    setup(&sb, &mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "nvcc alone, in {limit} bytes (its peak {peak}): {}", stderr(&out));
+    drop(cgroup);
+    // The edge is one: nvcc alone with four threads at once does not fit (measured: killed, 255).
+    let Some(cgroup) = edge() else { return };
+    let mut cmd = cgroup.wrap(&real, &[&alone_args[..], &["-t", "4"]].concat());
+    setup(&sb, &mut cmd);
+    assert!(!cmd.status().unwrap().success(), "nvcc -t 4 fits in {limit} bytes: the edge is no edge");
+    drop(cgroup);
+    let Some(cgroup) = edge() else { return };
+    let _ = std::fs::remove_file(sb.file("k.o"));
+    let wrapper = sb.wrapper_bin.join("nvcc");
+    let wrapper = wrapper.to_str().unwrap();
+    let mut cmd = cgroup.wrap(Path::new(WRAPPER), &["jobserver", "-j", "4", "--", wrapper, "-c", "k.cu", "-o", "k.o"]);
+    setup(&sb, &mut cmd);
+    cmd.env("NVCC_WRAPPER_CONFIG", &config).env("NVCC_WRAPPER_LOG", "debug").env_remove("MAKEFLAGS");
+    let out = cmd.output().unwrap();
+    let log = stderr(&out);
+    assert!(log.contains("threads follow the build"), "{log}");
+    assert!(out.status.success(), "following, in {limit} bytes (nvcc alone's peak {peak}): {log}");
+    assert!(sb.file("k.o").is_file());
+    eprintln!("nvcc alone's peak {peak} bytes; in {limit}, nvcc alone and the call that follows both built");
+}
