@@ -329,15 +329,14 @@ impl<'a> Follow<'a> {
                 self.ledger.stopping(proc.pid);
                 stopped.push(proc.pid);
             }
-            // SAFETY: kill takes plain integers; the pid was read from /proc this tick, below nvcc.
-            unsafe { libc::kill(proc.pid, libc::SIGSTOP) };
+            // Read from /proc this tick, below nvcc: stopped only if it still is the process read (issue 48).
+            super::procfs::signal_below_me(proc.pid, libc::SIGSTOP);
         }
     }
 
     fn resume(&mut self, root: libc::pid_t) {
         for pid in self.ours.remove(&root).unwrap_or_default() {
-            // SAFETY: as in `stop`.
-            unsafe { libc::kill(pid, libc::SIGCONT) };
+            super::procfs::signal_below_me(pid, libc::SIGCONT);
             self.ledger.continued(pid);
         }
     }

@@ -10,6 +10,46 @@ pub fn is_ours() -> bool {
     std::fs::read_link("/proc/self").is_ok_and(|link| link.as_os_str() == me.to_string().as_str())
 }
 
+/// Send `signal` to `pid` only while it is a process below this one (K, whose descendants nvcc's programs stay as
+/// its subreaper): the pid was read from `/proc` a moment before, and a process that ended meanwhile may have left
+/// its number to a stranger. The process is held by a pidfd first and checked after, so the signal reaches the one
+/// checked; without pidfds (Linux before 5.3) it goes by pid after the same check. Whether it was sent.
+pub fn signal_below_me(pid: libc::pid_t, signal: libc::c_int) -> bool {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1; getpid has no preconditions.
+    let (fd, me) = unsafe { (libc::syscall(libc::SYS_pidfd_open, pid, 0) as libc::c_int, libc::getpid()) };
+    let below = is_below(pid, me);
+    // SAFETY: the descriptor is this function's own, closed after use; the signal goes to the process it holds.
+    unsafe {
+        if fd < 0 {
+            return below && libc::kill(pid, signal) == 0;
+        }
+        let sent = below && libc::syscall(libc::SYS_pidfd_send_signal, fd, signal, std::ptr::null::<u8>(), 0) == 0;
+        libc::close(fd);
+        sent
+    }
+}
+
+/// Whether `pid`'s parents lead to `ancestor` (from `/proc`, at most 64 steps).
+fn is_below(pid: libc::pid_t, ancestor: libc::pid_t) -> bool {
+    if !is_ours() {
+        return false;
+    }
+    let mut at = pid;
+    for _ in 0..64 {
+        let Some(parent) = std::fs::read(format!("/proc/{at}/stat")).ok().and_then(|s| parent_in_stat(&s)) else {
+            return false;
+        };
+        if parent == ancestor {
+            return true;
+        }
+        if parent <= 1 {
+            return false;
+        }
+        at = parent;
+    }
+    false
+}
+
 /// A process's group, from `/proc/PID/stat` (the field after the parent's).
 pub fn group_of(pid: libc::pid_t) -> Option<libc::pid_t> {
     let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
@@ -83,5 +123,18 @@ mod tests {
     #[test]
     fn this_tests_proc_is_its_own() {
         assert!(is_ours());
+    }
+
+    #[test]
+    fn only_a_process_below_this_one_is_signalled() {
+        let mut sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = sleeper.id() as libc::pid_t;
+        // This process's parent is not below it: a pid read before and now another's is left alone.
+        // SAFETY: getppid has no preconditions.
+        assert!(!signal_below_me(unsafe { libc::getppid() }, 0));
+        assert!(signal_below_me(pid, libc::SIGKILL));
+        let _ = sleeper.wait();
+        // Ended and reaped: its pid names nothing below this process.
+        assert!(!signal_below_me(pid, libc::SIGKILL));
     }
 }
