@@ -297,3 +297,25 @@ fn the_top_level_holds_only_the_pipes_rooms() {
     assert!(found.is_empty(), "src/ holds {found:?}: move each into the room it serves (CONTRIBUTING.md)");
     assert!(rooms.iter().all(|r| src.join(r).is_dir()), "a room of the list is gone: take it off the list");
 }
+
+/// A file a newcomer can hold: at most 500 lines of code before its tests (issue 48; the house style). A file that
+/// is all tests (`tests.rs`, or under a `tests/` folder) is counted as tests.
+#[test]
+fn no_source_file_holds_more_than_500_lines_before_its_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut long = Vec::new();
+    for file in sources() {
+        let relative = file.strip_prefix(&root).unwrap();
+        if relative.file_name().is_some_and(|n| n == "tests.rs")
+            || relative.components().any(|c| c.as_os_str() == "tests")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.lines().take_while(|l| !l.starts_with("#[cfg(test)]")).count();
+        if code > 500 {
+            long.push(format!("{} ({code} lines)", relative.display()));
+        }
+    }
+    assert!(long.is_empty(), "split these into rooms of their own (CONTRIBUTING.md): {long:?}");
+}
