@@ -86,6 +86,9 @@ pub(super) fn keep(
         }
     };
     close(report);
+    // Named once nvcc runs, off the path W waits on (a `/proc` read): a kill by name before this instant finds K
+    // holding only the slots it took, which its death would lose, as any jobserver client's would.
+    name_keeper();
     let mut follow = follows.zip(ledger).map(|(lend, ledger)| Follow::new(lend, ledger, nvcc));
     let (status, stopping) = wait_for(nvcc, wrapper, caught, &waited, &mut follow, &mut held);
     if let Some(mut follow) = follow.take() {
@@ -108,8 +111,8 @@ pub(super) fn keep(
 }
 
 /// K's own footing, first of all: the signals it waits for blocked (the forwarded ones, inherited blocked, with
-/// SIGCHLD and W's death; the set is returned), its name, a group of its own, W's death told by the kernel, and the
-/// processes nvcc starts kept below it when nvcc dies first. A W that died already sent nothing: K ends at once.
+/// SIGCHLD and W's death; the set is returned), SIGTTOU blocked, a group of its own, W's death told by the kernel,
+/// and the processes nvcc starts kept below it when nvcc dies first. A W that died already sent nothing: K ends.
 fn become_keeper(wrapper: libc::pid_t, caught: &[libc::c_int]) -> libc::sigset_t {
     let mut waited: Vec<libc::c_int> = caught.to_vec();
     waited.extend([libc::SIGCHLD, PARENT_DIED]);
@@ -118,7 +121,6 @@ fn become_keeper(wrapper: libc::pid_t, caught: &[libc::c_int]) -> libc::sigset_t
     // K writes (its debug log) from a group of its own, never the terminal's: with `stty tostop` the terminal would
     // stop it for that, and with it what it holds. Blocked, the write goes through; nvcc gets the caller's mask.
     mask(libc::SIG_BLOCK, &set_of(&[libc::SIGTTOU]));
-    name_keeper();
     // SAFETY: setpgid and prctl with these options take plain integers.
     unsafe {
         libc::setpgid(0, 0);
