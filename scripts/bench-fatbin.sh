@@ -21,6 +21,8 @@
 # and PTX with each setting, 5 times: its CPU time alone, which the whole compile's noise hides. With FATBIN_OUT=DIR
 # it leaves the fatbins there, for `load` (benches/fatbin-load.c: cuModuleLoadData of each, 41 times, in one context).
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 cd "$(dirname "$0")/.."
 repo=$PWD
 # shellcheck source=scripts/cuobjdump.sh

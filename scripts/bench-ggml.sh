@@ -41,6 +41,8 @@
 # and read OUT_DIR from later commands; a second invocation with the same OUT_DIR (and TEST=0) adds its runs to the
 # table.
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 here=$(cd "$(dirname "$0")" && pwd)
 
 ggml=$(cd "${GGML:?bench-ggml: set GGML to the ggml source tree}" && pwd)

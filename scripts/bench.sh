@@ -27,6 +27,8 @@
 # toolkit-shaped directory (with a version.json, as NVIDIA's installers write), so that each row measures only what
 # comes before it. RUNS (default 600) sets the runs per row.
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 cd "$(dirname "$0")/.."
 repo=$PWD
 

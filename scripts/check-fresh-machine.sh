@@ -33,6 +33,8 @@
 # Time, on the project's 2-core machine (a fast mirror): 3 minutes the first time, 36 s of it making the root; then
 # 2.5 minutes, half of it cargo's release build in the demo. Each step's time is printed at the end.
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 
 SUITE=bookworm
 INCLUDE=git,curl,ca-certificates,python3-pip

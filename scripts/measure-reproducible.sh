@@ -30,6 +30,8 @@
 # With --launcher, nvcc runs behind ccache (Debian's) or sccache (scripts/install-tools.sh) as the wrapper's
 # `launcher` runs it, three times: two misses with caches of their own, then a hit with the first cache.
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 command -v python3 >/dev/null ||
   { echo "measure-reproducible: error: python3 is needed (scripts/install-deps.sh installs it)" >&2; exit 1; }
 # -B: no __pycache__ in the checkout.

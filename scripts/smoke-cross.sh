@@ -28,6 +28,8 @@
 # cuobjdump --list-elf (ROOT/bin or $CACHE/tools) shows the sm_NN cubin.
 
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 # shellcheck source=scripts/cuobjdump.sh
 . "$(dirname "${BASH_SOURCE[0]}")/cuobjdump.sh"
 

@@ -2,7 +2,11 @@
 # The whole test suite, on real toolchains: installs the Debian packages the tests use, fetches and caches the real
 # NVCC releases, then runs every test with NVCC_WRAPPER_REQUIRE_REAL=1 so that a missing toolchain fails instead of
 # being skipped. Extra arguments go to the test binaries (for example a test name filter).
+#
+#   scripts/test.sh [FILTER...] [TEST-BINARY-OPTION...]     e.g. scripts/test.sh terminal:: --nocapture
 set -euo pipefail
+# -h, --help: this header, and nothing else done.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 cd "$(dirname "$0")/.."
 
 step() { printf '\ntest.sh: %s (%s)\n' "$*" "$(date +%T)" >&2; }

@@ -309,4 +309,7 @@ def main():
     print("all are there")
 
 
+if sys.argv[1:2] in (["-h"], ["--help"]):
+    print(__doc__.strip())
+    sys.exit(0)
 main()

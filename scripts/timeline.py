@@ -34,5 +34,8 @@ def summary(path):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        sys.exit(0)
     for path in sys.argv[1:]:
         print(summary(path))

@@ -97,6 +97,9 @@ def run(command, cwd=None, interval=None):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        sys.exit(0)
     label, command = sys.argv[1], sys.argv[sys.argv.index("--") + 1:]
     rc, wall, peak, _, _ = run(command)
     print(json.dumps(dict(label=label, rc=rc, wall_s=round(wall, 1), peak_mib=round(peak))), flush=True)

@@ -3,7 +3,7 @@
 cache outside the checkout, in NVIDIA's standard toolkit layout, so that the
 tests can compile real CUDA code with a real nvcc.
 
-Usage: scripts/fetch-toolkits.sh [options] [TARGET...]
+Usage: scripts/fetch-toolkits.sh [options] TARGET...
 
 TARGET is one of
   X.Y          a full toolkit root      -> $CACHE/toolkits/X.Y/
@@ -13,7 +13,9 @@ TARGET is one of
                                         -> $CACHE/headers/X.Y/
   headers-all  every pinned headers-X.Y
   cuobjdump    a cuobjdump usable on any toolkit -> $CACHE/tools/cuobjdump
-  default      13.0 13.5 12.4 11.8 headers-all cuobjdump (also: no TARGET)
+  default      13.0 13.5 12.4 11.8 headers-all cuobjdump (about 650 MB to
+               download the first time; with no TARGET, nothing is fetched:
+               this text is printed and the exit code is 2)
   sbsa-X.Y     cross target files (aarch64 servers, 13.0 .. 13.5, 12.4, 11.8)
   ppc64le-X.Y  cross target files (ppc64le, 12.4 11.8)
   jetson-12.4  the sbsa files of 12.4 laid out as Jetson's aarch64-linux:
@@ -199,7 +201,11 @@ def main(argv: list[str]) -> int:
         i += 1
     if print_target_root is not None and print_target_root not in CROSS:
         die(f"--print-target-root: '{print_target_root}' is not a cross target (known: {' '.join(CROSS)})")
-    targets = expand(args or ["default"])
+    if not args:
+        # A download of hundreds of MB is asked for by name, never started by a bare command.
+        print(__doc__, end="", file=sys.stderr)
+        return 2
+    targets = expand(args)
 
     CACHE.mkdir(parents=True, exist_ok=True)
     lock = None

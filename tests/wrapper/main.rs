@@ -27,4 +27,5 @@ mod personalities;
 mod probe_cache;
 mod reliability;
 mod reproducible;
+mod scripts;
 mod threads;
