@@ -176,15 +176,23 @@ fn the_slots_come_back_when_nvcc_fails_or_the_wrapper_is_killed() {
     // on (nvcc ignores it while a program of its own runs), as the wrapper cannot tell it from one to its group.
     for (signal, group) in [(libc::SIGKILL, false), (libc::SIGTERM, false), (libc::SIGINT, true)] {
         let pid_file = sb.dir.path().join(format!("pid{signal}"));
-        let mut wrapper = sb
-            .nvcc_process()
+        let mut command = sb.nvcc_process();
+        command
             .env("MAKEFLAGS", slots.makeflags(4))
             .env("FAKE_NVCC_PID", &pid_file)
             .env("FAKE_NVCC_SLEEP", "30")
             .args(FOUR)
-            .process_group(0)
-            .spawn()
-            .unwrap();
+            .process_group(0);
+        // A caller that ignores SIGINT (a background job of a script, as CI may start the tests) passes that on, to
+        // nvcc as to nvcc alone: this call hears it.
+        // SAFETY: signal() is async-signal-safe and touches no memory of ours.
+        unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut wrapper = command.spawn().unwrap();
         let started = Instant::now();
         while std::fs::read_to_string(&pid_file).map_or(true, |p| p.is_empty()) {
             assert!(started.elapsed() < Duration::from_secs(10), "nvcc did not start");
