@@ -521,6 +521,39 @@ impl Drop for Cgroup {
     }
 }
 
+/// The processes whose working directory is `dir` or under it, zombies left out: pid, name and state letter (`T`
+/// stopped, `t` stopped under a tracer).
+pub fn process_states(dir: &Path) -> Vec<(i32, String, char)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        if !std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+        let state = stat[close + 1..].trim_start().chars().next().unwrap_or('?');
+        if state != 'Z' {
+            found.push((pid, stat[open + 1..close].to_string(), state));
+        }
+    }
+    found
+}
+
+/// A source for a key or signal to land mid-compile (the surroundings and terminal corpora): no header, three kernels of unrolled math that keep
+/// `cicc` busy 2 to 3 seconds a target on 11.8, 12.4 and 13.5 (a whole compile about 10 s, measured 2026-11-29), so
+/// that the signal lands in `cicc`, and a case whose call survives its signal still ends in seconds.
+/// (examples/thrust-heavy.cu took 55 to 115 s a compile there: a third of the corpus's time went to those.)
+pub const SLOW_CU: &str = "template <int I> __global__ void k(float *p) {
+  float x = p[threadIdx.x];
+#pragma unroll
+  for (int i = 0; i < 48; i++) x = sinf(x) * (I + 1) + cosf(x * i);
+  p[threadIdx.x] = x;
+}
+template __global__ void k<0>(float *);
+template __global__ void k<1>(float *);
+template __global__ void k<2>(float *);
+";
 /// The processes whose working directory is `dir` or under it (nvcc and every program it starts run there), as
 /// `PID NAME`.
 pub fn running_in(dir: &Path) -> Vec<String> {

@@ -82,21 +82,7 @@ fn work_in(dir: &Path) -> Vec<(i32, bool)> {
 
 /// The processes in `dir` now, zombies left out, with each one's name and whether it is stopped.
 fn processes_in(dir: &Path) -> Vec<(i32, String, bool)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        if !std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)) {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
-        let state = stat[close + 1..].split_whitespace().next().unwrap_or("");
-        let name = &stat[open + 1..close];
-        if state != "Z" {
-            found.push((pid, name.to_string(), state == "T" || state == "t"));
-        }
-    }
-    found
+    process_states(dir).into_iter().map(|(pid, name, state)| (pid, name, state == 'T' || state == 't')).collect()
 }
 
 /// Wait until some of nvcc's work in `dir` is stopped (by the keeper, for want of a slot: before a test signals the
@@ -503,13 +489,19 @@ fn without_proc_the_call_takes_its_threads_at_the_start() {
         eprintln!("note: skipped, needs root and unshare");
         return;
     }
-    let sb = RealSandbox::new(&root);
+    let script = "mount -t tmpfs none /proc && cp meminfo /proc/meminfo && exec \"$@\"";
+    takes_its_threads_at_the_start_under(&root, &["--mount", "--propagation", "private", "sh", "-c", script, "sh"]);
+}
+
+/// A following call of three free slots run under `unshare ARGS` (with a copy of `/proc/meminfo` in its directory)
+/// builds, and takes its threads at the start instead of following.
+fn takes_its_threads_at_the_start_under(root: &Path, unshare: &[&str]) {
+    let sb = RealSandbox::new(root);
     sb.write("k.cu", KERNEL);
     let config = sb.write("config.toml", CONFIG);
     std::fs::copy("/proc/meminfo", sb.file("meminfo")).unwrap();
-    let script = "mount -t tmpfs none /proc && cp meminfo /proc/meminfo && exec \"$@\"";
     let mut cmd = std::process::Command::new("unshare");
-    cmd.args(["--mount", "--propagation", "private", "sh", "-c", script, "sh"])
+    cmd.args(unshare)
         .arg(WRAPPER)
         .args(["jobserver", "-j", "3", "--"])
         .arg(sb.wrapper_bin.join("nvcc"))
@@ -536,22 +528,7 @@ fn a_proc_of_another_pid_namespace_is_not_read() {
         eprintln!("note: skipped, needs root and unshare");
         return;
     }
-    let sb = RealSandbox::new(&root);
-    sb.write("k.cu", KERNEL);
-    let config = sb.write("config.toml", CONFIG);
-    let mut cmd = std::process::Command::new("unshare");
-    cmd.args(["--pid", "--fork"])
-        .arg(WRAPPER)
-        .args(["jobserver", "-j", "3", "--"])
-        .arg(sb.wrapper_bin.join("nvcc"))
-        .args(["-c", "k.cu", "-o", "k.o"]);
-    setup(&sb, &mut cmd);
-    cmd.env("NVCC_WRAPPER_CONFIG", &config).env("NVCC_WRAPPER_LOG", "debug").env_remove("MAKEFLAGS");
-    let out = cmd.output().unwrap();
-    let log = stderr(&out);
-    assert!(out.status.success(), "{log}");
-    assert!(!log.contains("threads follow the build"), "{log}");
-    assert!(log.contains("job slots taken: nvcc runs with --threads 3"), "{log}");
+    takes_its_threads_at_the_start_under(&root, &["--pid", "--fork"]);
 }
 
 /// Issue 48: a memory cgroup at nvcc alone's edge. nvcc alone with the four targets (one thread) is measured in a

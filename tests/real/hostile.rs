@@ -47,6 +47,19 @@ fn nvcc_13_5_a_pipe_options_file_under_replace_is_said() {
     assert!(said.len() == 1 && said[0].contains("is not a regular file"), "{}", stderr(&out));
 }
 
+/// The largest `n` in `lo..hi` for which `builds(n)`, by bisection, where `builds(lo)` holds and `builds(hi)` does not.
+fn largest_that_builds(mut lo: usize, mut hi: usize, builds: impl Fn(usize) -> bool) -> usize {
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if builds(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// Issue 30, item 9, with real nvcc 12.4 and 13.5: at the argument-length edge, what nvcc alone builds the wrapper
 /// builds. nvcc hands all of a call's options to its children in one string (its `sh -c` lines, gcc's
 /// `COLLECT_GCC_OPTIONS`), which the kernel limits to 128 KiB; `-objtemp` names the output in each temporary file's
@@ -75,16 +88,9 @@ fn at_the_argument_length_edge_what_nvcc_alone_builds_the_wrapper_builds() {
             nvcc.arg("-ccbin=/usr/bin/g++");
             builds(nvcc, n)
         };
-        let (mut lo, mut hi) = (1000, 1400);
+        let (lo, hi) = (1000, 1400);
         assert!(alone(lo) && !alone(hi), "{release}: the edge is not between {lo} and {hi} flags");
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if alone(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
+        let lo = largest_that_builds(lo, hi, alone);
         let mut nvcc = sb.nvcc();
         nvcc.env("NVCC_WRAPPER_CONFIG", &config);
         assert!(builds(nvcc, lo), "{release}: nvcc alone builds with {lo} flags of 100 bytes, the wrapper does not");
@@ -99,16 +105,9 @@ fn at_the_argument_length_edge_what_nvcc_alone_builds_the_wrapper_builds() {
             nvcc.arg("-ccbin=/usr/bin/g++");
             with_tail(nvcc, tail)
         };
-        let (mut short, mut long) = (0, 101);
+        let (short, long) = (0, 101);
         assert!(alone_tail(short), "{release}: nvcc alone does not build with {lo} flags and a short one");
-        while long - short > 1 {
-            let mid = (short + long) / 2;
-            if alone_tail(mid) {
-                short = mid;
-            } else {
-                long = mid;
-            }
-        }
+        let short = largest_that_builds(short, long, alone_tail);
         let mut nvcc = sb.nvcc();
         nvcc.env("NVCC_WRAPPER_CONFIG", &config);
         assert!(
@@ -154,16 +153,9 @@ fn the_argument_length_edge_follows_the_flags_shape_and_the_outputs_name() {
                     nvcc.arg("-ccbin=/usr/bin/g++");
                     builds(nvcc, n)
                 };
-                let (mut lo, mut hi) = (low, high);
+                let (lo, hi) = (low, high);
                 assert!(alone(lo) && !alone(hi), "{release}, {shape}, {output}: the edge is not within {lo}..{hi}");
-                while hi - lo > 1 {
-                    let mid = (lo + hi) / 2;
-                    if alone(mid) {
-                        lo = mid;
-                    } else {
-                        hi = mid;
-                    }
-                }
+                let lo = largest_that_builds(lo, hi, alone);
                 let mut nvcc = sb.nvcc();
                 nvcc.env("NVCC_WRAPPER_CONFIG", &config);
                 let name = output.len();

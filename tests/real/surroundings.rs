@@ -31,20 +31,6 @@ use std::time::{Duration, Instant};
 use crate::support::*;
 
 const KERNEL: &str = "__global__ void k(int *p) { p[threadIdx.x] *= 2; }\n";
-/// The source of the cases that signal a call mid-compile: no header, three kernels of unrolled math that keep
-/// `cicc` busy 2 to 3 seconds a target on 11.8, 12.4 and 13.5 (a whole compile about 10 s, measured 2026-11-29), so
-/// that the signal lands in `cicc`, and a case whose call survives its signal still ends in seconds.
-/// (examples/thrust-heavy.cu took 55 to 115 s a compile there: a third of the corpus's time went to those.)
-const SLOW: &str = "template <int I> __global__ void k(float *p) {
-  float x = p[threadIdx.x];
-#pragma unroll
-  for (int i = 0; i < 48; i++) x = sinf(x) * (I + 1) + cosf(x * i);
-  p[threadIdx.x] = x;
-}
-template __global__ void k<0>(float *);
-template __global__ void k<1>(float *);
-template __global__ void k<2>(float *);
-";
 /// Two GPU targets, given on the command line on both sides: threads from free slots apply to the wrapper's call.
 const TARGETS: [&str; 2] = ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"];
 /// Free slots in the jobserver the test holds.
@@ -135,7 +121,7 @@ struct Case {
     wrapper_env: Vec<(&'static str, &'static str)>,
     /// Compare stdout's bytes.
     read_stdout: bool,
-    /// Compile `SLOW` (for a signal mid-compile).
+    /// Compile `SLOW_CU` (for a signal mid-compile).
     heavy: bool,
     /// Run by a shell that waits for it (`sh -c 'nvcc ...; exit $?'`, as make runs a rule): the shell leads the call's
     /// process group, not nvcc (or the wrapper), which a shell's job or Ninja's command would.
@@ -408,7 +394,7 @@ fn lay_out(case: &Case, dir: &Path) {
     }
     std::fs::write(dir.join("k.cu"), KERNEL).unwrap();
     if case.heavy {
-        std::fs::write(dir.join("heavy.cu"), SLOW).unwrap();
+        std::fs::write(dir.join("heavy.cu"), SLOW_CU).unwrap();
     }
     std::fs::write(dir.join("file"), "++++").unwrap();
     let old = filetime(dir.join("file"));

@@ -18,19 +18,6 @@ use std::time::{Duration, Instant};
 
 use crate::support::*;
 
-/// A source whose `cicc` takes 2 to 3 seconds a target (as in surroundings.rs): a compile of three targets takes about
-/// 10 s on 11.8, 12.4 and 13.5, time for a key to land mid-compile.
-const SLOW: &str = "template <int I> __global__ void k(float *p) {
-  float x = p[threadIdx.x];
-#pragma unroll
-  for (int i = 0; i < 48; i++) x = sinf(x) * (I + 1) + cosf(x * i);
-  p[threadIdx.x] = x;
-}
-template __global__ void k<0>(float *);
-template __global__ void k<1>(float *);
-template __global__ void k<2>(float *);
-";
-
 /// The pane's shell variable `G`: the host compiler every release here accepts, and three GPU targets.
 const G: &str = "-ccbin g++-11 -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 \
                  -gencode=arch=compute_90,code=sm_90";
@@ -162,30 +149,12 @@ impl Drop for Pane {
     }
 }
 
-/// The processes whose working directory is `dir`, zombies left out: pid, name and state letter.
-fn processes_in(dir: &Path) -> Vec<(i32, String, char)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        if !std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)) {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
-        let state = stat[close + 1..].trim_start().chars().next().unwrap_or('?');
-        if state != 'Z' {
-            found.push((pid, stat[open + 1..close].to_string(), state));
-        }
-    }
-    found
-}
-
 /// Wait until a process named `cicc` runs in `dir` (or, with `stopped`, until any process there is stopped); false
 /// after `HUNG`.
 fn until_compiling(dir: &Path, stopped: bool) -> bool {
     let deadline = Instant::now() + HUNG;
     while Instant::now() < deadline {
-        let procs = processes_in(dir);
+        let procs = process_states(dir);
         let seen = match stopped {
             true => procs.iter().any(|(_, name, state)| *state == 'T' && name != "bash"),
             false => procs.iter().any(|(_, name, _)| name == "cicc"),
@@ -203,7 +172,7 @@ fn until_compiling(dir: &Path, stopped: bool) -> bool {
 fn side(case: &Case, root: &Path, tmux: &Path, wrapper: bool) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    std::fs::write(dir.join("s.cu"), SLOW).unwrap();
+    std::fs::write(dir.join("s.cu"), SLOW_CU).unwrap();
     std::fs::write(dir.join("Makefile"), MAKEFILE).unwrap();
     let bin = dir.join("bin");
     std::fs::create_dir(&bin).unwrap();
@@ -262,14 +231,14 @@ fn side(case: &Case, root: &Path, tmux: &Path, wrapper: bool) -> Outcome {
     }
     // What the call left: wait for it to end (nvcc alone's programs outlive a kill of nvcc, and finish).
     let deadline = Instant::now() + HUNG;
-    let busy = || processes_in(dir).into_iter().filter(|(_, name, _)| name != "bash").collect::<Vec<_>>();
+    let busy = || process_states(dir).into_iter().filter(|(_, name, _)| name != "bash").collect::<Vec<_>>();
     while busy().iter().any(|(_, _, state)| *state != 'T') && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
     let left_stopped = busy().into_iter().map(|(pid, name, state)| format!("{pid} {name} {state}")).collect();
     let screen = pane.screen();
     drop(pane);
-    for (pid, _, _) in processes_in(dir) {
+    for (pid, _, _) in process_states(dir) {
         // SAFETY: kill takes plain integers; what is left of this side's processes goes.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
