@@ -73,13 +73,12 @@ pub fn run(ctx: &Context) -> Result<i32> {
                 return Err(Error::new(ErrorKind::Usage, "nvcc-wrapper compat requires a subcommand: scan or dump")
                     .with_help("`nvcc-wrapper compat --help` says what each does"));
             }
-            return Err(Error::new(
-                ErrorKind::Usage,
-                "nvcc-wrapper requires a subcommand: explain, doctor, check-reproducible, gencode, jobserver or compat",
-            )
-            .with_help("`nvcc-wrapper --help` says what each does; installed as `nvcc`, the wrapper is the drop-in"));
+            // `nvcc-wrapper` alone: its help, as the help's first line promises ("called as nvcc-wrapper, it
+            // explains itself"), on stdout and with success, as `--help`.
+            let _ = <Cli as clap::CommandFactory>::command().print_help();
+            return Ok(0);
         }
-        Err(e) => return Err(usage_error(&e.render().to_string())),
+        Err(e) => return Err(usage_error(&e.render().to_string(), ctx.args.first())),
     };
     match cli.command {
         Command::Explain(args) => explain::run(ctx, args),
@@ -92,8 +91,9 @@ pub fn run(ctx: &Context) -> Result<i32> {
 }
 
 /// clap's report of a bad command line, in the wrapper's own shape: one `nvcc-wrapper: error:` line (clap's error
-/// with its indented details joined to it) and a `help:` line with the usage.
-fn usage_error(rendered: &str) -> Error {
+/// with its indented details joined to it) and a `help:` line with the usage, or, where clap gives none (a bad
+/// value), the `--help` of the subcommand the call named first.
+fn usage_error(rendered: &str, first: Option<&std::ffi::OsString>) -> Error {
     let mut lines = rendered.lines();
     let mut message = lines.next().unwrap_or_default().trim_start_matches("error: ").trim_end_matches(':').to_string();
     let mut usage = None;
@@ -106,9 +106,12 @@ fn usage_error(rendered: &str) -> Error {
     }
     // The command's own words, before its first option or value (`nvcc-wrapper gencode`), so that the help line's
     // `--help` runs as printed.
+    let subcommands = <Cli as clap::CommandFactory>::command();
+    let named = first.and_then(|f| subcommands.get_subcommands().find(|s| *f == s.get_name()));
+    let fallback = named.map_or("nvcc-wrapper".to_string(), |s| format!("nvcc-wrapper {}", s.get_name()));
     let words: Vec<&str> = usage
         .as_deref()
-        .unwrap_or("nvcc-wrapper")
+        .unwrap_or(&fallback)
         .split(' ')
         .take_while(|w| !w.is_empty() && !w.starts_with(['-', '<', '[']))
         .collect();

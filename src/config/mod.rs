@@ -7,6 +7,7 @@
 
 mod env;
 pub mod places;
+mod report;
 mod sourced;
 
 use std::fmt;
@@ -22,6 +23,7 @@ use crate::error::{Error, ErrorKind, Result};
 pub use env::Overridden;
 #[cfg(test)]
 pub use env::OVERRIDES;
+pub use report::toml_error;
 #[cfg(test)]
 pub use sourced::At;
 pub use sourced::{Origin, Sourced};
@@ -341,26 +343,6 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
 /// relative paths made absolute against the file's directory.
 pub fn parse(text: &str, path: &Path) -> Result<Config> {
     sourced::reading(path, text, || toml::from_str(text)).map_err(|e| toml_error(&e, text, path))
-}
-
-/// `path:line:column: message`, the way compilers report positions.
-pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
-    let position = e.span().map(|span| {
-        let before = &text[..span.start.min(text.len())];
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        format!(":{line}:{column}")
-    });
-    Error::new(
-        ErrorKind::Config,
-        format!(
-            "invalid config file {}{}: {}",
-            crate::error::shell::path(path),
-            position.unwrap_or_default(),
-            e.message().trim_end()
-        ),
-    )
-    .with_help("`man nvcc-wrapper` (CONFIGURATION) lists every key and its values")
 }
 
 #[cfg(test)]

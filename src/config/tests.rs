@@ -141,6 +141,51 @@ fn bad_values_and_syntax_are_reported_with_position() {
     assert!(m.contains(":2:16") && m.contains("9.x"), "{m}");
 }
 
+/// A value of the wrong kind is said in TOML's words and the config's (issue 50, item 8): no Rust type reaches a
+/// person.
+#[test]
+fn a_value_of_the_wrong_kind_is_said_in_the_files_words() {
+    for (text, says) in [
+        ("threads = \"four\"\n", "the string \"four\" is not a whole number"),
+        ("threads = 2.5\n", "the number 2.5 is not a whole number"),
+        ("nvcc = 3\n", "the number 3 is not a string (in quotes)"),
+        ("launcher = [\"ccache\"]\n", "an array is not a string (in quotes)"),
+        ("reproducible = \"yes\"\n", "the string \"yes\" is not true or false"),
+        ("[host-compiler]\ncandidates = \"g++\"\n", "the string \"g++\" is not an array"),
+        ("[gpu]\narch-flags = \"keep\"\n", "`keep` is not a value this key takes: it takes `respect`, `replace`"),
+        ("[host-compiler]\nstdenv = { family = \"gcc\" }\n", "the key `path` is missing"),
+    ] {
+        let m = parse_err(text);
+        assert!(m.contains(says), "{text:?} gave {m:?}, not {says:?}");
+        for rust in ["i64", "u32", "sequence", "invalid type", "variant", "field", "expected"] {
+            assert!(!m.contains(rust), "{text:?} gave {m:?}, with Rust's word {rust:?}");
+        }
+    }
+}
+
+/// TOML's trap (issue 50, item 10): a top-level key below a `[table]` line is that table's, and the help says so.
+#[test]
+fn a_top_level_key_below_a_table_is_explained() {
+    let e = parse("[gpu]\ncapabilities = [\"8.6\"]\n\nreproducible = false\n", Path::new("/cfg.toml")).unwrap_err();
+    assert!(e.message.contains("/cfg.toml:4:1: unknown key `reproducible`"), "{}", e.message);
+    let help = e.help.as_deref().unwrap_or_default();
+    assert!(help.contains("`reproducible` is a top-level key") && help.contains("below `[gpu]`"), "{help}");
+    let e = parse("[gpu]\nreproducibel = false\n", Path::new("/cfg.toml")).unwrap_err();
+    assert!(!e.help.unwrap_or_default().contains("top-level"), "a key unknown everywhere gets no such hint");
+}
+
+/// The hint's list of top-level keys is `Config`'s: the keys an unknown top-level key's message lists, but the
+/// tables.
+#[test]
+fn the_top_level_keys_are_the_configs() {
+    let m = parse_err("no-such-key = 1\n");
+    let (_, listed) = m.split_once("this table's keys are ").unwrap_or_else(|| panic!("{m}"));
+    let keys: Vec<&str> = listed.split(", ").map(|k| k.trim_matches('`')).collect();
+    let tables = ["host-compiler", "gpu", "target"];
+    let top: Vec<&str> = keys.into_iter().filter(|k| !tables.contains(k)).collect();
+    assert_eq!(top, report::TOP_LEVEL_KEYS);
+}
+
 /// The places in order (issue 33): the installation's before the user's before the machine's, the first file found
 /// ends the search, a named file ends it even when missing, and a Nix build skips the user's and the machine's.
 #[test]

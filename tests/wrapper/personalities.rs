@@ -280,3 +280,16 @@ fn doctor_fails_when_nvcc_on_path_is_not_the_wrapper() {
     let out = sb.wrapper_cli().env("PATH", &none).env("NVCC_WRAPPER_CONFIG", &config).arg("doctor").output().unwrap();
     assert!(stdout(&out).contains("problem: there is no `nvcc` on PATH"), "{}", stdout(&out));
 }
+
+/// `nvcc-wrapper` alone explains itself, as its help's first line says (issue 50, item 13): the help, on stdout,
+/// with success, the same text as `--help`; nothing on stderr.
+#[test]
+fn the_wrapper_alone_prints_its_help() {
+    let alone = Command::new(WRAPPER).output().unwrap();
+    let help = Command::new(WRAPPER).arg("--help").output().unwrap();
+    assert_eq!(alone.status.code(), Some(0), "{}", stderr(&alone));
+    assert!(alone.stderr.is_empty(), "{}", stderr(&alone));
+    assert!(stdout(&alone).starts_with("A drop-in nvcc"), "{}", stdout(&alone));
+    assert!(stdout(&alone).contains("explain") && stdout(&alone).contains("Usage: nvcc-wrapper <COMMAND>"));
+    assert_eq!(stdout(&alone), stdout(&help), "alone and --help differ");
+}
