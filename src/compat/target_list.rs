@@ -8,6 +8,7 @@
 //! | `86` | CMake's `CUDA_ARCHITECTURES` | 8.6 | 8.6 |
 //! | `86-real` / `86-virtual` | CMake | 8.6 / | / 8.6 |
 //! | `compute_86` | nvcc (`-arch=compute_86` embeds PTX alone) | | 8.6 |
+//! | `Ampere`, `Hopper`, `Ampere+Tegra` | `TORCH_CUDA_ARCH_LIST` (`PYTORCH_NAMES`) | 8.0, 8.6 / 9.0 / 8.7 | 8.6 / 9.0 / |
 //! | `-gencode=arch=compute_86,code=[sm_86,compute_86]` | nvcc's flags, conda-forge's `NVCC_GENCODE` | 8.6 | 8.6 |
 //! | `all`, `all-major` | nvcc `-arch=`, CMake 3.23 | as nvcc defines them for the release in use | |
 //! | `native` | nvcc `-arch=`, CMake 3.24 | this machine's GPUs | |
@@ -56,13 +57,48 @@ pub struct ParseTargetError(pub String);
 
 impl fmt::Display for ParseTargetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let word = &self.0;
+        if word.starts_with("Blackwell") {
+            // PyTorch's releases disagree: `10.0;12.0+PTX` and `10.1` before CUDA 13 renamed sm_101 to sm_110,
+            // `10.0;10.3;12.0;12.1+PTX` and `11.0` after. Guessing which one the list was written for is not ours.
+            return write!(
+                f,
+                "`{word}` stands for other capabilities in different PyTorch releases: name them, like 10.0;12.0+PTX"
+            );
+        }
+        if let Some((name, _)) = PYTORCH_NAMES.iter().find(|(name, _)| name.eq_ignore_ascii_case(word)) {
+            return write!(f, "`{word}` is not a GPU target: PyTorch's name is `{name}`, written as it writes it");
+        }
+        let lower = word.to_ascii_lowercase();
+        if lower != *word && word.chars().any(|c| c.is_ascii_digit()) && lower.parse::<Item>().is_ok() {
+            return write!(f, "`{word}` is not a GPU target: nvcc's suffixes are lower case, `{lower}`");
+        }
         write!(
             f,
-            "`{}` is not a GPU target like 8.6, 9.0a, 8.6+PTX, 86-real, sm_86, compute_90, all, all-major or native",
-            self.0
+            "`{word}` is not a GPU target like 8.6, 9.0a, 8.6+PTX, 86-real, sm_86, compute_90, Ampere, all, all-major \
+             or native"
         )
     }
 }
+
+/// PyTorch's names for architectures in `TORCH_CUDA_ARCH_LIST`, and the list each stands for, as PyTorch's
+/// extension builder expands them (`named_arches` in `_get_cuda_arch_flags`, torch/utils/cpp_extension.py,
+/// pytorch/pytorch at 0011ec5c): spelled as there, whole words only (PyTorch also refuses `Ampere+PTX`).
+/// `Blackwell` is left out: its meaning changed between releases (see `ParseTargetError`).
+pub const PYTORCH_NAMES: &[(&str, &str)] = &[
+    ("Kepler+Tesla", "3.7"),
+    ("Kepler", "3.5+PTX"),
+    ("Maxwell+Tegra", "5.3"),
+    ("Maxwell", "5.0;5.2+PTX"),
+    ("Pascal", "6.0;6.1+PTX"),
+    ("Volta+Tegra", "7.2"),
+    ("Volta", "7.0+PTX"),
+    ("Turing", "7.5+PTX"),
+    ("Ampere+Tegra", "8.7"),
+    ("Ampere", "8.0;8.6+PTX"),
+    ("Ada", "8.9+PTX"),
+    ("Hopper", "9.0+PTX"),
+];
 
 impl std::error::Error for ParseTargetError {}
 
@@ -87,7 +123,10 @@ impl TargetList {
                 continue;
             }
             for item in word.split(',').filter(|i| !i.is_empty()) {
-                items.push(item.parse()?);
+                match PYTORCH_NAMES.iter().find(|(name, _)| *name == item) {
+                    Some((_, list)) => items.extend(TargetList::parse(list)?.0),
+                    None => items.push(item.parse()?),
+                }
             }
         }
         Ok(TargetList(items))
@@ -323,6 +362,11 @@ mod tests {
             ("arch=compute_75,code=sm_75", &["7.5"], &[]),
             // PyTorch's space-separated form, CMake's semicolons, commas: mixed freely.
             ("7.5 8.6+PTX;89-real,9.0", &["7.5", "8.6", "8.9", "9.0"], &["8.6"]),
+            // PyTorch's names, as its extension builder expands them.
+            ("Ampere", &["8.0", "8.6"], &["8.6"]),
+            ("Ampere+Tegra", &["8.7"], &[]),
+            ("Turing Hopper", &["7.5", "9.0"], &["7.5", "9.0"]),
+            ("Volta+Tegra;Ada", &["7.2", "8.9"], &["8.9"]),
         ];
         for (text, sass, ptx) in rows {
             let t = targets(text);
@@ -342,7 +386,10 @@ mod tests {
             "86-both",
             "compute_8.6",
             "sm_8.6",
-            "Ampere",
+            "ampere",
+            "Ampere+PTX",
+            "Blackwell",
+            "9.0A",
             "-gencode",
             "-gencode=arch=compute_80,code=sm_86",
             "-gencode=arch=compute_80,code=lto_80",
@@ -352,6 +399,19 @@ mod tests {
             assert!(TargetList::parse(bad).is_err(), "{bad:?} should not parse");
         }
         assert_eq!(TargetList::parse("8.6;9.x").unwrap_err(), ParseTargetError("9.x".into()));
+        // What was meant, where it is plain.
+        let said = |bad: &str| TargetList::parse(bad).unwrap_err().to_string();
+        assert!(said("ampere").contains("PyTorch's name is `Ampere`"), "{}", said("ampere"));
+        assert!(said("9.0A").contains("lower case, `9.0a`"), "{}", said("9.0A"));
+        assert!(said("Blackwell+Tegra").contains("name them"), "{}", said("Blackwell+Tegra"));
+    }
+
+    #[test]
+    fn every_pytorch_name_stands_for_a_list_of_numbers() {
+        for (name, list) in PYTORCH_NAMES {
+            let items = TargetList::parse(list).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!items.is_empty() && items.named().count() == items.0.len(), "{name}: {list}");
+        }
     }
 
     #[test]

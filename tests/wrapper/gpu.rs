@@ -175,6 +175,24 @@ fn gencode_prints_the_same_expansion_in_three_forms() {
     assert_eq!(json["torch"], "8.7");
 }
 
+/// A `TORCH_CUDA_ARCH_LIST` with PyTorch's names reads as PyTorch's extension builder reads it (issue 50, item 9),
+/// in the environment the drop-in reads as in `gencode`; a name PyTorch would refuse is refused with what to write.
+#[test]
+fn pytorchs_architecture_names_read_as_pytorch_reads_them() {
+    let sb = Sandbox::new();
+    let out = sb.wrapper_cli().args(["gencode", "--format", "torch", "Ampere Hopper"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "8.0;8.6+PTX;9.0+PTX\n");
+    sb.nvcc().env("NVCC_WRAPPER_CAPABILITIES", "Turing;Ampere").args(["-c", "a.cu"]).assert().success();
+    let args = sb.recorded().args();
+    for flag in ["arch=compute_75,code=sm_75", "arch=compute_80,code=sm_80", "arch=compute_86,code=compute_86"] {
+        assert!(args.iter().any(|a| a.ends_with(flag)), "{flag} missing from {args:?}");
+    }
+    let out = sb.wrapper_cli().args(["gencode", "ampere"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("PyTorch's name is `Ampere`"), "{}", stderr(&out));
+}
+
 #[test]
 fn gencode_checks_what_it_is_told_to() {
     let sb = Sandbox::new();
