@@ -102,9 +102,8 @@ pub fn run(ctx: &Context, args: Args) -> Result<i32> {
     let named = target::Named::of(&target);
     let (platform, _) = target::resolve(&target, &named, &compat.platforms, release)?;
     let nix_build = crate::context::dirs::in_nix_build(&ctx.env);
-    let targets = gpu::resolve(&list, compat, release, Some(platform), nix_build, || probes.gpus())?;
-    let expansion = gpu::expand(&targets, forward_compat);
-    gpu::check(&expansion, &gpu::Against { compat, release, platform: Some(platform), named: &named })?;
+    let against = gpu::Against { compat, release, platform: Some(platform), named: &named };
+    let expansion = gpu::targets_for(&list, forward_compat, &against, nix_build, || probes.gpus())?;
     let torch = || {
         expansion.targets().torch().map_err(|alone| {
             Error::new(

@@ -91,7 +91,8 @@ fn passable(key: &str, setting: &Sourced<PathBuf>, to: &str) -> Result<()> {
 /// The steps' names, in the order `decide_all` runs them (as `explain --format json` gives them; a test holds the
 /// two to the same order).
 #[cfg(test)]
-pub const STEP_NAMES: [&str; 10] = [
+pub const STEP_NAMES: [&str; 11] = [
+    gpu::GpuTargets::NAME,
     host_compiler::HostCompiler::NAME,
     cross::Cross::NAME,
     gpu::Gpu::NAME,
@@ -111,13 +112,16 @@ fn decide<S: Step>(facts: &Facts, config: &Config, needs: S::Needs<'_>, plan: &m
 }
 
 /// Every step, in order. What a step decides from another's decision is handed to it as a value, so those orders
-/// follow from the code. The rest is where the steps' arguments go: the host compiler first (cross and GPU flags go
+/// follow from the code. The GPU targets asked for come first, as they add nothing: a list the release cannot build
+/// for the target is the reason to hear, before a compiler or a target's files are looked for. The rest is where
+/// the steps' arguments go: the host compiler first (cross and GPU flags go
 /// after its `-ccbin`), the cuda-compat runpath before every runpath added so far, and the launcher's cache key last:
 /// it needs every decision (`Decided`), as it moves onto the command line what nvcc would read from elsewhere.
 fn decide_all(facts: &Facts, config: &Config, plan: &mut Changes) -> Result<Decided> {
+    let requested = decide::<gpu::GpuTargets>(facts, config, (), plan)?;
     let host = decide::<host_compiler::HostCompiler>(facts, config, (), plan)?;
     let cross = decide::<cross::Cross>(facts, config, (), plan)?;
-    let gpu = decide::<gpu::Gpu>(facts, config, (), plan)?;
+    let gpu = decide::<gpu::Gpu>(facts, config, requested.as_ref(), plan)?;
     let threads = decide::<threads::Threads>(facts, config, gpu.as_ref(), plan)?;
     decide::<cuda_compat::CudaCompat>(facts, config, (), plan)?;
     decide::<fatbin::Fatbin>(facts, config, (), plan)?;

@@ -58,7 +58,7 @@ fn every_variable_has_its_row() {
 fn keys_of(section: &str) -> BTreeSet<String> {
     let header = if section.is_empty() { String::new() } else { format!("[{section}]\n") };
     let err = parse(&format!("{header}zz-not-a-key = 1\n"), Path::new("/x.toml")).unwrap_err().message;
-    let list = err.split("expected one of ").nth(1).unwrap_or_else(|| panic!("{err}"));
+    let list = err.split("this table's keys are ").nth(1).unwrap_or_else(|| panic!("{err}"));
     list.split(", ").map(|k| k.trim().trim_matches('`').to_string()).collect()
 }
 

@@ -137,6 +137,25 @@ fn missing_pieces_are_errors_with_their_exit_codes_and_nvcc_never_runs() {
     }
 }
 
+/// Jetson Orin with the Arm-server files on a release that builds nothing for it (13.0, issue 50): the drop-in and
+/// `explain` give gencode's reason, not the target files that are missing too and would not help.
+#[test]
+fn a_release_that_cannot_build_the_target_is_the_reason_before_missing_files() {
+    let orin = format!("{SBSA}platform = \"sbsa\"\n[gpu]\ncapabilities = [\"8.7\"]\n");
+    let (sb, _) = cross_sandbox(&[], &orin);
+    let reason = "nvcc 13.0 cannot build these GPU targets: 8.7 is Jetson Orin";
+    let drop_in = sb.nvcc().args(["-c", "k.cu"]).output().unwrap();
+    let cli = |args: &[&str]| sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &sb.config).args(args).output().unwrap();
+    let (explain, gencode) = (cli(&["explain", "--", "-c", "k.cu"]), cli(&["gencode"]));
+    for (who, out) in [("drop-in", &drop_in), ("explain", &explain), ("gencode", &gencode)] {
+        assert_eq!(out.status.code(), Some(65), "{who}: {}", stderr(out));
+        assert!(stderr(out).contains(reason), "{who}: {}", stderr(out));
+        assert!(!stderr(out).contains("targets/sbsa-linux"), "{who} blames the files: {}", stderr(out));
+    }
+    assert_eq!(stderr(&drop_in), stderr(&gencode), "the drop-in and gencode say it in other words");
+    assert!(!sb.ran());
+}
+
 #[test]
 fn doctor_and_explain_show_the_target_its_compiler_and_files() {
     let (sb, ccbin) = cross_sandbox(&["sbsa-linux"], "[target]\nsystem = \"aarch64-linux\"\nsysroot = \"sysroot\"\n");

@@ -121,11 +121,11 @@ fn the_config_takes_one_list_or_an_array_and_names_a_bad_word_with_its_position(
     sb.nvcc().env("NVCC_WRAPPER_CONFIG", &one).args(["-c", "k.cu"]).assert().success();
     let got: Vec<String> = sb.recorded().args().into_iter().filter(|a| a.starts_with("-gencode=")).collect();
     assert_eq!(got, [sass("86"), ptx("86"), ptx("90")]);
-    let bad = sb.write("bad.toml", &format!("{base}[gpu]\ncapabilities = [\"8.6\", \"Ampere\"]\n"));
+    let bad = sb.write("bad.toml", &format!("{base}[gpu]\ncapabilities = [\"8.6\", \"ampere\"]\n"));
     let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &bad).args(["-c", "k.cu"]).output().unwrap();
     assert_eq!(out.status.code(), Some(78));
     assert!(stderr(&out).contains("bad.toml:"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("`Ampere` is not a GPU target like 8.6"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("`ampere` is not a GPU target: PyTorch's name is `Ampere`"), "{}", stderr(&out));
 }
 
 #[test]

@@ -206,7 +206,7 @@ fn gencode_checks_what_it_is_told_to() {
         (&["--cuda-version", "11.8", "9.0a"], 65, "9.0a needs nvcc 12.0 or later"),
         (&["--cuda-version", "13.0", "7.0"], 65, "7.0 was last accepted by nvcc 12.9"),
         (&["--cuda-version", "12.4", "--system", "x86_64-linux", "8.7"], 65, "8.7 is Jetson Orin"),
-        (&["ampere"], 2, "`ampere` is not a GPU target like 8.6"),
+        (&["Ampere+PTX"], 2, "`Ampere+PTX` is not a GPU target like 8.6"),
         (&["--cuda-version", "twelve", "8.6"], 2, "twelve"),
     ];
     for (args, code, says) in rows {

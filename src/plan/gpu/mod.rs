@@ -2,12 +2,16 @@
 //! against the NVCC release and the target platform), and deciding what to do with GPU target options the command
 //! line already has (`[gpu] arch-flags`).
 
+mod requested;
 mod targets;
 
 use crate::plan::model::codes;
 use std::fmt;
 
-pub use targets::{accepted_clause, check, expand, forms_for, problem, refused_together, resolve, Against, Expansion};
+pub use requested::{GpuTargets, Requested};
+pub use targets::{
+    accepted_clause, check, forms_for, problem, refused_together, resolve, targets_for, Against, Expansion,
+};
 
 use targets::{appended_refusal, pair_error};
 
@@ -17,7 +21,7 @@ use super::{edit, Step};
 use crate::args::table::{GpuFlag, Spelled};
 use crate::args::{Found, Given, Invocation, Phase, Role};
 use crate::compat::Version;
-use crate::compat::{Capability, Form, Item};
+use crate::compat::{Capability, Form};
 use crate::config::{ArchFlags, Config, GpuConfig};
 use crate::error::Result;
 
@@ -213,7 +217,7 @@ impl fmt::Display for Reason {
 impl Step for Gpu {
     const NAME: &'static str = "gpu";
     type Section = GpuConfig;
-    type Needs<'d> = ();
+    type Needs<'d> = Option<&'d Requested>;
     /// The targets it added, when it added any.
     type Decision = Option<GpuDecision>;
 
@@ -221,26 +225,19 @@ impl Step for Gpu {
         &config.gpu
     }
 
-    /// Add the configured targets, under the `arch-flags` policy; errors when they cannot be built.
-    fn decide(facts: &Facts, gpu: &GpuConfig, _: (), plan: &mut Changes) -> Result<Option<GpuDecision>> {
+    /// Add the requested targets (`GpuTargets`), under the `arch-flags` policy.
+    fn decide(
+        facts: &Facts,
+        gpu: &GpuConfig,
+        requested: Option<&Requested>,
+        plan: &mut Changes,
+    ) -> Result<Self::Decision> {
         let inv = facts.invocation;
-        if gpu.capabilities.is_empty() {
+        let Some(Requested { expansion, release }) = requested else {
             note_nvcc_default(facts, plan);
             return Ok(None);
-        }
-        let release = release_to_check(facts, plan);
-        let nix_build = facts.nvcc_process.nix_build;
-        let platform = Some(facts.platform);
-        let targets = resolve(&gpu.capabilities, facts.compat, release, platform, nix_build, || facts.probes.gpus())?;
-        let expansion = expand(&targets, *gpu.forward_compat);
-        if gpu.capabilities.has(Item::Native) {
-            plan.note(Note::NativeTargets { targets: expansion.clone() });
-        }
-        // Checked on every call, even one that gets nothing added: a configuration this nvcc cannot build is wrong
-        // for the whole build, and one clear error beats some calls passing and others failing.
-        let against = Against { compat: facts.compat, release, platform: Some(facts.platform), named: &facts.named };
-        check(&expansion, &against)?;
-
+        };
+        let release = *release;
         let configured = expansion.clone();
         let given: Vec<&Found> = inv.gpu_targets().collect();
         if !given.is_empty() && gpu.arch_flags == ArchFlags::Respect {
@@ -248,9 +245,9 @@ impl Step for Gpu {
             return Ok(None);
         }
         if let Some(lto) = DeviceLto::of(inv) {
-            return decide_lto(facts, gpu.arch_flags, plan, &expansion, &given, lto, release);
+            return decide_lto(facts, gpu.arch_flags, plan, expansion, &given, lto, release);
         }
-        if let Some(phase) = single_output_conflict(inv, &expansion) {
+        if let Some(phase) = single_output_conflict(inv, expansion) {
             // With no target of its own the call falls back to nvcc's default architecture: say so, as it is not
             // what was configured.
             let default = given
@@ -268,7 +265,7 @@ impl Step for Gpu {
         }
         if gpu.arch_flags == ArchFlags::Append {
             let form = if expansion.ptx.is_empty() { Form::Gencode } else { Form::GencodePtx };
-            check_appended(facts, release, &expansion, &given, form)?;
+            check_appended(facts, release, expansion, &given, form)?;
         }
         let flags: Vec<std::ffi::OsString> = expansion.gencode().into_iter().map(Into::into).collect();
         let decision = GpuDecision { targets: u32::try_from(flags.len()).unwrap_or(u32::MAX) };
@@ -396,17 +393,6 @@ fn note_nvcc_default(facts: &Facts, plan: &mut Changes) {
     if let Some(default) = facts.compat.capabilities.nvcc_default_arch(release) {
         plan.note(Note::NvccDefault { release: release.release(), default });
     }
-}
-
-/// The release to check against, or `None` when it is unknown (said by the facts) or older than the table (said
-/// here).
-fn release_to_check(facts: &Facts, plan: &mut Changes) -> Option<Version> {
-    let release = facts.release.version()?;
-    let checkable = checkable(release, facts.compat);
-    if checkable.is_none() {
-        plan.note(Note::OlderThanTable { release });
-    }
-    checkable
 }
 
 /// The release GPU targets are checked against: `None` for one older than the capability table begins, where

@@ -180,6 +180,22 @@ pub struct Against<'a> {
     pub named: &'a Named,
 }
 
+/// The GPU targets a list asks for, for a release and platform (`against`): its keywords resolved (`resolve`),
+/// expanded with forward-compatible PTX when asked (`expand`), and checked (`check`). The one way from a list to
+/// targets: the drop-in (`GpuTargets`), `gencode` and the Nix answers all ask it.
+pub fn targets_for(
+    list: &TargetList,
+    forward_compat: bool,
+    against: &Against,
+    nix_build: bool,
+    gpus: impl FnOnce() -> std::result::Result<Vec<Capability>, String>,
+) -> Result<Expansion> {
+    let targets = resolve(list, against.compat, against.release, against.platform, nix_build, gpus)?;
+    let expansion = expand(&targets, forward_compat);
+    check(&expansion, against)?;
+    Ok(expansion)
+}
+
 /// Check every capability of an expansion (the PTX one too), then its pairs; one error listing every problem, with
 /// what would be accepted instead.
 pub fn check(expansion: &Expansion, against: &Against) -> Result<()> {

@@ -76,12 +76,8 @@ pub fn refusal(request: &Request) -> Option<Said> {
             Err(e) => return Some(Said { error: e.to_string(), help: String::new() }),
         }
     }
-    let checked =
-        gpu::resolve(&list, compat, Some(release), Some(platform), true, nix_build_gpus).and_then(|targets| {
-            let expansion = gpu::expand(&targets, request.forward_compat);
-            gpu::check(&expansion, &Against { compat, release: Some(release), platform: Some(platform), named: &named })
-        });
-    checked.err().map(Said::from)
+    let against = Against { compat, release: Some(release), platform: Some(platform), named: &named };
+    gpu::targets_for(&list, request.forward_compat, &against, true, nix_build_gpus).err().map(Said::from)
 }
 
 /// `None` when the stdenv compiler or a candidate is one the release accepts (`Accepts::accepts`, as the drop-in
