@@ -32,7 +32,8 @@ cargo build --release --locked
 # The sizes the README's table measured for 13.0 (tests/wrapper/docs.rs checks that they are the table's).
 size="the first time"
 if [[ $release == 13.0 ]]; then size="105 MB to download and 383 MB kept, the first time"; fi
-echo "== fetching real NVCC $release into ~/.cache/nvcc-wrapper ($size; cached after)" >&2
+# The download cache of this project's scripts (toolkits and tools); the wrapper itself never reads it.
+echo "== fetching real NVCC $release into the scripts' download cache, ${NVCC_WRAPPER_CACHE:-$HOME/.cache/nvcc-wrapper} ($size; cached after)" >&2
 root=$(scripts/fetch-toolkits.sh --print-root "$release")
 
 work=$(mktemp -d)
@@ -49,3 +50,13 @@ target/release/nvcc-wrapper explain -- -cudart static examples/hello.cu -o "$wor
 echo "== compile, link and run"
 NVCC_WRAPPER_LOG=debug nvcc -cudart static examples/hello.cu -o "$work/hello"
 "$work/hello"
+
+# What to type next, with the paths this demo used: the README's install steps, and the real nvcc after the wrapper.
+cat <<EOF
+== next: install the wrapper as nvcc in ~/.local/bin, before the real NVCC $release the demo used (README, "Install")
+  \$ install -D target/release/nvcc-wrapper ~/.local/bin/nvcc-wrapper && ln -sfn nvcc-wrapper ~/.local/bin/nvcc
+  \$ export PATH="\$HOME/.local/bin:$root/bin:\$PATH"
+  \$ nvcc-wrapper doctor
+then compile as before (nvcc -c kernel.cu), give your GPUs in ~/.config/nvcc-wrapper/config.toml (README, "A first
+config"), and \`nvcc-wrapper explain -- ARGS\` shows what a call gets, and why.
+EOF

@@ -154,7 +154,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
          ignore it, unless it names no program or a compiler the release rejects: then the wrapper ignores it too, \
          with a warning, and chooses the host compiler itself",
     ),
-    ("NVCC_WRAPPER_CACHE", "(scripts and tests) where real toolkits are cached; default `~/.cache/nvcc-wrapper`"),
+    (
+        "NVCC_WRAPPER_CACHE",
+        "(scripts and tests) their download cache: real toolkits, tools, Nix; default `~/.cache/nvcc-wrapper`. The wrapper never reads it: its own cache is the probe cache (`NVCC_WRAPPER_PROBE_CACHE_DIR`)",
+    ),
     (
         "NVCC_WRAPPER_REQUIRE_REAL",
         "(tests) `1`: a missing real toolkit or compiler fails the test instead of skipping it",

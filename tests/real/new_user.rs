@@ -65,6 +65,16 @@ fn issue_33_a_new_users_session_from_a_fresh_clone() {
     let text = stdout(&out);
     assert!(text.contains("== nvcc is the wrapper:"), "{text}");
     assert!(text.contains("Cuda compilation tools, release 13.0"), "{text}");
+    // It ends by saying what to type next, with the paths it used (issue 50, item 5): typed as shown, in a home of
+    // their own, the wrapper is `nvcc` before the demo's real nvcc and doctor finds no problem.
+    let next: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("== next:")).collect();
+    let typed: Vec<&str> = next.iter().filter_map(|l| l.strip_prefix("  $ ")).collect();
+    assert!(typed.len() >= 3 && typed.iter().any(|l| l.contains(&*toolkit.to_string_lossy())), "{text}");
+    let demo_home = work.path().join("demo-home");
+    std::fs::create_dir_all(&demo_home).unwrap();
+    let out = user(&system_path).env("HOME", &demo_home).args(["-e", "-c", &typed.join("\n")]).output().unwrap();
+    assert!(out.status.success(), "the demo's next steps:\n{}\n{}", typed.join("\n"), shown(&out));
+    assert!(stdout(&out).ends_with("no problems found\n"), "{}", shown(&out));
 
     // The README's install block, twice (a second run must not fail on what the first made).
     let readme = std::fs::read_to_string(clone.join("README.md")).unwrap();
