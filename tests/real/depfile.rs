@@ -411,10 +411,7 @@ fn on_a_full_disk_the_dependency_file_stays_nvccs_whole() {
     if real_program("unshare").is_none() || real_program("make").is_none() {
         return;
     }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        assert!(!require_real(), "mounting a small file system needs root");
-        eprintln!("note: skipped, mounting a small file system needs root");
+    if !as_root("mounting a small file system") {
         return;
     }
     let sb = RealSandbox::new(&root);
@@ -475,10 +472,8 @@ fn a_dependency_file_on_stdout_ends_as_with_nvcc_alone() {
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn an_object_on_stdout_into_a_pipe_ends_as_with_nvcc_alone() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        assert!(!require_real(), "this test needs root, for a /dev of its own");
-        eprintln!("note: skipped, needs root (only root's assembler can unlink /dev/stdout, in a /dev of the test's)");
+    // Only root's assembler can unlink /dev/stdout, which the test does in a /dev of its own.
+    if !as_root("a /dev of the test's own") {
         return;
     }
     for release in ["12.4", "13.5"] {

@@ -165,12 +165,7 @@ fn finish(mut child: std::process::Child, dir: &Path, case: &str) -> (std::proce
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn builds_never_run_more_than_their_slots_and_get_every_slot_back() {
     let Some(root) = real_toolkit("13.5") else { return };
-    let make44 = cache_dir().join("nix/bin/make-4.4");
-    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
-    if real_program("make").is_none() || pypi_tool("ninja").is_none() || !make44.is_file() {
-        eprintln!("note: skipped, make, make-4.4 or ninja is missing");
-        return;
-    }
+    let (Some(_), Some(_), Some(_)) = (real_program("make"), pypi_tool("ninja"), make44()) else { return };
     const TOKENS: usize = 2;
     for tool in [Tool::Make43, Tool::Make44, Tool::Ninja] {
         let (sb, mut held, mut cmd) = project(&root, tool, &["a", "b"], TOKENS);
@@ -223,12 +218,7 @@ fn keeper_in(dir: &Path) -> Option<i32> {
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn hostile_surroundings_leave_nothing_stopped_and_lose_no_slot() {
     let Some(root) = real_toolkit("13.5") else { return };
-    let make44 = cache_dir().join("nix/bin/make-4.4");
-    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
-    if !make44.is_file() {
-        eprintln!("note: skipped, {} is missing (run scripts/install-nix.sh)", make44.display());
-        return;
-    }
+    let Some(_) = make44() else { return };
     const TOKENS: usize = 1;
     let group = |child: &std::process::Child, signal| {
         // SAFETY: kill takes plain integers; the build leads a process group of its own.
@@ -370,13 +360,7 @@ fn hostile_surroundings_leave_nothing_stopped_and_lose_no_slot() {
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_terminal_and_a_debugger_leave_nothing_stopped_and_lose_no_slot() {
     let Some(root) = real_toolkit("13.5") else { return };
-    let make44 = cache_dir().join("nix/bin/make-4.4");
-    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
-    let (Some(tmux), Some(gdb)) = (real_program("tmux"), real_program("gdb")) else { return };
-    if !make44.is_file() {
-        eprintln!("note: skipped, {} is missing (run scripts/install-nix.sh)", make44.display());
-        return;
-    }
+    let (Some(tmux), Some(gdb), Some(_)) = (real_program("tmux"), real_program("gdb"), make44()) else { return };
     const TOKENS: usize = 1;
 
     // The terminal: the build's command in a script, typed at the pane's bash, which writes the status when make ends.
@@ -483,10 +467,7 @@ fn a_terminal_and_a_debugger_leave_nothing_stopped_and_lose_no_slot() {
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn without_proc_the_call_takes_its_threads_at_the_start() {
     let Some(root) = real_toolkit("13.5") else { return };
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || real_program("unshare").is_none() {
-        assert!(!require_real(), "this test needs root and unshare");
-        eprintln!("note: skipped, needs root and unshare");
+    if !as_root("a pid namespace of its own") || real_program("unshare").is_none() {
         return;
     }
     let script = "mount -t tmpfs none /proc && cp meminfo /proc/meminfo && exec \"$@\"";
@@ -522,10 +503,7 @@ fn takes_its_threads_at_the_start_under(root: &Path, unshare: &[&str]) {
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_proc_of_another_pid_namespace_is_not_read() {
     let Some(root) = real_toolkit("13.5") else { return };
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || real_program("unshare").is_none() {
-        assert!(!require_real(), "this test needs root and unshare");
-        eprintln!("note: skipped, needs root and unshare");
+    if !as_root("a pid namespace of its own") || real_program("unshare").is_none() {
         return;
     }
     takes_its_threads_at_the_start_under(&root, &["--pid", "--fork"]);

@@ -240,7 +240,7 @@ fn a_compiler_slowed_by_a_slow_disk_is_waited_for_and_kept() {
 }
 
 /// The `MAJOR:MINOR` of the whole disk that holds device `dev`, as cgroups name it; `None` (after a note) when `dev`
-/// is no block device (a tmpfs, an overlay), which fails the test under NVCC_WRAPPER_REQUIRE_REAL=1.
+/// is no block device (a tmpfs, an overlay), which fails the test (`cannot_run`).
 fn whole_disk(dev: u64) -> Option<String> {
     let sys = Path::new("/sys/dev/block").join(format!("{}:{}", libc::major(dev), libc::minor(dev)));
     let sys = if sys.join("partition").exists() { sys.join("..") } else { sys };
@@ -249,8 +249,7 @@ fn whole_disk(dev: u64) -> Option<String> {
         Err(e) => {
             let what =
                 format!("{} is not a block device's ({e}), so no disk can be throttled", env!("CARGO_TARGET_TMPDIR"));
-            assert!(!require_real(), "{what}");
-            eprintln!("note: skipped, {what}");
+            cannot_run(&what);
             None
         }
     }
@@ -302,10 +301,7 @@ fn without_proc_a_compiler_busy_for_12_s_is_waited_for() {
     if real_program("unshare").is_none() {
         return;
     }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        assert!(!require_real(), "hiding /proc needs root");
-        eprintln!("note: skipped, hiding /proc needs root");
+    if !as_root("hiding /proc") {
         return;
     }
     let sb = RealSandbox::new(&root);

