@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check-fresh-machine.sh: proves that the README's two commands install what they need (issue 33, item 5). In a
 # fresh Debian 12 root, as the README assumes one (mmdebstrap --variant=minbase with git, curl, ca-certificates and
-# python3-pip, and the host's Rust), it runs scripts/demo.sh, then the installation steps of scripts/test.sh
+# python3-pip, and the host's Rust), it first runs every script's --help and -h with the installers made to fail
+# (nothing may be installed, downloaded or built), then scripts/demo.sh, then the installation steps of scripts/test.sh
 # (install-deps.sh, install-tools.sh, install-nix.sh; not the NVCC downloads of fetch-toolkits.sh), and checks that
 # every program the tests call is there. The programs are read from the tests themselves, not from a list kept
 # here: what tests/**/*.rs look up on PATH (`which::which`, and so every name given to tests/common's
@@ -107,11 +108,46 @@ inside() {
     "($INCLUDE and minbase), Rust $(rustc --version | cut -d' ' -f2) from $SYSROOT; the checkout at $src," \
     "$(git -C "$root$src" log -1 --format='%h %s' | cut -c1-60)$( ((WORKTREE)) && echo ' + uncommitted changes')"
 
-  # A login of root on the fresh machine: a clean environment, Rust first on PATH.
+  # A login of root on the fresh machine: a clean environment, Rust first on PATH (after $FIRST, when set).
   in_root() {
     chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
-      PATH="$SYSROOT/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+      PATH="${FIRST:+$FIRST:}$SYSROOT/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
       /bin/bash -c 'cd "$0" && exec "$@"' "$src" "$@"
+  }
+  # Every script a user may run (the shell scripts, and the Python ones run by name) answers --help and -h on the
+  # fresh machine, before anything is set up, with apt-get, pip, cargo and the other installers made to fail: each
+  # exits 0 with its usage, no installer is called, and nothing is built or cached (issue 50).
+  help_changes_nothing() {
+    local stubs=/tmp/installers log=/tmp/installers.log name script flag bad=0 made before count=0
+    before=$(cd "$root$src" && git status --porcelain --ignored)
+    mkdir -p "$root$stubs"
+    for name in apt-get apt pip pip3 cargo rustc curl wget mmdebstrap nix sudo dpkg; do
+      printf '#!/bin/sh\necho "%s $*" >>%s\nexit 1\n' "$name" "$log" >"$root$stubs/$name"
+      chmod +x "$root$stubs/$name"
+    done
+    for script in "$root$src"/scripts/*.sh "$root$src"/scripts/*.py; do
+      name=${script##*/}
+      [[ $(head -c2 "$script") == '#!' ]] || continue
+      [[ $name == *.sh ]] || grep -q __main__ "$script" || [[ $name == test_programs.py ]] || continue
+      count=$((count + 1))
+      for flag in --help -h; do
+        local run=(bash "scripts/$name" "$flag")
+        [[ $name == *.py ]] && run=(python3 -B "scripts/$name" "$flag")
+        if ! FIRST=$stubs in_root "${run[@]}" </dev/null >"$root/tmp/help.out" 2>&1 ||
+          [[ ! -s $root/tmp/help.out ]]; then
+          log "scripts/$name $flag: no usage, or a failure:"; cat "$root/tmp/help.out" >&2; bad=1
+        fi
+      done
+    done
+    if [[ -s $root$log ]]; then log "an installer ran:"; cat "$root$log" >&2; bad=1; fi
+    made=$(cd "$root$src" && git status --porcelain --ignored)
+    [[ $made == "$before" ]] && made=
+    made+=$(find "$root/root/.cache/nvcc-wrapper" -mindepth 1 -maxdepth 1 ! -name downloads 2>/dev/null)
+    if [[ -n $made ]]; then log "--help made: $made"; bad=1; fi
+    ((count >= 20)) || { log "only $count scripts found"; bad=1; }
+    log "$count scripts answered --help and -h; no installer ran, nothing was written"
+    rm -rf "${root:?}$stubs" "$root$log" "$root/tmp/help.out"
+    return "$bad"
   }
   # A dry run on package lists that name nothing (mmdebstrap empties them): it must say it would update first, not
   # warn that every package is missing, nor match other packages' names as patterns (issue 39).
@@ -122,6 +158,7 @@ inside() {
     [[ $said == *"would run apt-get update, then install: "* && $said != *"no package"* ]]
   }
   local failed=0
+  timed "every script's --help changes nothing" help_changes_nothing || failed=1
   if [[ -z $(find "$root/var/lib/apt/lists" -name '*_Packages*' -print -quit 2>/dev/null) ]]; then
     timed "install-deps.sh --dry-run on empty lists" dry_run || failed=1
   fi
