@@ -313,3 +313,41 @@ fn issue_33_every_gencode_example_prints_what_the_docs_show() {
     }
     assert!(ran >= 4, "only {ran} gencode examples found in the docs");
 }
+
+/// CONTRIBUTING's map of the tests names every test file in its own tier's section (issue 51, item 1): it left out
+/// ten, and a newcomer could not find what a file was for.
+#[test]
+fn contributings_map_names_every_test_file() {
+    let text = std::fs::read_to_string(Path::new(REPO).join("CONTRIBUTING.md")).unwrap();
+    let section = |heading: &str| {
+        let start = text.find(heading).unwrap_or_else(|| panic!("CONTRIBUTING.md has no {heading:?}"));
+        let rest = &text[start + heading.len()..];
+        rest[..rest.find("\n### ").unwrap_or(rest.len())].to_string()
+    };
+    let mut missing = Vec::new();
+    for (tier, heading) in [("wrapper", "### In front of the fake nvcc"), ("real", "### Against real toolchains")] {
+        let map = section(heading);
+        let dir = Path::new(REPO).join("tests").join(tier);
+        let mut files = Vec::new();
+        let mut dirs = vec![dir.clone()];
+        while let Some(d) = dirs.pop() {
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path.strip_prefix(&dir).unwrap().to_string_lossy().into_owned());
+                }
+            }
+        }
+        assert!(files.len() >= 15, "tests/{tier} has {} files", files.len());
+        for file in files.iter().filter(|f| !f.ends_with("main.rs") && !f.ends_with("mod.rs")) {
+            let name = Path::new(file).file_name().unwrap().to_string_lossy().into_owned();
+            let named = [format!("`{file}`"), format!("`{name}`")].iter().any(|n| map.contains(n.as_str()));
+            if !named {
+                missing.push(format!("tests/{tier}/{file}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "CONTRIBUTING.md's map of the tests leaves out: {}", missing.join(", "));
+}
