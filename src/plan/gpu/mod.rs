@@ -1,6 +1,7 @@
-//! GPU targets: adding `[gpu] capabilities` as `-gencode` flags (by `targets::expand`, after `targets::check`
-//! against the NVCC release and the target platform), and deciding what to do with GPU target options the command
-//! line already has (`[gpu] arch-flags`).
+//! GPU targets: the `gpu-targets` step (`requested`) resolves `[gpu] capabilities` and checks them against the NVCC
+//! release and the target platform before any other step runs (`targets::targets_for`, the one way from a list to
+//! targets); this `gpu` step adds them as `-gencode` flags and decides what to do with GPU target options the
+//! command line already has (`[gpu] arch-flags`).
 
 mod requested;
 mod targets;
