@@ -65,6 +65,9 @@ fn issue_33_a_new_users_session_from_a_fresh_clone() {
     let text = stdout(&out);
     assert!(text.contains("== nvcc is the wrapper:"), "{text}");
     assert!(text.contains("Cuda compilation tools, release 13.0"), "{text}");
+    // Its fetch line names the cache it fills, NVCC_WRAPPER_CACHE's (issue 50, row 12: it said ~/.cache/nvcc-wrapper).
+    let fetching = format!("into the scripts' download cache, {} (", cache_dir().display());
+    assert!(stderr(&out).contains(&fetching), "{}", stderr(&out));
     // It ends by saying what to type next, with the paths it used (issue 50, item 5): typed as shown, in a home of
     // their own, the wrapper is `nvcc` before the demo's real nvcc and doctor finds no problem.
     let next: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("== next:")).collect();
