@@ -42,11 +42,17 @@ ended=$(mktemp)
 beat=$!
 trap 'kill "$beat" 2>/dev/null; rm -f "$ended"' EXIT
 set +e
+# The tests run in a process group of their own, as an interactive shell runs a command (`set -m`), with this script
+# in another group of the session: a group whose every member's parent is inside it (as under `setsid`, a CI
+# runner's, a container's first shell) is orphaned, and the kernel hangs up such a group whenever it has a stopped
+# process and a process whose parent is outside it ends; the wrapper's keeper is such a parent, and some tests stop
+# processes on purpose. Measured in a CI run launched under setsid: the whole suite ended with "Hangup".
+set -m
 cargo test --workspace --locked --no-fail-fast -- --include-ignored "$@" 2>&1 |
   while IFS= read -r line; do
     printf '%s %s\n' "$(stamp)" "$line"
     [[ $line == 'test '*' ... '* ]] && echo >>"$ended"
   done
 status=${PIPESTATUS[0]}
-set -e
+set +m -e
 exit "$status"
