@@ -109,3 +109,54 @@ fn killing_the_wrapper_at_random_points_leaves_nothing_running_and_nothing_half_
         worker.join().unwrap();
     }
 }
+
+/// A build in a process group that its caller left orphaned (`setsid make`, a container's first shell, some CI
+/// runners): every member's parent is in the group or in another session. The kernel hangs up such a group (SIGHUP,
+/// then SIGCONT) when it *becomes* orphaned while a member is stopped: nvcc alone, whose parent is in the group, never
+/// makes it so. The keeper, nvcc's parent, was in another group of the same session, a link whose end with nvcc's
+/// hung up the whole build (the shell, make, the stopped process), and the first CI run of stop 53 with it. Here a
+/// stopped `sleep` sits in the group while a call waits for nvcc in a keeper: for a dependency file, with threads
+/// from make's slots, and with threads that follow the build; the script must go on as with nvcc alone, the `sleep`
+/// still stopped.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn in_an_orphaned_group_nvccs_end_hangs_up_nothing_as_with_nvcc_alone() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let Some(setsid) = real_program("setsid") else { return };
+    let targets = "-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86";
+    let calls = [
+        ("a dependency file", format!("nvcc {targets} -c k.cu -o k.o -MD -MF k.d"), &[][..]),
+        ("threads from make's slots", "make -s -j4".to_string(), &[][..]),
+        ("threads that follow the build", "make -s -j2".to_string(), &[("NVCC_WRAPPER_THREADS_FOLLOW", "1")][..]),
+    ];
+    for (what, call, wrapper_env) in calls {
+        let said = |wrapper: bool| {
+            let sb = RealSandbox::new(&root);
+            sb.write("k.cu", SOURCE);
+            sb.write("Makefile", &format!("k.o: k.cu\n\t+nvcc {targets} -c k.cu -o k.o -MD -MF k.d\n"));
+            let script = format!(
+                "sleep 300 & s=$!\nkill -STOP $s\n{call}\necho \"the call: $?\"\n\
+                 echo \"the sleep: $(ps -o stat= -p $s | cut -c1)\"\nkill -KILL $s\n"
+            );
+            // The sandbox's PATH has the wrapper first: nvcc alone's is the rest.
+            let path = std::env::join_paths(std::env::split_paths(&sb.path()).skip(usize::from(!wrapper))).unwrap();
+            let mut cmd = assert_cmd::Command::new(&setsid);
+            sb.prepare(&mut cmd);
+            cmd.args(["-w", "bash", "-c", &script]).env("PATH", path);
+            if wrapper {
+                cmd.envs(wrapper_env.iter().copied());
+            }
+            let out = cmd.output().unwrap();
+            (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), stderr(&out))
+        };
+        let alone = said(false);
+        assert_eq!((alone.0, alone.1.as_str()), (Some(0), "the call: 0\nthe sleep: T\n"), "{what}, alone: {alone:?}");
+        let wrapper = said(true);
+        assert_eq!(
+            (wrapper.0, &wrapper.1),
+            (alone.0, &alone.1),
+            "{what}: the wrapper (left), alone (right)\n{}",
+            wrapper.2
+        );
+    }
+}

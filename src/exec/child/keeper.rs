@@ -1,4 +1,4 @@
-//! K, the keeper (see `super`): its own name and group, the slots it takes, nvcc started with its threads, the
+//! K, the keeper (see `super`): its own name and session, the slots it takes, nvcc started with its threads, the
 //! signals it waits for and passes on, and its end as nvcc's. It runs in the child of a fork of W and never returns.
 
 use std::ffi::OsString;
@@ -47,8 +47,10 @@ fn arguments_in_stat(stat: &[u8]) -> Option<(usize, usize)> {
     Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
 }
 
-/// K: leave W's group, take the lent slots, start nvcc, pass signals on, stop what is left when told to, remove what
-/// a failed call left, give the slots back, and end as nvcc ended. `command` is the one W built. Never returns.
+/// K: take the lent slots, start nvcc, leave the caller's session, pass signals on, stop what is left when told to,
+/// remove what a failed call left, give the slots back, and end as nvcc ended. `command` is the one W built. Slots
+/// taken at the start are taken in the caller's group, as nvcc's command needs their number: a kill of that group in
+/// the instant before K leaves it ends K with them, as it would any jobserver client. Never returns.
 pub(super) fn keep(
     start: Start,
     command: Spawn,
@@ -73,7 +75,7 @@ pub(super) fn keep(
     };
     // A file's times are taken from a coarse clock: a second earlier than the start, to miss none of nvcc's.
     let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
-    let nvcc = match command.map_err(|_| libc::EINVAL).and_then(|c| c.spawn(&caller_mask, start.group)) {
+    let nvcc = match command.map_err(|_| libc::EINVAL).and_then(|c| c.spawn(&caller_mask)) {
         Ok(pid) => pid,
         Err(errno) => {
             give_back(lend, ledger, &held);
@@ -85,6 +87,7 @@ pub(super) fn keep(
             }
         }
     };
+    leave_the_callers_session(wrapper, caught);
     close(report);
     // Named once nvcc runs, off the path W waits on (a `/proc` read): a kill by name before this instant finds K
     // holding only the slots it took, which its death would lose, as any jobserver client's would.
@@ -111,19 +114,19 @@ pub(super) fn keep(
 }
 
 /// K's own footing, first of all: the signals it waits for blocked (the forwarded ones, inherited blocked, with
-/// SIGCHLD and W's death; the set is returned), SIGTTOU blocked, a group of its own, W's death told by the kernel,
-/// and the processes nvcc starts kept below it when nvcc dies first. A W that died already sent nothing: K ends.
+/// SIGCHLD and W's death; the set is returned), SIGTTOU blocked, W's death told by the kernel, and the processes nvcc
+/// starts kept below it when nvcc dies first. A W that died already sent nothing: K ends.
 fn become_keeper(wrapper: libc::pid_t, caught: &[libc::c_int]) -> libc::sigset_t {
     let mut waited: Vec<libc::c_int> = caught.to_vec();
     waited.extend([libc::SIGCHLD, PARENT_DIED]);
     let waited = set_of(&waited);
     mask(libc::SIG_BLOCK, &waited);
-    // K writes (its debug log) from a group of its own, never the terminal's: with `stty tostop` the terminal would
-    // stop it for that, and with it what it holds. Blocked, the write goes through; nvcc gets the caller's mask.
+    // K writes (its debug log) while in the caller's group, which may be a background job under `stty tostop`, and
+    // then from a session of its own: stopped for that, it would stop what it holds. Blocked, the write goes through;
+    // nvcc gets the caller's mask.
     mask(libc::SIG_BLOCK, &set_of(&[libc::SIGTTOU]));
-    // SAFETY: setpgid and prctl with these options take plain integers.
+    // SAFETY: prctl with these options takes plain integers.
     unsafe {
-        libc::setpgid(0, 0);
         libc::prctl(libc::PR_SET_PDEATHSIG, PARENT_DIED as libc::c_ulong, 0, 0, 0);
         if libc::getppid() != wrapper {
             libc::_exit(NOT_STARTED);
@@ -131,6 +134,45 @@ fn become_keeper(wrapper: libc::pid_t, caught: &[libc::c_int]) -> libc::sigset_t
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
     }
     waited
+}
+
+/// Once nvcc runs in the caller's group, K leaves for a session of its own (a group of its own where the kernel
+/// refuses one). Out of the caller's group, a kill of that group (`timeout -s KILL` in a make rule) leaves K to give
+/// the slots back; out of its session, K, nvcc's parent, is no link that keeps the caller's group from being orphaned
+/// (a group whose members' parents are all in it or in another session: `setsid make`, a container's first shell).
+/// nvcc alone leaves such a group as orphaned as it found it; a parent in another group of the same session would
+/// make the group orphaned anew when nvcc ends, and the kernel then sends SIGHUP and SIGCONT to the whole build if
+/// anything in it is stopped.
+///
+/// A signal sent to the caller's group while K was in it reached K too: K drops it, as it reached nvcc (or W, which
+/// passes on what it passes). What W sent, or anything after W's death, is raised again for `wait_for`.
+fn leave_the_callers_session(wrapper: libc::pid_t, caught: &[libc::c_int]) {
+    // SAFETY: setsid and setpgid take plain integers; K is no group's leader (it was forked into the caller's group).
+    unsafe {
+        if libc::setsid() < 0 {
+            libc::setpgid(0, 0);
+        }
+    }
+    let caught_set = set_of(caught);
+    let now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut again = Vec::new();
+    loop {
+        // SAFETY: siginfo_t is plain data that sigtimedwait fills; the set is blocked in this thread.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let signal = unsafe { libc::sigtimedwait(&caught_set, &mut info, &now) };
+        if signal < 0 {
+            break;
+        }
+        // SAFETY: si_pid is valid for signals sent by kill (and 0 for the kernel's); getppid has no preconditions.
+        let (sender, parent) = unsafe { (info.si_pid(), libc::getppid()) };
+        if sender == wrapper || parent != wrapper {
+            again.push(signal);
+        }
+    }
+    for signal in again {
+        // SAFETY: raise takes a plain integer; the signal is blocked, and waits for `wait_for`.
+        unsafe { libc::raise(signal) };
+    }
 }
 
 /// nvcc's command with its threads, where the call took slots (`held`) or follows the build: W's command built again

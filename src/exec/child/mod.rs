@@ -9,12 +9,14 @@
 //! Process groups: nvcc runs in the caller's process group, as it would alone, and so does W, so that a terminal's job
 //! control (Ctrl-Z, `fg`, `bg`, `stty tostop`) stops and continues W together with nvcc and its programs wherever the
 //! call sits in a job (a pipeline's head, middle or end, under make), and the shell that waits for W sees the stop.
-//! K has a group of its own, so that a kill of the whole group (`timeout -s KILL` in a make rule) ends nvcc, its
-//! programs and W but not K, which then gives back the job slots lent to the call (`Lend`): K takes them once it is
-//! out of every group a kill could name, and they go back to the build once nvcc and everything it started have
-//! ended, however they ended. K is not named `nvcc` (`KEEPER_NAME`, in `ps` and to `pkill -f` too), so that a kill by
-//! nvcc's name, which ends W and the real nvcc, leaves K to do the same; and its writes (the debug log) never stop it
-//! for the terminal's sake (SIGTTOU blocked), as they come from a group that is never the terminal's.
+//! K starts nvcc from the caller's group and then leaves for a session of its own, so that a kill of the whole group
+//! (`timeout -s KILL` in a make rule) ends nvcc, its programs and W but not K, which then gives back the job slots
+//! lent to the call (`Lend`): they go back to the build once nvcc and everything it started have ended, however they
+//! ended. A session, not only a group: nvcc's parent in another group of the caller's session would link a group the
+//! caller left orphaned (`setsid make`), and nvcc's end would then have the kernel hang up the whole build where
+//! anything in it is stopped (`keeper::leave_the_callers_session`). K is not named `nvcc` (`KEEPER_NAME`, in `ps` and
+//! to `pkill -f` too), so that a kill by nvcc's name, which ends W and the real nvcc, leaves K to do the same; and its
+//! writes (the debug log) never stop it for the terminal's sake (SIGTTOU blocked).
 //!
 //! - A signal sent to W itself (those in `FORWARDED` that the caller did not ignore) is passed to K and by K to nvcc,
 //!   which answers it as it would alone (nvcc 11.8 to 13.5 end on SIGTERM, 255). One a terminal sent reached nvcc too:
@@ -203,9 +205,6 @@ fn start_keeper(start: Start, caught: &[libc::c_int], caller_mask: libc::sigset_
         close(read_end);
         keeper::keep(start, command, wrapper, caught, caller_mask, write_end);
     }
-    // Out of W's group at once, as K itself does first: whichever runs first, no kill of W's group reaches K after this.
-    // SAFETY: setpgid takes plain integers; K may already have done it (then this changes nothing).
-    unsafe { libc::setpgid(keeper, keeper) };
     KEEPER.store(keeper, Ordering::SeqCst);
     close(write_end);
     mask(libc::SIG_SETMASK, &caller_mask);

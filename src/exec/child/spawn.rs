@@ -35,8 +35,9 @@ impl Spawn {
         Ok(Spawn { program, _strings: strings, argv, envp })
     }
 
-    /// Start it with `mask`, in process group `group`; its pid, or the errno of the failure.
-    pub(super) fn spawn(&self, mask: &libc::sigset_t, group: libc::pid_t) -> Result<libc::pid_t, i32> {
+    /// Start it with `mask`, in the process group of the one that starts it (K, then still in the caller's); its
+    /// pid, or the errno of the failure.
+    pub(super) fn spawn(&self, mask: &libc::sigset_t) -> Result<libc::pid_t, i32> {
         let (sigpipe_ignored, closed) = crate::exec::caller_state();
         // SAFETY: the attribute and file-action objects are initialised before use and destroyed after; every
         // pointer handed to posix_spawn points into `self`, which outlives the call; signal() changes only this
@@ -48,11 +49,7 @@ impl Spawn {
             libc::posix_spawnattr_init(&mut attr);
             libc::posix_spawn_file_actions_init(&mut actions);
             libc::posix_spawnattr_setsigmask(&mut attr, mask);
-            libc::posix_spawnattr_setpgroup(&mut attr, group);
-            libc::posix_spawnattr_setflags(
-                &mut attr,
-                (libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETPGROUP) as libc::c_short,
-            );
+            libc::posix_spawnattr_setflags(&mut attr, libc::POSIX_SPAWN_SETSIGMASK as libc::c_short);
             for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
                 libc::posix_spawn_file_actions_addclose(&mut actions, fd);
             }
