@@ -15,7 +15,8 @@
 //! What it stopped never stays stopped for want of it: a unit that was sent a signal that would end it (a build's
 //! interrupt to the process group, which reaches a stopped process but acts only once it runs) is continued at the
 //! next tick and never stopped again; a unit continued from outside (a terminal's `fg`, `kill -CONT`) is stopped again
-//! only while the call holds too few slots for it; when nvcc ends, or K is told to stop, everything is continued. And
+//! only while the call holds too few slots for it; when nvcc ends, or K is told to stop, everything is continued.
+//! While the job is stopped (a Ctrl-Z stops nvcc with its programs), K continues nothing and takes no slot. And
 //! what K stops or holds is written down in a `Ledger` shared with W, so that when K is killed by SIGKILL, W continues
 //! the units and gives the slots back.
 
@@ -214,6 +215,8 @@ pub struct Follow<'a> {
     /// Units K stopped, by root, with the processes it stopped in each.
     ours: BTreeMap<libc::pid_t, Vec<libc::pid_t>>,
     released: Vec<libc::pid_t>,
+    /// What this tick continued, by root: stopped again if the job was stopped meanwhile (`tick`).
+    continued: Vec<(libc::pid_t, Vec<libc::pid_t>)>,
     /// Ticks in a row with a spare slot.
     spare_ticks: u32,
     /// The threads the memory free held when last read, and when: read again only after `MEMORY_AGAIN`, so that a
@@ -227,7 +230,8 @@ const MEMORY_AGAIN: Duration = Duration::from_millis(500);
 impl<'a> Follow<'a> {
     pub fn new(lend: &'a Lend<'a>, ledger: &'static Ledger, nvcc: libc::pid_t) -> Follow<'a> {
         let held = Vec::new();
-        Follow { lend, ledger, nvcc, held, ours: BTreeMap::new(), released: Vec::new(), spare_ticks: 0, memory: None }
+        let (ours, released, continued) = (BTreeMap::new(), Vec::new(), Vec::new());
+        Follow { lend, ledger, nvcc, held, ours, released, continued, spare_ticks: 0, memory: None }
     }
 
     /// Whether `/proc` shows this process's children, which following needs, in this process's own pid namespace
@@ -238,8 +242,36 @@ impl<'a> Follow<'a> {
         super::procfs::is_ours() && std::fs::metadata(format!("/proc/{me}/task/{me}/children")).is_ok()
     }
 
-    /// One tick: read the units, stop, continue, take and give back.
+    /// One tick: read the units, stop, continue, take and give back. Not while the job is stopped (`job_stopped`);
+    /// and what this tick continued is stopped again when the job was stopped meanwhile, so that a Ctrl-Z that comes
+    /// between the reading and the continuing leaves nothing of nvcc's running.
     pub fn tick(&mut self) {
+        if self.job_stopped() {
+            return;
+        }
+        self.moves();
+        let continued = std::mem::take(&mut self.continued);
+        if !continued.is_empty() && self.job_stopped() {
+            for (root, pids) in continued {
+                for &pid in &pids {
+                    self.ledger.stopping(pid);
+                    super::procfs::signal_below_me(pid, libc::SIGSTOP);
+                }
+                self.released.retain(|r| *r != root);
+                self.ours.entry(root).or_default().extend(pids);
+            }
+        }
+    }
+
+    /// Whether nvcc itself is stopped for job control (`T`): K never stops nvcc, so someone stopped the job (a
+    /// terminal's Ctrl-Z, a stop signal to the group), and with it every program of nvcc's. A slot that frees then
+    /// (a program that was ending, or killed) is no reason to run what waits: nvcc alone's work would all be stopped.
+    /// A tracer's stop (`t`, gdb at a breakpoint in nvcc) stops nvcc alone, not the job.
+    fn job_stopped(&self) -> bool {
+        state_of(self.nvcc).is_some_and(|(state, _)| state == b'T')
+    }
+
+    fn moves(&mut self) {
         let units = units(self.nvcc);
         self.ours.retain(|root, _| units.iter().any(|u| u.root == *root));
         self.released.retain(|root| units.iter().any(|u| u.root == *root));
@@ -335,10 +367,12 @@ impl<'a> Follow<'a> {
     }
 
     fn resume(&mut self, root: libc::pid_t) {
-        for pid in self.ours.remove(&root).unwrap_or_default() {
+        let pids = self.ours.remove(&root).unwrap_or_default();
+        for &pid in &pids {
             super::procfs::signal_below_me(pid, libc::SIGCONT);
             self.ledger.continued(pid);
         }
+        self.continued.push((root, pids));
     }
 
     /// Continue everything K stopped and stop following (nvcc ended, or K was told to stop it).

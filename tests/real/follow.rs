@@ -9,6 +9,7 @@
 //! following needs. Needs real NVCC 13.5, make, scripts/install-nix.sh's make-4.4, scripts/install-tools.sh's ninja,
 //! strace, tmux, gdb, and root for the mount namespace of the last case.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -349,6 +350,85 @@ fn hostile_surroundings_leave_nothing_stopped_and_lose_no_slot() {
     assert_eq!(status.code(), Some(2), "{log}");
     assert!(sb.file("a.o").is_file(), "the good source was not built:\n{log}");
     assert_eq!(held.count(), TOKENS, "a failing source: the slots afterwards:\n{log}");
+}
+
+/// nvcc's units in `dir` now: for each child of the real nvcc, its processes (pid, name, state letter).
+fn units_in(dir: &Path) -> Vec<Vec<(i32, String, char)>> {
+    let procs = process_states(dir);
+    let parent = |pid: i32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rfind(')').and_then(|c| stat[c + 1..].split_whitespace().nth(1)?.parse::<i32>().ok())
+    };
+    let name = |pid: i32| procs.iter().find(|(p, _, _)| *p == pid).map(|(_, n, _)| n.as_str());
+    // The real nvcc is the one whose parent is the keeper.
+    let nvcc =
+        procs.iter().find(|(p, n, _)| n == "nvcc" && parent(*p).is_some_and(|k| name(k) == Some("wrapper-keeper")));
+    let Some(&(nvcc, _, _)) = nvcc else { return Vec::new() };
+    let root_of = |pid: i32| {
+        let mut at = pid;
+        for _ in 0..16 {
+            match parent(at)? {
+                p if p == nvcc => return Some(at),
+                p => at = p,
+            }
+        }
+        None
+    };
+    let mut units: BTreeMap<i32, Vec<(i32, String, char)>> = BTreeMap::new();
+    for proc in procs.iter().filter(|(p, _, _)| *p != nvcc) {
+        if let Some(root) = root_of(proc.0) {
+            units.entry(root).or_default().push(proc.clone());
+        }
+    }
+    units.into_values().collect()
+}
+
+/// Ctrl-Z while nvcc's work waits, stopped, for a slot, and a program of the work that ran ends during the stop (here
+/// killed; at random, one that was just ending as the stop came): the slot it leaves is not a reason to continue work
+/// while the job is stopped. The keeper continued a waiting unit then, and the CI run of stop 53 saw "Ctrl-Z left
+/// work running". After `fg` the build fails (a compiler was killed), with nothing left stopped and the slots back.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn a_program_ending_while_the_job_is_stopped_continues_no_waiting_work() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let Some(_) = make44() else { return };
+    let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["a"], 0);
+    let dir = sb.dir.path();
+    let mut child = cmd.process_group(0).spawn().unwrap();
+    until_stopped(&mut child, dir);
+    // A unit of nvcc's that runs a compiler beside one that waits, stopped: every process of the first.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (unit, waiting) = loop {
+        let units = units_in(dir);
+        let stopped = |u: &Vec<(i32, String, char)>| u.iter().all(|(_, _, state)| *state == 'T');
+        let runs =
+            |u: &&Vec<(i32, String, char)>| u.iter().any(|(_, n, state)| *state == 'R' && WORK.contains(&n.as_str()));
+        let waiting: Vec<i32> = units.iter().filter(|u| stopped(u)).flatten().map(|(pid, _, _)| *pid).collect();
+        if let (Some(running), false) = (units.iter().find(runs), waiting.is_empty()) {
+            break (running.iter().map(|(pid, _, _)| *pid).collect::<Vec<_>>(), waiting);
+        }
+        assert!(Instant::now() < deadline, "no unit of nvcc's ran beside a stopped one within a minute");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // SAFETY: kill takes plain integers; the build leads a process group of its own.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGTSTP) };
+    std::thread::sleep(Duration::from_millis(100));
+    for pid in &unit {
+        // SAFETY: as above; a program of this test's nvcc, stopped by the Ctrl-Z.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    // Well over the keeper's tick.
+    std::thread::sleep(Duration::from_millis(500));
+    // What waited is still there, stopped.
+    let now = process_states(dir);
+    let waited: Vec<_> = waiting.iter().map(|pid| now.iter().find(|(p, _, _)| p == pid)).collect();
+    // SAFETY: as above; `fg`.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGCONT) };
+    let (status, log) = finish(child, dir, "a program ending during Ctrl-Z");
+    let ran = waited.iter().any(|p| p.is_none_or(|(_, _, state)| *state != 'T'));
+    assert!(!ran, "work that waited ran while the job was stopped: {waiting:?} then {waited:?}\n{log}");
+    assert!(!status.success(), "a compiler was killed, yet the build succeeded:\n{log}");
+    assert_eq!(held.count(), 0, "the slots afterwards:\n{log}");
 }
 
 /// At a real terminal (a tmux pane running an interactive bash, whose job control puts the build in a foreground
