@@ -202,15 +202,42 @@ fn child_running(child: &std::process::Child) -> bool {
     }
 }
 
-/// The keeper of the call running in `dir`: the wrapper's process whose parent is the wrapper too.
-fn keeper_in(dir: &Path) -> Option<i32> {
+/// The wrapper's process in `dir` named `name` (`wrapper-keeper`, `wrapper-guard`, or `nvcc` for the wrapper itself).
+fn wrappers_process_in(dir: &Path, name: &str) -> Option<i32> {
     let wrapper = std::fs::canonicalize(WRAPPER).unwrap();
     let is_wrapper = |pid: i32| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == wrapper);
-    running_in(dir).iter().filter_map(|line| line.split(' ').next()?.parse::<i32>().ok()).find(|pid| {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let parent = stat.rfind(')').and_then(|c| stat[c + 1..].split_whitespace().nth(1)?.parse::<i32>().ok());
-        is_wrapper(*pid) && parent.is_some_and(is_wrapper)
-    })
+    let found = processes_in(dir).into_iter().find(|(pid, comm, _)| comm == name && is_wrapper(*pid));
+    found.map(|(pid, _, _)| pid)
+}
+
+/// The keeper of the call running in `dir`.
+fn keeper_in(dir: &Path) -> Option<i32> {
+    wrappers_process_in(dir, "wrapper-keeper")
+}
+
+/// The wrapper and its keeper killed by SIGKILL together (by pid: `kill -9 W K`, or the OOM killer taking one after
+/// the other) while the keeper has nvcc's work stopped: no code of either runs, and the work stayed stopped, and
+/// nvcc waiting for it, for ever (issue 48, item 3). The keeper's guard, which waits for the keeper's end, continues
+/// the work and gives the slots back; nvcc then ends its call, and the build fails on the wrapper's kill.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn the_wrapper_and_its_keeper_killed_together_leave_nothing_stopped() {
+    let Some(root) = real_toolkit("13.5") else { return };
+    let Some(_) = make44() else { return };
+    const TOKENS: usize = 1;
+    let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["a"], TOKENS);
+    let dir = sb.dir.path();
+    let mut child = cmd.spawn().unwrap();
+    until_stopped(&mut child, dir);
+    let (wrapper, keeper) = (wrappers_process_in(dir, "nvcc"), keeper_in(dir));
+    let (Some(wrapper), Some(keeper)) = (wrapper, keeper) else { panic!("no wrapper or keeper in {dir:?}") };
+    for pid in [keeper, wrapper] {
+        // SAFETY: kill takes plain integers; the wrapper and keeper of this test's call.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let (status, log) = finish(child, dir, "the wrapper and its keeper killed");
+    assert!(!status.success(), "the call whose wrapper was killed succeeded:\n{log}");
+    assert_eq!(held.count(), TOKENS, "the slots afterwards:\n{log}");
 }
 
 /// The hostile cases of issue 41, each on a one-file make 4.4 build under a jobserver of one free slot, once nvcc's

@@ -6,6 +6,7 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
+use super::guard::Guard;
 use super::leftovers::{remove_leftovers, settle, signal_tree, stop_orphans};
 use super::spawn::Spawn;
 use super::{close, mask, set_of, Start, NOT_STARTED, PARENT_DIED};
@@ -17,11 +18,11 @@ use crate::exec::lend::{Lend, ThreadsIn};
 /// what it stopped, stops what nvcc started and gives the job slots back.
 const KEEPER_NAME: &str = "wrapper-keeper";
 
-/// Give K its own name (`KEEPER_NAME`): the command name through `prctl`, and the command line by writing the name
-/// over the arguments K has from W (the memory `/proc/self/cmdline` shows, between `arg_start` and `arg_end` of
-/// `/proc/self/stat`), cut to fit, the rest zeros. K reads no argument after the fork: W's own copy is untouched.
-fn name_keeper() {
-    let name = KEEPER_NAME.as_bytes();
+/// Give K (or G) its own name: the command name through `prctl`, and the command line by writing the name over the
+/// arguments it has from W (the memory `/proc/self/cmdline` shows, between `arg_start` and `arg_end` of
+/// `/proc/self/stat`), cut to fit, the rest zeros. Neither reads an argument after the fork: W's own copy is untouched.
+pub(super) fn name_process(name: &str) {
+    let name = name.as_bytes();
     let mut comm = [0u8; 16];
     comm[..name.len().min(15)].copy_from_slice(&name[..name.len().min(15)]);
     // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes from `comm`.
@@ -91,8 +92,10 @@ pub(super) fn keep(
     close(report);
     // Named once nvcc runs, off the path W waits on (a `/proc` read): a kill by name before this instant finds K
     // holding only the slots it took, which its death would lose, as any jobserver client's would.
-    name_keeper();
+    name_process(KEEPER_NAME);
     let mut follow = follows.zip(ledger).map(|(lend, ledger)| Follow::new(lend, ledger, nvcc));
+    // Held until K ends: G then settles what a SIGKILL of K and W left.
+    let _guard = follows.zip(ledger).and_then(|(lend, ledger)| Guard::start(ledger, lend.client));
     let (status, stopping) = wait_for(nvcc, wrapper, caught, &waited, &mut follow, &mut held);
     if let Some(mut follow) = follow.take() {
         follow.release_all();

@@ -45,6 +45,7 @@ use std::path::Path;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+mod guard;
 mod keeper;
 mod leftovers;
 mod spawn;
