@@ -18,7 +18,7 @@
 //! only while the call holds too few slots for it; when nvcc ends, or K is told to stop, everything is continued.
 //! While the job is stopped (a Ctrl-Z stops nvcc with its programs), K continues nothing and takes no slot. And
 //! what K stops or holds is written down in a `Ledger` shared with W, so that when K is killed by SIGKILL, W continues
-//! the units and gives the slots back.
+//! the units and gives the slots back, and K's guard (`child::guard`) does when W is killed with it.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, AtomicU16, Ordering};
