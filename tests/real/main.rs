@@ -32,6 +32,7 @@ mod nix;
 mod passthrough;
 mod probe_cache;
 mod reproducible;
+mod sccache_dist;
 mod signals;
 mod skips;
 mod splitters;
