@@ -14,8 +14,10 @@ use crate::exec::follow::Ledger;
 /// G's name (`ps`, `pkill`): not the keeper's, so that a kill of one by name leaves the other.
 pub const GUARD_NAME: &str = "wrapper-guard";
 
-/// K's hold on G: the pipe's write end, closed only by K's end.
+/// K's hold on G: G's pid (which K, stopping what nvcc left, leaves alone) and the pipe's write end, closed only by
+/// K's end.
 pub struct Guard {
+    pub pid: libc::pid_t,
     _write_end: libc::c_int,
 }
 
@@ -41,7 +43,7 @@ impl Guard {
                     close(write_end);
                     return None;
                 }
-                Some(Guard { _write_end: write_end })
+                Some(Guard { pid, _write_end: write_end })
             }
         }
     }

@@ -95,7 +95,7 @@ pub(super) fn keep(
     name_process(KEEPER_NAME);
     let mut follow = follows.zip(ledger).map(|(lend, ledger)| Follow::new(lend, ledger, nvcc));
     // Held until K ends: G then settles what a SIGKILL of K and W left.
-    let _guard = follows.zip(ledger).and_then(|(lend, ledger)| Guard::start(ledger, lend.client));
+    let guard = follows.zip(ledger).and_then(|(lend, ledger)| Guard::start(ledger, lend.client));
     let (status, stopping) = wait_for(nvcc, wrapper, caught, &waited, &mut follow, &mut held);
     if let Some(mut follow) = follow.take() {
         follow.release_all();
@@ -103,7 +103,7 @@ pub(super) fn keep(
     }
     let failed = !ExitStatus::from_raw(status).success();
     if stopping {
-        stop_orphans();
+        stop_orphans(guard.as_ref().map(|g| g.pid));
     } else if failed {
         // Programs of nvcc's that a signal to its group is ending too may still write a temporary file.
         settle(start.group);

@@ -76,11 +76,12 @@ pub(super) fn signal_tree(nvcc: libc::pid_t, signal: libc::c_int) {
 }
 
 /// Stop what is left of nvcc's processes (once nvcc has ended, they are K's children: K is their subreaper): SIGTERM,
-/// up to `GRACE` for them to end, then SIGKILL.
-pub(super) fn stop_orphans() {
+/// up to `GRACE` for them to end, then SIGKILL. `guard` (K's guard, which ends only after K) is not nvcc's, and left.
+pub(super) fn stop_orphans(guard: Option<libc::pid_t>) {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
-    let left = procfs::descendants(me);
+    let below = || procfs::descendants(me).into_iter().filter(|pid| Some(*pid) != guard).collect::<Vec<_>>();
+    let left = below();
     if left.is_empty() {
         return;
     }
@@ -93,7 +94,7 @@ pub(super) fn stop_orphans() {
         let mut status = 0;
         // SAFETY: reaps K's own ended children, without waiting.
         while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
-        if procfs::descendants(me).is_empty() {
+        if below().is_empty() {
             return;
         }
         if std::time::Instant::now() >= deadline {
@@ -101,7 +102,7 @@ pub(super) fn stop_orphans() {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    kill_orphans(me);
+    kill_orphans(below);
 }
 
 /// Wait, up to `GRACE`, for the processes below K that are in nvcc's process group to end by themselves (none is
@@ -122,20 +123,23 @@ pub(super) fn settle(group: libc::pid_t) {
     }
 }
 
-/// Kill what is left below K.
-fn kill_orphans(me: libc::pid_t) {
-    // Bounded: each round kills every child there is and reaps them; a child that forks while dying adds a round.
+/// Kill what is left below K (`below`, the guard left out).
+fn kill_orphans(below: impl Fn() -> Vec<libc::pid_t>) {
+    // Bounded: each round kills every process there is and reaps those that are K's children (the rest are reaped by
+    // their parents, or become K's by the next round); a process that forks while dying adds a round.
     for _ in 0..64 {
-        let children = procfs::descendants(me);
-        if children.is_empty() {
+        let left = below();
+        if left.is_empty() {
             return;
         }
-        for pid in &children {
+        for pid in &left {
             // SAFETY: kill takes plain integers.
             unsafe { libc::kill(*pid, libc::SIGKILL) };
         }
-        let mut status = 0;
-        // SAFETY: waits for K's own children.
-        while unsafe { libc::waitpid(-1, &mut status, 0) } > 0 {}
+        for pid in &left {
+            let mut status = 0;
+            // SAFETY: waits for one of K's own children, killed above; fails at once for one that is not K's.
+            unsafe { libc::waitpid(*pid, &mut status, 0) };
+        }
     }
 }
