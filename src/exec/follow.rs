@@ -15,7 +15,8 @@
 //! What it stopped never stays stopped for want of it: a unit that was sent a signal that would end it (a build's
 //! interrupt to the process group, which reaches a stopped process but acts only once it runs) is continued at the
 //! next tick and never stopped again; a unit continued from outside (a terminal's `fg`, `kill -CONT`) is stopped again
-//! only while the call holds too few slots for it; when nvcc ends, or K is told to stop, everything is continued.
+//! only while the call holds too few slots for it; when nvcc ends, or K is told to stop, everything is continued. A
+//! unit a debugger holds stopped holds no slot (it may wait, through the debugger, for one that waits for a slot).
 //! While the job is stopped (a Ctrl-Z stops nvcc with its programs), K continues nothing and takes no slot. And
 //! what K stops or holds is written down in a `Ledger` shared with W, so that when K is killed by SIGKILL, W continues
 //! the units and gives the slots back, and K's guard (`child::guard`) does when W is killed with it.
@@ -130,6 +131,8 @@ pub struct Proc {
     pub pid: libc::pid_t,
     /// Stopped (`T`, or `t` under a tracer): it runs no code until continued.
     pub stopped: bool,
+    /// Stopped under a tracer (`t`): a debugger holds it, and only the debugger lets it go.
+    pub traced: bool,
 }
 
 /// One child of nvcc and everything below it (the zombies left out), oldest first.
@@ -144,6 +147,10 @@ pub struct Unit {
 impl Unit {
     fn running(&self) -> bool {
         self.procs.iter().any(|p| !p.stopped)
+    }
+
+    fn traced(&self) -> bool {
+        self.procs.iter().any(|p| p.traced)
     }
 }
 
@@ -163,6 +170,8 @@ pub struct Moves {
     pub waiting: Vec<libc::pid_t>,
     /// Slots held that no unit uses.
     pub spare: usize,
+    /// Units that hold a slot before the ones continued this tick: running, released, or stopped by someone else.
+    pub running: usize,
 }
 
 /// Decide a tick: `ours` are the units K stopped, `released` those it must never stop again, `slots` the slots held
@@ -189,11 +198,16 @@ pub fn decide(units: &[Unit], ours: &[libc::pid_t], released: &[libc::pid_t], sl
             }
         } else if mine {
             moves.waiting.push(unit.root);
+        } else if unit.traced() {
+            // Held by a debugger: it holds no slot, as it may wait for one that waits for a slot. gdb lets a vfork
+            // child of nvcc's go only once the one before has called exec, and keeps nvcc's threads stopped until
+            // then: with that one stopped here for want of a slot, counting the held ones would wait for ever.
         } else {
             // Stopped by someone else (a terminal's Ctrl-Z): it holds its slot, and is left alone.
             running += 1;
         }
     }
+    moves.running = running;
     // Only units K stopped before this tick are continued: one found running beyond the slots (stopped this tick)
     // waits for a later one.
     let free = slots.saturating_sub(running);
@@ -292,8 +306,7 @@ impl<'a> Follow<'a> {
                 self.stop(unit);
             }
         }
-        let running = units.len() - moves.waiting.len() - moves.resume.len();
-        let mut running_now = running;
+        let mut running_now = moves.running;
         for root in &moves.resume {
             if running_now > 0 && !self.memory_holds(running_now + 1) {
                 break;
@@ -400,7 +413,7 @@ fn units(nvcc: libc::pid_t) -> Vec<Unit> {
                     continue;
                 }
                 ending |= pending & ENDING != 0;
-                procs.push(Proc { pid, stopped: state == b'T' || state == b't' });
+                procs.push(Proc { pid, stopped: state == b'T' || state == b't', traced: state == b't' });
                 todo.extend(children(pid));
             }
             (!procs.is_empty()).then_some(Unit { root, procs, ending })
@@ -443,7 +456,7 @@ mod tests {
     use super::*;
 
     fn unit(root: libc::pid_t, stopped: bool) -> Unit {
-        Unit { root, procs: vec![Proc { pid: root, stopped }], ending: false }
+        Unit { root, procs: vec![Proc { pid: root, stopped, traced: false }], ending: false }
     }
 
     #[test]
@@ -480,7 +493,10 @@ mod tests {
         // K stopped 12's `sh` as it started its `gcc`, which runs: left half stopped, `sh` would never reap it.
         let half = Unit {
             root: 12,
-            procs: vec![Proc { pid: 12, stopped: true }, Proc { pid: 14, stopped: false }],
+            procs: vec![
+                Proc { pid: 12, stopped: true, traced: false },
+                Proc { pid: 14, stopped: false, traced: false },
+            ],
             ending: false,
         };
         assert_eq!(decide(std::slice::from_ref(&half), &[12], &[], 1).finish, vec![12]);
@@ -511,6 +527,15 @@ mod tests {
         let moves = decide(&[unit(11, true), unit(12, true)], &[12], &[], 1);
         assert!(moves.resume.is_empty() && moves.stop.is_empty());
         assert_eq!(moves.waiting, vec![12]);
+    }
+
+    #[test]
+    fn a_unit_a_debugger_holds_takes_no_slot_from_one_that_waits() {
+        // gdb attached to nvcc: 12 and 13 are vfork children it holds (`t`) until 11, stopped here, calls exec.
+        let traced = |root| Unit { root, procs: vec![Proc { pid: root, stopped: true, traced: true }], ending: false };
+        let moves = decide(&[unit(11, true), traced(12), traced(13)], &[11], &[], 2);
+        assert_eq!(moves.resume, vec![11], "{moves:?}");
+        assert_eq!(moves.running, 0);
     }
 
     #[test]

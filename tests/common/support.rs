@@ -598,6 +598,20 @@ pub fn process_states(dir: &Path) -> Vec<(i32, String, char)> {
     found
 }
 
+/// The processes in `dir` for a failure's message, one a line: pid, name, state, parent and the kernel function it
+/// waits in (`wchan`), so that a hang says who waits for whom.
+pub fn process_table(dir: &Path) -> String {
+    let mut table = String::new();
+    for (pid, name, state) in process_states(dir) {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let after = stat.rfind(')').map_or("", |close| &stat[close + 1..]);
+        let parent = after.split_whitespace().nth(1).unwrap_or("?");
+        let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+        table += &format!("\n  {pid} {name} {state} parent {parent} waits in {}", wchan.trim());
+    }
+    table
+}
+
 /// A source for a key or signal to land mid-compile (the surroundings and terminal corpora): no header, three kernels of unrolled math that keep
 /// `cicc` busy 2 to 3 seconds a target on 11.8, 12.4 and 13.5 (a whole compile about 10 s, measured 2026-11-29), so
 /// that the signal lands in `cicc`, and a case whose call survives its signal still ends in seconds.
