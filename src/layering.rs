@@ -298,6 +298,28 @@ fn the_top_level_holds_only_the_pipes_rooms() {
     assert!(rooms.iter().all(|r| src.join(r).is_dir()), "a room of the list is gone: take it off the list");
 }
 
+/// A test file a newcomer can find their way in: at most 800 lines (issue 51; a corpus of cases gets a harness file
+/// of its own, as `tests/real/surroundings/` has).
+#[test]
+fn no_test_file_holds_more_than_800_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let (mut dirs, mut long) = (vec![root.clone()], Vec::new());
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+                if lines > 800 {
+                    long.push(format!("{} ({lines} lines)", path.strip_prefix(&root).unwrap().display()));
+                }
+            }
+        }
+    }
+    assert!(long.is_empty(), "split these test files (CONTRIBUTING.md's map of the tests): {long:?}");
+}
+
 /// A file a newcomer can hold: at most 500 lines of code before its tests (issue 48; the house style). A file that
 /// is all tests (`tests.rs`, or under a `tests/` folder) is counted as tests.
 #[test]
