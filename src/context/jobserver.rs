@@ -143,6 +143,21 @@ impl Jobserver {
     }
 }
 
+#[cfg(test)]
+impl Jobserver {
+    /// A usable jobserver of a new pipe, empty: what a plan's tests decide under (a plan reads only whether the
+    /// build shares slots with the call).
+    pub fn of_a_new_pipe() -> Jobserver {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills both descriptors; the read end is owned by the client, the write end closed at once.
+        unsafe {
+            assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK), 0);
+            libc::close(fds[1]);
+            Jobserver::Usable(Client { fd: OwnedFd::from_raw_fd(fds[0]) })
+        }
+    }
+}
+
 /// The file type and identity of a descriptor.
 fn stat(fd: RawFd) -> io::Result<libc::stat> {
     // SAFETY: fstat fully writes `st` when it succeeds; a bad descriptor is an error, not undefined behaviour.

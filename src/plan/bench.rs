@@ -71,7 +71,7 @@ impl Planner {
             depth: 0,
             scratch: Path::new("/nonexistent/scratch"),
             nvcc_process: &plan::NvccProcess::fixed(),
-            jobserver: &plan::JobSlots::None,
+            jobserver: &crate::context::Jobserver::None,
         })
         .expect("a plan");
         plan.changes.before.iter().chain(&plan.changes.after).map(|a| a.args.len()).sum()

@@ -15,6 +15,7 @@ use crate::args::Invocation;
 use crate::compat::Version;
 use crate::compat::{Compat, Platform};
 use crate::config::HostCompilerConfig;
+use crate::context::Jobserver;
 use crate::error::Result;
 use crate::probe::system::Probes;
 
@@ -93,8 +94,9 @@ pub struct Facts<'a> {
     pub scratch: &'a Path,
     /// What nvcc's process will be, as far as the wrapper can tell in advance.
     pub nvcc_process: &'a NvccProcess,
-    /// The job slots the build shares, as the environment names them.
-    pub jobserver: &'a JobSlots,
+    /// The jobserver the environment names: whether the build shares job slots with this call (the slots themselves
+    /// are `exec`'s to take).
+    pub jobserver: &'a Jobserver,
     /// The call is within reach of the kernel's argument limits (`ArgEdge`): nothing optional is added to it (no
     /// reproducible-builds flags, no fatbin compression, no threads), so that what nvcc alone builds, the wrapper
     /// builds, to the byte.
@@ -118,17 +120,6 @@ fn in_one_string(word: &std::ffi::OsStr) -> u64 {
     let bytes = word.as_encoded_bytes();
     let escaped = bytes.iter().filter(|b| matches!(b, b'\'' | b'"' | b'\\' | b'$' | b'`')).count() as u64;
     bytes.len() as u64 + 6 + 3 * escaped
-}
-
-/// Whether the build shares job slots with this call (a jobserver in `MAKEFLAGS`), as a fact: the slots themselves
-/// are `exec`'s to take.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum JobSlots {
-    #[default]
-    None,
-    Shared,
-    /// Named, but not usable by this call, with why.
-    Unusable(String),
 }
 
 /// What nvcc's process will be when the wrapper execs it: the wrapper's own process id (exec keeps it), the

@@ -49,7 +49,7 @@ pub fn command_line(data: &[u8]) {
             depth: 0,
             scratch: Path::new("/nonexistent/scratch"),
             nvcc_process: &plan::NvccProcess::fixed(),
-            jobserver: &plan::JobSlots::None,
+            jobserver: &crate::context::Jobserver::None,
         };
         if let Ok(p) = plan::plan(inputs) {
             let _ = p.command(&invocation);

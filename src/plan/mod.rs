@@ -38,7 +38,7 @@ use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-pub use facts::{Facts, JobSlots, NvccProcess, Release};
+pub use facts::{Facts, NvccProcess, Release};
 pub use model::{Changes, Decided, FoundBy, Plan, RealNvcc, WrittenFile};
 pub use release::not_in_tables;
 
@@ -189,7 +189,7 @@ pub struct Inputs<'a> {
     /// Where options files the plan writes go (see `WrittenFile`).
     pub scratch: &'a Path,
     pub nvcc_process: &'a NvccProcess,
-    pub jobserver: &'a JobSlots,
+    pub jobserver: &'a crate::context::Jobserver,
 }
 
 /// Decide what to run for this invocation.

@@ -165,7 +165,7 @@ fn file_line(line: u32) -> crate::config::Origin {
 }
 
 fn plan_for(i: &Invocation, config: &Loaded, probes: &FakeProbes, depth: u32) -> Result<Plan> {
-    plan_for_with(i, config, probes, depth, &JobSlots::None)
+    plan_for_with(i, config, probes, depth, &crate::context::Jobserver::None)
 }
 
 /// `plan_for`, with the build's job slots as `jobserver` says.
@@ -174,7 +174,7 @@ fn plan_for_with(
     config: &Loaded,
     probes: &FakeProbes,
     depth: u32,
-    jobserver: &JobSlots,
+    jobserver: &crate::context::Jobserver,
 ) -> Result<Plan> {
     let scratch = Path::new("/scratch");
     let compat = Compat::built_in();
@@ -192,6 +192,10 @@ fn plan_for_with(
         jobserver,
     })
 }
+
+/// A jobserver the build shares with the call, for the plans decided under one.
+static SHARED: std::sync::LazyLock<crate::context::Jobserver> =
+    std::sync::LazyLock::new(crate::context::Jobserver::of_a_new_pipe);
 
 /// The process nvcc will be in these tests: pid 0x2a (`0000002a`), `$TMPDIR` unset.
 static NVCC_PROCESS: std::sync::LazyLock<NvccProcess> = std::sync::LazyLock::new(|| NvccProcess {

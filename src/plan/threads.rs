@@ -11,13 +11,14 @@
 use crate::plan::model::codes;
 use std::fmt;
 
-use super::facts::{ArgEdge, Facts, JobSlots};
+use super::facts::{ArgEdge, Facts};
 use super::model::{Changes, GpuDecision, ThreadsDecision};
 use super::Step;
 use crate::args::table::GpuFlag;
 use crate::args::{Given, Phase, Role};
 use crate::compat::Version;
 use crate::config::{Config, Origin, Sourced, ThreadCount};
+use crate::context::Jobserver;
 use crate::error::Result;
 use crate::probe::memory::MemoryFree;
 
@@ -150,7 +151,7 @@ impl Step for Threads {
             return Ok(None);
         }
         // `-arch=native` asks the driver for this machine's GPUs: only where a jobserver could lend threads.
-        let targets = targets(facts, plan, gpu, matches!(facts.jobserver, JobSlots::Shared));
+        let targets = targets(facts, plan, gpu, matches!(facts.jobserver, Jobserver::Usable(_)));
         if targets < 2 {
             return Ok(None);
         }
@@ -176,15 +177,15 @@ impl Step for Threads {
             return Ok(None);
         };
         match &facts.jobserver {
-            JobSlots::None => {
+            Jobserver::None => {
                 plan.note(Note::NoJobserver { targets });
                 return Ok(None);
             }
-            JobSlots::Unusable(why) => {
+            Jobserver::Unusable(why) => {
                 plan.note(Note::JobserverUnusable { why: why.clone(), targets });
                 return Ok(None);
             }
-            JobSlots::Shared => {}
+            Jobserver::Usable(_) => {}
         }
         let most = targets.min(most_configured);
         let per_thread_mib = row.peak_per_thread_mib;

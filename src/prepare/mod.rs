@@ -86,11 +86,7 @@ impl Setup {
             depth: self.located.depth,
             scratch: &self.scratch,
             nvcc_process: &nvcc_process,
-            jobserver: &match &ctx.jobserver {
-                crate::context::Jobserver::None => plan::JobSlots::None,
-                crate::context::Jobserver::Usable(_) => plan::JobSlots::Shared,
-                crate::context::Jobserver::Unusable(why) => plan::JobSlots::Unusable(why.clone()),
-            },
+            jobserver: &ctx.jobserver,
         })?;
         Ok(Prepared { setup: self, invocation, plan })
     }

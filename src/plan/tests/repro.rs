@@ -148,7 +148,7 @@ fn the_pid_is_named_only_when_nvcc_will_have_the_wrappers() {
             arg_max: 2 << 20,
             nix_build: false,
         },
-        jobserver: &JobSlots::None,
+        jobserver: &crate::context::Jobserver::None,
     })
     .unwrap();
     assert_eq!(ours(&p)[0], "-Xcompiler=-ffile-prefix-map=/build/tmp/tmpxft_0000beef_=tmpxft_");

@@ -16,7 +16,7 @@ const FOUR: [&str; 8] = [
     "k.o",
 ];
 
-fn run(args: &[&str], cfg: &str, probes: &FakeProbes, slots: &JobSlots) -> Plan {
+fn run(args: &[&str], cfg: &str, probes: &FakeProbes, slots: &crate::context::Jobserver) -> Plan {
     plan_for_with(&inv(args, &[]), &config(cfg), probes, 0, slots).unwrap()
 }
 
@@ -31,17 +31,17 @@ fn notes(p: &Plan) -> Vec<Note> {
 #[test]
 fn a_call_with_several_targets_under_a_jobserver_may_take_one_thread_a_target() {
     let probes = FakeProbes::debian("13.5.37");
-    let p = run(&FOUR, "", &probes, &JobSlots::Shared);
+    let p = run(&FOUR, "", &probes, &SHARED);
     assert_eq!(most(&p), Some(4));
     let why = said::<Reason>(&p);
     assert!(matches!(why[..], [Reason::FromSlots { targets: 4, most: 4, .. }]), "{why:?}");
     // The configured capabilities count as the user's do.
-    let p = run(&["-c", "k.cu"], "[gpu]\ncapabilities = [\"8.6\", \"8.9\", \"9.0\"]\n", &probes, &JobSlots::Shared);
+    let p = run(&["-c", "k.cu"], "[gpu]\ncapabilities = [\"8.6\", \"8.9\", \"9.0\"]\n", &probes, &SHARED);
     assert_eq!(most(&p), Some(3));
     // `threads` caps it.
-    assert_eq!(most(&run(&FOUR, "threads = 2\n", &probes, &JobSlots::Shared)), Some(2));
+    assert_eq!(most(&run(&FOUR, "threads = 2\n", &probes, &SHARED)), Some(2));
     // `-arch=all-major` is as many as there are.
-    assert_eq!(most(&run(&["-arch=all-major", "-c", "k.cu"], "threads = 6\n", &probes, &JobSlots::Shared)), Some(6));
+    assert_eq!(most(&run(&["-arch=all-major", "-c", "k.cu"], "threads = 6\n", &probes, &SHARED)), Some(6));
 }
 
 /// Issue 38: `-arch=all`, `all-major` and `native` counted as 4294967295 targets, so a call took every free slot, and
@@ -53,23 +53,23 @@ fn all_all_major_and_native_count_what_nvcc_builds() {
     let release = "13.5.37".parse().unwrap();
     let (all, major, _) = Compat::built_in().capabilities.nvcc_all(release).unwrap();
     for (arch, expected) in [("-arch=all", all.len()), ("-arch=all-major", major.len())] {
-        let p = run(&[arch, "-c", "k.cu"], "", &probes, &JobSlots::Shared);
+        let p = run(&[arch, "-c", "k.cu"], "", &probes, &SHARED);
         let expected = u32::try_from(expected).unwrap();
         assert!((2..64).contains(&expected), "{arch}: {expected}");
         assert_eq!(most(&p), Some(expected), "{arch}");
         let why = said::<Reason>(&p);
         assert!(matches!(why[..], [Reason::FromSlots { targets, .. }] if targets == expected), "{arch}: {why:?}");
-        let p = run(&[arch, "-c", "k.cu"], "", &probes, &JobSlots::None);
+        let p = run(&[arch, "-c", "k.cu"], "", &probes, &crate::context::Jobserver::None);
         assert_eq!(notes(&p), vec![Note::NoJobserver { targets: expected }], "{arch}");
     }
     // A release the table does not know: no list to count from, so one target.
-    let p = run(&["-arch=all", "-c", "k.cu"], "", &FakeProbes::debian("10.2.89"), &JobSlots::Shared);
+    let p = run(&["-arch=all", "-c", "k.cu"], "", &FakeProbes::debian("10.2.89"), &SHARED);
     assert_eq!(most(&p), None);
     // `native`: one a kind of GPU, asked only under a jobserver.
     let mut two = FakeProbes::debian("13.5.37");
     two.gpus = Ok(vec!["9.0".parse().unwrap(), "8.6".parse().unwrap(), "9.0".parse().unwrap()]);
-    assert_eq!(most(&run(&["-arch=native", "-c", "k.cu"], "", &two, &JobSlots::Shared)), Some(2));
-    assert_eq!(most(&run(&["-arch=native", "-c", "k.cu"], "", &probes, &JobSlots::Shared)), None);
+    assert_eq!(most(&run(&["-arch=native", "-c", "k.cu"], "", &two, &SHARED)), Some(2));
+    assert_eq!(most(&run(&["-arch=native", "-c", "k.cu"], "", &probes, &SHARED)), None);
 }
 
 /// Issue 38: `threads = 0` in the file was accepted (the environment refused it) and took every free slot.
@@ -88,31 +88,31 @@ fn threads_0_is_refused_from_the_file_as_from_the_environment() {
 #[test]
 fn one_target_the_users_own_choice_or_threads_1_take_none() {
     let probes = FakeProbes::debian("13.5.37");
-    assert_eq!(most(&run(&["-arch=sm_90", "-c", "k.cu"], "", &probes, &JobSlots::Shared)), None);
-    assert_eq!(most(&run(&["-c", "k.cu"], "", &probes, &JobSlots::Shared)), None);
+    assert_eq!(most(&run(&["-arch=sm_90", "-c", "k.cu"], "", &probes, &SHARED)), None);
+    assert_eq!(most(&run(&["-c", "k.cu"], "", &probes, &SHARED)), None);
     for own in [&["-t", "2"][..], &["--threads=3"], &["--split-compile", "0"], &["--jobserver"]] {
         let mut args: Vec<&str> = own.to_vec();
         args.extend(FOUR);
-        let p = run(&args, "", &probes, &JobSlots::Shared);
+        let p = run(&args, "", &probes, &SHARED);
         assert_eq!(most(&p), None, "{own:?}");
         assert!(matches!(notes(&p)[..], [Note::UsersOwn { .. }]), "{own:?}: {:?}", notes(&p));
     }
-    let p = run(&FOUR, "threads = 1\n", &probes, &JobSlots::Shared);
+    let p = run(&FOUR, "threads = 1\n", &probes, &SHARED);
     assert_eq!(most(&p), None);
     assert!(matches!(notes(&p)[..], [Note::TurnedOff { .. }]));
     // Preprocessing and a link of objects compile nothing.
-    assert_eq!(most(&run(&["-E", "k.cu", "-arch=all"], "", &probes, &JobSlots::Shared)), None);
-    assert_eq!(most(&run(&["a.o", "b.o", "-o", "app", "-arch=all"], "", &probes, &JobSlots::Shared)), None);
+    assert_eq!(most(&run(&["-E", "k.cu", "-arch=all"], "", &probes, &SHARED)), None);
+    assert_eq!(most(&run(&["a.o", "b.o", "-o", "app", "-arch=all"], "", &probes, &SHARED)), None);
 }
 
 #[test]
 fn without_a_usable_jobserver_or_a_measured_release_none_and_why() {
     let probes = FakeProbes::debian("13.5.37");
-    let p = run(&FOUR, "", &probes, &JobSlots::None);
+    let p = run(&FOUR, "", &probes, &crate::context::Jobserver::None);
     assert_eq!((most(&p), notes(&p)), (None, vec![Note::NoJobserver { targets: 4 }]));
-    let p = run(&FOUR, "", &probes, &JobSlots::Unusable("bad fd 3".into()));
+    let p = run(&FOUR, "", &probes, &crate::context::Jobserver::Unusable("bad fd 3".into()));
     assert!(matches!(&notes(&p)[..], [Note::JobserverUnusable { why, targets: 4 }] if why == "bad fd 3"));
-    let p = run(&FOUR, "", &FakeProbes::debian("12.6.85"), &JobSlots::Shared);
+    let p = run(&FOUR, "", &FakeProbes::debian("12.6.85"), &SHARED);
     assert!(matches!(notes(&p)[..], [Note::NotMeasured { targets: 4, .. }]), "{:?}", notes(&p));
 }
 
@@ -120,7 +120,7 @@ fn without_a_usable_jobserver_or_a_measured_release_none_and_why() {
 fn the_memory_free_when_nvcc_starts_caps_its_threads() {
     use crate::plan::threads::Memory;
     let per_thread = Compat::built_in().threads.row("13.5.37".parse().unwrap()).unwrap().peak_per_thread_mib;
-    let p = run(&FOUR, "", &FakeProbes::debian("13.5.37"), &JobSlots::Shared);
+    let p = run(&FOUR, "", &FakeProbes::debian("13.5.37"), &SHARED);
     assert_eq!(p.decided.threads.as_ref().map(|t| t.per_thread_mib), Some(per_thread));
     let mib = |m: u64| m << 20;
     let free = |bytes, from| Some(MemoryFree { bytes, from });
@@ -142,12 +142,12 @@ fn a_call_that_may_take_threads_names_no_pid() {
     // The wrapper may wait for nvcc then: a one-call program's prefix map cannot name nvcc's pid.
     let probes = FakeProbes::debian("13.5.37");
     let args = ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90", "k.cu", "-o", "app"];
-    let p = run(&args, "reproducible = true\n", &probes, &JobSlots::Shared);
+    let p = run(&args, "reproducible = true\n", &probes, &SHARED);
     assert_eq!(most(&p), Some(2));
     let flags: Vec<String> =
         p.changes.before.iter().flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect();
     assert!(!flags.iter().any(|f| f.contains("tmpxft_")), "{flags:?}");
-    let p = run(&args, "reproducible = true\n", &probes, &JobSlots::None);
+    let p = run(&args, "reproducible = true\n", &probes, &crate::context::Jobserver::None);
     let flags: Vec<String> =
         p.changes.before.iter().flat_map(|a| a.args.iter().map(|x| x.to_string_lossy().into_owned())).collect();
     assert!(flags.iter().any(|f| f.contains("tmpxft_0000002a_")), "{flags:?}");
