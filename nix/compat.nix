@@ -1,6 +1,6 @@
 # What nvcc-wrapper refuses, found at evaluation time so that a request it cannot build stops `nix-instantiate`
 # instead of a build. Nothing here decides: every answer is the binary's, looked up in ./answers.json, which the
-# binary's own code writes from compat-data/ (src/report/nix_answers.rs; a test fails when the file is stale). This
+# binary's own code writes from compat-data/ (src/nix_answers/; a test fails when the file is stale). This
 # file only looks words up, puts a list in the binary's order by filtering the order the file gives, fills the
 # binary's sentence frames and joins them the way the binary joins them; it parses no version.
 # tests/real/nix/answers.rs compares the result with the binary's over every release, platform and capability, every

@@ -143,8 +143,15 @@ fn imports_point_down_the_pipe() {
         ("plan", personalities.to_vec()),
         ("args", [&["plan", "probe", "config"][..], &personalities].concat()),
         ("config", [&["plan", "probe", "args"][..], &personalities].concat()),
+        // The Nix answers are the tables and the planner's own functions, written down: nothing of a call's (a
+        // probed compiler's type, `probe::compiler::Known`, stands for the ones Nix names).
+        ("nix_answers", [&["context", "args"][..], &personalities].concat()),
     ];
     let edges = graph();
+    // Only the reference (which writes nix/answers.json, in tests) reaches the Nix answers: no call does.
+    for (module, imports) in &edges {
+        assert!(module == "reference" || !imports.contains_key("nix_answers"), "{module} imports nix_answers");
+    }
     for (module, forbidden) in rules {
         for (to, file) in &edges[module] {
             assert!(!forbidden.contains(&to.as_str()), "{module} must not import {to} ({})", file.display());
@@ -279,6 +286,7 @@ fn the_top_level_holds_only_the_pipes_rooms() {
         "context",
         "error",
         "exec",
+        "nix_answers",
         "plan",
         "prepare",
         "probe",

@@ -20,12 +20,12 @@ pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod error;
 pub(crate) mod exec;
+/// What nix/compat.nix looks up: also what tests/real/nix/answers.rs compares its answers with.
+#[doc(hidden)]
+pub mod nix_answers;
 pub(crate) mod pipeline;
 pub(crate) mod plan;
 pub(crate) mod prepare;
-/// What nix/compat.nix looks up: also what tests/real/nix/answers.rs compares its answers with.
-#[doc(hidden)]
-pub use report::nix_answers;
 pub(crate) mod probe;
 pub(crate) mod report;
 

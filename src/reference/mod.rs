@@ -215,9 +215,9 @@ fn pages() -> Vec<(&'static str, String)> {
     ]
 }
 
-/// What nix/compat.nix looks up (src/report/nix_answers.rs).
+/// What nix/compat.nix looks up (src/nix_answers/).
 fn nix_answers() -> String {
-    let answers = crate::report::nix_answers::answers(&crate::compat::Compat::built_in());
+    let answers = crate::nix_answers::answers(&crate::compat::Compat::built_in());
     inline_scalar_arrays(&serde_json::to_string_pretty(&answers).expect("the answers are JSON")) + "\n"
 }
 

@@ -4,8 +4,6 @@
 //! tools (`explain --format json`).
 
 pub mod json;
-#[doc(hidden)]
-pub mod nix_answers;
 
 use std::ffi::OsString;
 use std::path::Path;

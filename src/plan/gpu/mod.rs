@@ -10,9 +10,7 @@ use crate::plan::model::codes;
 use std::fmt;
 
 pub use requested::{GpuTargets, Requested};
-pub use targets::{
-    accepted_clause, check, forms_for, problem, refused_together, resolve, targets_for, Against, Expansion,
-};
+pub use targets::{accepted_clause, forms_for, problem, refused_together, resolve, targets_for, Against, Expansion};
 
 use targets::{appended_refusal, pair_error};
 

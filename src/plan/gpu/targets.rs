@@ -198,7 +198,7 @@ pub fn targets_for(
 
 /// Check every capability of an expansion (the PTX one too), then its pairs; one error listing every problem, with
 /// what would be accepted instead.
-pub fn check(expansion: &Expansion, against: &Against) -> Result<()> {
+fn check(expansion: &Expansion, against: &Against) -> Result<()> {
     let mut problems = Vec::new();
     let mut help = vec![accepted_clause(against)];
     let ptx = expansion.ptx.iter().filter(|p| !expansion.real.contains(p));

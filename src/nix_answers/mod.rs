@@ -23,7 +23,7 @@ use crate::compat::Version;
 use crate::compat::{Capability, Compat, Form, Item, Platform, TargetList, Targets, FAMILIES};
 use crate::config::{Origin, Sourced, TargetConfig, TargetPlatform};
 use crate::error::{Error, ErrorKind};
-use crate::plan::gpu::{self, Against, Expansion};
+use crate::plan::gpu::{self, Against};
 use crate::plan::target::{self, Named};
 
 mod refusal;
@@ -219,6 +219,7 @@ pub fn answers(compat: &Compat) -> Answers {
     let mut capabilities: Vec<Capability> = compat.capabilities.all().iter().map(|i| i.capability).collect();
     capabilities.sort();
     let mut words = BTreeMap::new();
+    // What each spelling of a capability stands for (its meaning, which no release changes: resolved alone).
     for &cap in &capabilities {
         for word in spellings(cap) {
             let list = TargetList::parse(&word).unwrap_or_else(|e| panic!("the parser refuses its own dialect: {e}"));
@@ -254,10 +255,12 @@ pub fn answers(compat: &Compat) -> Answers {
     let newest = compat.newest_release();
     let against = Against { compat, release: Some(newest), platform: None, named: &named };
     let problem = gpu::problem(UNKNOWN, false, &against).expect("an unknown capability is a problem").text;
-    let unknown = Expansion { real: vec![UNKNOWN], ptx: vec![] };
-    let targets_error = gpu::check(&unknown, &against).expect_err("an unknown capability is refused").message;
-    let native = TargetList(vec![Item::Native]);
-    let native = gpu::resolve(&native, compat, Some(newest), None, true, nix_build_gpus)
+    // Both through the one way from a list to targets, as a request's are.
+    let unknown = TargetList(vec![Item::One { capability: UNKNOWN, sass: true, ptx: false }]);
+    let targets_error = gpu::targets_for(&unknown, false, &against, true, nix_build_gpus)
+        .expect_err("an unknown capability is refused")
+        .message;
+    let native = gpu::targets_for(&TargetList(vec![Item::Native]), false, &against, true, nix_build_gpus)
         .expect_err("`native` is refused in a Nix build")
         .into();
     let forms = [("with-ptx", true), ("without-ptx", false)]
@@ -265,7 +268,7 @@ pub fn answers(compat: &Compat) -> Answers {
         .map(|(name, ptx)| (name, gpu::forms_for(ptx).iter().map(|f| form_name(*f)).collect()))
         .collect();
     Answers {
-        about: "Made from the code by src/report/nix_answers.rs (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference`) for nix/compat.nix to look up: do not edit.",
+        about: "Made from the code by src/nix_answers/ (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference`) for nix/compat.nix to look up: do not edit.",
         capabilities: capabilities.iter().map(Capability::to_string).collect(),
         baselines: capabilities
             .iter()
@@ -440,6 +443,7 @@ fn platform(
             refused.insert(cap.to_string(), help);
         }
     }
+    // What each keyword stands for (a word's meaning, not a request's targets: resolved, never expanded or checked).
     let words = [(Item::All, "all"), (Item::AllMajor, "all-major")]
         .into_iter()
         .map(|(item, name)| {
