@@ -132,6 +132,15 @@ impl<T> Sourced<T> {
     }
 }
 
+impl Sourced<PathBuf> {
+    /// An error about this configured path, in the one sentence every such error has (`` `KEY` (PATH, from ORIGIN)
+    /// WHAT ``), of the kind its origin picks: 78 for the file, 64 for a variable, 2 for a flag.
+    pub fn error(&self, key: &str, what: impl fmt::Display) -> crate::error::Error {
+        let path = crate::error::shell::path(&self.value);
+        crate::error::Error::new(self.origin.error_kind(), format!("`{key}` ({path}, from {}) {what}", self.origin))
+    }
+}
+
 impl<T> Deref for Sourced<T> {
     type Target = T;
     fn deref(&self) -> &T {
@@ -151,6 +160,19 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Sourced<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configured_paths_error_names_its_key_its_path_and_where_it_was_set() {
+        let file = Origin::File(Some(At { file: Arc::from(Path::new("/etc/w.toml")), line: 3 }));
+        let e = Sourced::new(PathBuf::from("/opt/my root"), file).error("[target] sysroot", "does not exist");
+        assert_eq!(e.message, "`[target] sysroot` ('/opt/my root', from /etc/w.toml:3) does not exist");
+        assert_eq!(e.kind, ErrorKind::Config);
+        let e = Sourced::new(PathBuf::from("/x"), Origin::Env("NVCC_WRAPPER_SYSROOT")).error("[target] sysroot", "w");
+        assert_eq!(
+            (e.message.as_str(), e.kind),
+            ("`[target] sysroot` (/x, from $NVCC_WRAPPER_SYSROOT) w", ErrorKind::Environment)
+        );
+    }
 
     #[test]
     fn each_origin_is_named_as_the_user_gave_it_with_its_exit_code() {

@@ -161,15 +161,9 @@ fn target_files(facts: &Facts, target: &TargetConfig, plan: &mut Changes) -> Res
 fn cuda_root(facts: &Facts, target: &TargetConfig) -> Result<Option<PathBuf>> {
     let Some(cuda_root) = &target.cuda_root else { return Ok(None) };
     if !facts.probes.exists(&cuda_root.join("include/cuda_runtime.h")) {
-        return Err(Error::new(
-            cuda_root.origin.error_kind(),
-            format!(
-                "`[target] cuda-root` ({}, from {}) has no include/cuda_runtime.h",
-                crate::error::shell::path(cuda_root),
-                cuda_root.origin
-            ),
-        )
-        .with_help("point it at the target's CUDA headers and libraries (a directory with include/ and lib/)"));
+        return Err(cuda_root
+            .error("[target] cuda-root", "has no include/cuda_runtime.h")
+            .with_help("point it at the target's CUDA headers and libraries (a directory with include/ and lib/)"));
     }
     Ok(Some(cuda_root.value.clone()))
 }
@@ -177,11 +171,7 @@ fn cuda_root(facts: &Facts, target: &TargetConfig) -> Result<Option<PathBuf>> {
 fn sysroot(facts: &Facts, target: &TargetConfig, plan: &mut Changes) -> Result<Option<PathBuf>> {
     let Some(sysroot) = &target.sysroot else { return Ok(None) };
     if !facts.probes.exists(sysroot) {
-        return Err(Error::new(
-            sysroot.origin.error_kind(),
-            format!("`[target] sysroot` ({}, from {}) does not exist", crate::error::shell::path(sysroot), sysroot.origin),
-        )
-        .with_help(
+        return Err(sysroot.error("[target] sysroot", "does not exist").with_help(
             "point it at the target's root file system (with usr/include and usr/lib), or remove it to use the cross compiler's own",
         ));
     }

@@ -16,7 +16,7 @@ use super::model::Changes;
 use super::Step;
 use crate::args::split::joined;
 use crate::config::{Config, Sourced};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 pub struct CudaCompat;
 
@@ -77,15 +77,9 @@ impl Step for CudaCompat {
         let Some(dir) = dir else { return Ok(()) };
         // Checked on every call, as a setting that names nothing is wrong for the whole build.
         if ![dir.join("libcuda.so"), dir.join("libcuda.so.1")].iter().any(|l| facts.probes.exists(l)) {
-            return Err(Error::new(
-                dir.origin.error_kind(),
-                format!(
-                    "`[target] cuda-compat` ({}, from {}) has no libcuda.so or libcuda.so.1",
-                    crate::error::shell::path(dir),
-                    dir.origin
-                ),
-            )
-            .with_help("point it at the directory of the cuda_compat package's libcuda.so (its lib/), or remove it"));
+            return Err(dir.error("[target] cuda-compat", "has no libcuda.so or libcuda.so.1").with_help(
+                "point it at the directory of the cuda_compat package's libcuda.so (its lib/), or remove it",
+            ));
         }
         if !facts.jetson_build {
             plan.note(Note::NotJetson { platform: facts.platform.name.clone() });

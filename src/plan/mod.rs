@@ -47,7 +47,7 @@ use crate::args::table::Spelled;
 use crate::args::Invocation;
 use crate::compat::Compat;
 use crate::config::{Config, Sourced};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::probe::system::Probes;
 
 /// One decision of the plan.
@@ -77,15 +77,9 @@ pub trait Step {
 /// naming the setting and the byte when nvcc would not pass it on unchanged (`args::split::first_unpassable`).
 fn passable(key: &str, setting: &Sourced<PathBuf>, to: &str) -> Result<()> {
     let Some(byte) = first_unpassable(setting.as_os_str().as_bytes()) else { return Ok(()) };
-    Err(Error::new(
-        setting.origin.error_kind(),
-        format!(
-            "`{key}` ({}, from {}) holds {byte}, which nvcc would not pass to {to} unchanged",
-            crate::error::shell::path(setting),
-            setting.origin
-        ),
-    )
-    .with_help(UNPASSABLE_HELP))
+    Err(setting
+        .error(key, format!("holds {byte}, which nvcc would not pass to {to} unchanged"))
+        .with_help(UNPASSABLE_HELP))
 }
 
 /// The steps' names, in the order `decide_all` runs them (as `explain --format json` gives them; a test holds the
