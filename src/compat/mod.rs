@@ -194,20 +194,13 @@ impl Compat {
         self.host_compilers.newest().nvcc.release()
     }
 
-    /// The built-in tables, each replaced by its twin in `dir` (a config's `compat-data`, already made absolute)
-    /// when there is one. A broken override file is an error naming it.
+    /// The built-in tables, each replaced by its twin in `dir` (a config's `compat-data`, already made absolute and
+    /// checked to be a directory by `prepare`) when there is one. A broken override file is an error naming it.
     pub fn load(dir: Option<&Path>) -> crate::error::Result<Compat> {
         let mut compat = Compat::built_in();
         let Some(dir) = dir else {
             return Ok(compat);
         };
-        if !dir.is_dir() {
-            return Err(crate::error::Error::new(
-                crate::error::ErrorKind::Config,
-                format!("`compat-data` is {}, which is not a directory", crate::error::shell::path(dir)),
-            )
-            .with_help(format!("point it at a directory holding any of {}", FILES.join(", "))));
-        }
         let bad = |e: CompatError| {
             let message = format!("invalid compatibility data: {e}");
             // host-compilers.toml's rows said `newest-gcc` and `newest-clang` before the families had one definition.

@@ -32,13 +32,13 @@ pub use sourced::{Origin, Sourced};
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
     /// The real nvcc to run. Without it, the first `nvcc` on PATH that is not the wrapper.
-    #[serde(default, deserialize_with = "path")]
-    pub nvcc: Option<PathBuf>,
+    #[serde(default, deserialize_with = "sourced_path")]
+    pub nvcc: Option<Sourced<PathBuf>>,
     /// The NVCC release (`"12.4"`), so nothing has to be probed.
     pub cuda_version: Option<Version>,
     /// A directory whose `*.toml` files replace the compatibility tables built into the binary.
-    #[serde(default, deserialize_with = "path")]
-    pub compat_data: Option<PathBuf>,
+    #[serde(default, deserialize_with = "sourced_path")]
+    pub compat_data: Option<Sourced<PathBuf>>,
     /// A compiler cache (`ccache`, `sccache`: a path, or a bare name looked up on PATH) the wrapper runs nvcc
     /// through, with the final arguments, so that the cache's key covers everything the wrapper added.
     #[serde(default, deserialize_with = "sourced_program")]

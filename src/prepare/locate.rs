@@ -174,7 +174,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
 
     if let Some(configured) = &config.config.nvcc {
         let file = config.path.clone().unwrap_or_default();
-        let path = configured.clone();
+        let path = configured.value.clone();
         let Some(meta) = std::fs::metadata(&path).ok().filter(std::fs::Metadata::is_file) else {
             // Found but not a program is 126, as a shell says of a directory it is told to run (issue 48); nothing
             // there is 127.
@@ -182,11 +182,10 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
                 true => (ErrorKind::CannotExec, "is a directory, not the nvcc program"),
                 false => (ErrorKind::NvccNotFound, "does not exist"),
             };
-            return Err(Error::new(
-                kind,
-                format!("`nvcc = {}` in {} {what}", quoted(configured), crate::error::shell::path(&file)),
-            )
-            .with_help("set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH"));
+            return Err(Error::new(kind, format!("`nvcc = {}` in {} {what}", quoted(configured), configured.origin))
+                .with_help(
+                    "set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH",
+                ));
         };
         if is_me(&path, &meta) {
             return Err(Error::new(
@@ -194,7 +193,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
                 format!(
                     "`nvcc = {}` in {} is this wrapper itself (or a copy of it)",
                     quoted(configured),
-                    crate::error::shell::path(&file)
+                    configured.origin
                 ),
             )
             .with_help("set `nvcc` to the real nvcc of a CUDA toolkit, not to the wrapper"));
@@ -254,6 +253,11 @@ fn file_id(meta: &std::fs::Metadata) -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A configured path, as the file gives it (no line: the tests read no file).
+    fn in_file(path: PathBuf) -> crate::config::Sourced<PathBuf> {
+        crate::config::Sourced::new(path, crate::config::Origin::File(None))
+    }
     use crate::context::Env;
     use std::os::unix::fs::PermissionsExt;
     use std::path::Path;
@@ -304,14 +308,14 @@ mod tests {
         let found = find(&ctx(&path, Some(wrapper.clone()), None), &Loaded::default()).unwrap();
         assert_eq!(found.path, real);
         let loaded = Loaded {
-            config: crate::config::Config { nvcc: Some(dir.path().join("linked/nvcc")), ..Default::default() },
+            config: crate::config::Config { nvcc: Some(in_file(dir.path().join("linked/nvcc"))), ..Default::default() },
             ..Loaded::default()
         };
         assert_eq!(find(&ctx("", Some(wrapper), None), &loaded).unwrap_err().kind, ErrorKind::Loop);
         // A copy is another file, but the same bytes (issue 26): refused too.
         std::fs::copy(&real, dir.path().join("copy")).unwrap();
         let copy = Loaded {
-            config: crate::config::Config { nvcc: Some(dir.path().join("copy")), ..Default::default() },
+            config: crate::config::Config { nvcc: Some(in_file(dir.path().join("copy"))), ..Default::default() },
             ..Loaded::default()
         };
         assert_eq!(find(&ctx("", Some(real.clone()), None), &copy).unwrap_err().kind, ErrorKind::Loop);
@@ -375,7 +379,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         executable(&dir.path().join("cuda/bin/nvcc"));
         let loaded = |nvcc: &str| Loaded {
-            config: crate::config::Config { nvcc: Some(dir.path().join(nvcc)), ..Default::default() },
+            config: crate::config::Config { nvcc: Some(in_file(dir.path().join(nvcc))), ..Default::default() },
             path: Some(dir.path().join("config.toml")),
             ..Default::default()
         };
@@ -383,7 +387,7 @@ mod tests {
         assert_eq!(found.path, dir.path().join("cuda/bin/nvcc"));
         let err = find(&ctx("", None, None), &loaded("missing/nvcc")).unwrap_err();
         assert_eq!(err.kind, ErrorKind::NvccNotFound);
-        assert!(err.message.contains("missing/nvcc") && err.message.contains("config.toml"), "{err}");
+        assert!(err.message.contains("missing/nvcc") && err.message.contains("in the config"), "{err}");
         let me = dir.path().join("cuda/bin/nvcc");
         let err = find(&ctx("", Some(me), None), &loaded("cuda/bin/nvcc")).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Loop);
@@ -402,7 +406,7 @@ mod tests {
         // Issue 12: a directory used to "not exist", and a non-executable nvcc on PATH was not mentioned at all.
         let dir = tempfile::tempdir().unwrap();
         let loaded = Loaded {
-            config: crate::config::Config { nvcc: Some("/usr".into()), ..Default::default() },
+            config: crate::config::Config { nvcc: Some(in_file("/usr".into())), ..Default::default() },
             path: Some(dir.path().join("c.toml")),
             ..Default::default()
         };

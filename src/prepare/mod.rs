@@ -30,7 +30,13 @@ impl Settings {
     /// tables.
     pub fn load(ctx: &Context) -> Result<Settings> {
         let config = config::load_with_env(ctx)?;
-        let compat = Compat::load(config.config.compat_data.as_deref())?;
+        if let Some(dir) = config.config.compat_data.as_ref().filter(|d| !d.is_dir()) {
+            let files = crate::compat::FILES.join(", ");
+            return Err(dir
+                .error("compat-data", "is not a directory")
+                .with_help(format!("point it at a directory holding any of {files}")));
+        }
+        let compat = Compat::load(config.config.compat_data.as_deref().map(PathBuf::as_path))?;
         Ok(Settings { config, compat })
     }
 }

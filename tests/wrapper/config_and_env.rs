@@ -23,6 +23,29 @@ fn config_next_to_the_installed_nvcc_is_found() {
     assert!(err.contains("bogus"), "{err}");
 }
 
+/// A configured `nvcc` or `compat-data` that names the wrong thing is said with the file and the line that set it
+/// (issue 51: every key carries its origin), with the exit code of what is wrong: 127 for an nvcc that is not there,
+/// 78 for a setting of the file.
+#[test]
+fn a_configured_nvcc_or_compat_data_that_names_the_wrong_thing_names_its_line() {
+    let sb = Sandbox::new();
+    let config = sb.write("c.toml", "reproducible = true\nnvcc = \"/nowhere/nvcc\"\n");
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).arg("-c").output().unwrap();
+    assert_eq!(out.status.code(), Some(127), "{}", stderr(&out));
+    let at = format!("{}:2", config.display());
+    assert!(stderr(&out).contains(&format!("`nvcc = \"/nowhere/nvcc\"` in {at} does not exist")), "{}", stderr(&out));
+    let config = sb.write("d.toml", "\ncompat-data = \"c.toml\"\n");
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).arg("-c").output().unwrap();
+    assert_eq!(out.status.code(), Some(78), "{}", stderr(&out));
+    let said = format!(
+        "`compat-data` ({}, from {}:2) is not a directory",
+        sb.dir.path().join("c.toml").display(),
+        config.display()
+    );
+    assert!(stderr(&out).contains(&said), "{}", stderr(&out));
+    assert!(!sb.ran());
+}
+
 #[test]
 fn bad_config_files_are_errors_with_exit_78() {
     let sb = Sandbox::new();
