@@ -11,8 +11,11 @@
 #                               (issue 31): wall time and peak memory of the whole build. Settings by variable:
 #                               NVCC (default: nvcc on PATH), WRAPPER (a built wrapper; default: cargo builds one),
 #                               JOBS (default: nproc), FILES ("2 20"), TARGETS ("80 86 89 90"), TOOLS ("make cmake"),
+#                               SOURCE (the file copied FILES times; default examples/thrust-heavy.cu, a build with
+#                               a tail: examples/unrolled-math.cu and FILES=96 keep 16 slots busy to the end),
 #                               NINJA (a Ninja 1.13 for the wrapper's jobserver; default: ninja on PATH), CXX (g++),
-#                               VARIANTS ("t1 t4 wrapper follow"; follow: the wrapper with `threads-follow`, issue 41;
+#                               VARIANTS ("t1 t4 wrapper follow"; wrapper: threads taken at the start, `threads-follow`
+#                               false; follow: the wrapper with `threads-follow`, issue 41;
 #                               a variant named twice builds twice, for paired runs), TIMELINES (a directory: each
 #                               build's programs at once over time, scripts/tree_peak.py's TREE_PEAK_TIMELINE)
 #   scripts/bench.sh slots      a call with four GPU targets under a jobserver with no free slot (it opens the
@@ -62,14 +65,14 @@ parallel() {
         dir=$work/$tool-$files-$variant-$n
         mkdir -p "$dir"
         local sources=() i
-        for ((i = 1; i <= files; i++)); do cp examples/thrust-heavy.cu "$dir/f$i.cu"; sources+=("f$i.cu"); done
+        for ((i = 1; i <= files; i++)); do cp "${SOURCE:-examples/thrust-heavy.cu}" "$dir/f$i.cu"; sources+=("f$i.cu"); done
         local flags=""
         [[ $variant == t1 ]] && flags="-t 1"
         [[ $variant == t4 ]] && flags="-t 4"
         local build
         if [[ $tool == make ]]; then
           local compiler="$nvcc -ccbin $cxx ${gencode[*]} $flags"
-          [[ $variant == wrapper ]] && compiler="$work/wrapper/bin/nvcc"
+          [[ $variant == wrapper ]] && compiler="NVCC_WRAPPER_THREADS_FOLLOW=0 $work/wrapper/bin/nvcc"
           [[ $variant == follow ]] && compiler="NVCC_WRAPPER_THREADS_FOLLOW=1 $work/wrapper/bin/nvcc"
           printf 'all: %s\n%%.o: %%.cu\n\t+%s -c $< -o $@\n' "${sources[*]/%.cu/.o}" "$compiler" >"$dir/Makefile"
           build=(make -C "$dir" -j"$jobs")
@@ -110,15 +113,17 @@ variants = [v for v in ["t1", "t4", "wrapper", "follow"] if any(v in r for r in 
 names = {"t1": "nvcc -t 1: wall s, peak GiB", "t4": "nvcc -t 4", "wrapper": "the wrapper (slots at the start)",
          "follow": "the wrapper (threads-follow)"}
 ratios = [(a, b) for a in ["wrapper", "follow"] for b in ["t1", "t4"] if a in variants and b in variants]
+peaks = [a for a, b in ratios if b == "t1"]
 print("| build | files | " + " | ".join(names[v] for v in variants) + " | "
-      + " | ".join("%s/%s wall" % r for r in ratios) + " | " + " | ".join("%s/t1 peak" % a for a, b in ratios if b == "t1") + " |")
-print("|---|---:|" + "---|" * len(variants) + "---:|" * (len(ratios) + sum(1 for a, b in ratios if b == "t1")))
+      + " | ".join("%s/%s wall" % r for r in ratios) + " | " + " | ".join("%s/t1 peak (proportional)" % a for a in peaks) + " |")
+print("|---|---:|" + "---|" * len(variants) + "---:|" * (len(ratios) + len(peaks)))
 for (tool, files), v in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     cell = lambda x: "%.1f, %.1f%s" % (x["wall_s"], x["peak_mib"] / 1024, "" if x["rc"] == 0 else " (failed)")
     print("| %s | %d | %s | %s | %s |" % ("GNU make" if tool == "make" else "CMake + Ninja", files,
         " | ".join(cell(v[x]) for x in variants),
         " | ".join("%.2f" % (v[a]["wall_s"] / v[b]["wall_s"]) for a, b in ratios),
-        " | ".join("%.2f" % (v[a]["peak_mib"] / v[b]["peak_mib"]) for a, b in ratios if b == "t1")))
+        " | ".join("%.2f (%.2f)" % (v[a]["peak_mib"] / v["t1"]["peak_mib"], v[a]["pss_peak_mib"] / v["t1"]["pss_peak_mib"])
+                   for a in peaks)))
 PY
 }
 

@@ -36,7 +36,7 @@ def main():
             for threads in (1, 2, 4):
                 out = os.path.join(work, "%s-t%d.o" % (release, threads))
                 command = [nvcc, *host, *TARGETS, "--threads", str(threads), "-objtemp", "-c", SOURCE, "-o", out]
-                rc, wall, peak, single, name = measure(command, work, 0.01)
+                rc, wall, peak, single, name, _ = measure(command, work, 0.01)
                 row = dict(release=release, threads=threads, rc=rc, wall_s=round(wall, 1), tree_peak_mib=round(peak),
                            largest_mib=round(single), largest=name)
                 print(json.dumps(row), flush=True)

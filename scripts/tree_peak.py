@@ -5,11 +5,15 @@
 
 The tree's memory is the resident size of the command and every process below it, summed, sampled every 50 ms
 (every 10 ms with TREE_PEAK_INTERVAL=0.01): what the machine must hold at once, which the largest single process
-(`/usr/bin/time`'s figure) understates for a build. Used by scripts/bench.sh parallel and scripts/measure-threads.py.
+(`/usr/bin/time`'s figure) understates for a build. A page two processes share (a library's, or all of nvcc's in a
+child it forked that has not yet called exec) counts in each of them there; the line also gives the peak of the
+proportional sizes (`pss_peak_mib`: each shared page divided among its holders, `/proc/PID/smaps_rollup`), which
+counts every page once. Used by scripts/bench.sh parallel and scripts/measure-threads.py.
 
 With TREE_PEAK_TIMELINE=FILE it also appends one JSON line per sample to FILE: the seconds since the start, the
 tree's MiB, and how many of nvcc's programs (cicc, ptxas, cudafe++, the host compiler's cc1plus, fatbinary, nvlink)
-run and how many are stopped (the keeper's SIGSTOP), with the MiB each kind holds: what ran at once, and when.
+run and how many are stopped (the keeper's SIGSTOP), with the MiB each kind holds, and the tree's proportional MiB
+and that of its stopped processes (every kind, `sh` and the forks included): what ran at once, and when.
 """
 import json
 import os
@@ -45,6 +49,18 @@ def resident_kib(pid):
     return 0
 
 
+def proportional_kib(pid):
+    """The process's proportional set size (each shared page divided among the processes that map it), or 0."""
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 TOOLS = ("cicc", "ptxas", "cudafe++", "cc1plus", "fatbinary", "nvlink")
 
 
@@ -59,12 +75,13 @@ def state(pid):
 
 
 def run(command, cwd=None, interval=None):
-    """Run `command`: (exit code, wall seconds, peak MiB of the tree, largest single process MiB and its name)."""
+    """Run `command`: (exit code, wall seconds, peak MiB of the tree, largest single process MiB and its name, peak
+    proportional MiB of the tree)."""
     interval = interval or float(os.environ.get("TREE_PEAK_INTERVAL", "0.05"))
     start = time.monotonic()
     # The command's output goes to stderr: stdout is the JSON line's.
     proc = subprocess.Popen(command, cwd=cwd, stdout=sys.stderr)
-    peak, single, name = 0, 0, ""
+    peak, single, name, pss_peak = 0, 0, "", 0
     timeline = os.environ.get("TREE_PEAK_TIMELINE")
     timeline = open(timeline, "a") if timeline else None
     while proc.poll() is None:
@@ -72,28 +89,35 @@ def run(command, cwd=None, interval=None):
         children = {}
         for pid, (parent, _) in table.items():
             children.setdefault(parent, []).append(pid)
-        total, stack = 0, [proc.pid]
+        total, pss, stopped_pss, stack = 0, 0, 0, [proc.pid]
         tools = {}
         while stack:
             pid = stack.pop()
             kib = resident_kib(pid)
             total += kib
+            share = proportional_kib(pid)
+            pss += share
             comm = table.get(pid, (0, "?"))[1]
             if kib > single:
                 single, name = kib, comm
-            if timeline and comm in TOOLS:
-                kind = tools.setdefault(comm, {"running": 0, "stopped": 0, "mib": 0})
-                kind["stopped" if state(pid) == "T" else "running"] += 1
-                kind["mib"] += kib // 1024
+            if timeline:
+                stopped = state(pid) == "T"
+                stopped_pss += share if stopped else 0
+                if comm in TOOLS:
+                    kind = tools.setdefault(comm, {"running": 0, "stopped": 0, "mib": 0})
+                    kind["stopped" if stopped else "running"] += 1
+                    kind["mib"] += kib // 1024
             stack.extend(children.get(pid, []))
         peak = max(peak, total)
+        pss_peak = max(pss_peak, pss)
         if timeline:
-            sample = {"t": round(time.monotonic() - start, 2), "mib": total // 1024, "tools": tools}
+            sample = {"t": round(time.monotonic() - start, 2), "mib": total // 1024, "pss_mib": pss // 1024,
+                      "stopped_pss_mib": stopped_pss // 1024, "tools": tools}
             timeline.write(json.dumps(sample) + "\n")
         time.sleep(interval)
     if timeline:
         timeline.close()
-    return proc.returncode, time.monotonic() - start, peak / 1024, single / 1024, name
+    return proc.returncode, time.monotonic() - start, peak / 1024, single / 1024, name, pss_peak / 1024
 
 
 if __name__ == "__main__":
@@ -101,6 +125,7 @@ if __name__ == "__main__":
         print(__doc__.strip())
         sys.exit(0)
     label, command = sys.argv[1], sys.argv[sys.argv.index("--") + 1:]
-    rc, wall, peak, _, _ = run(command)
-    print(json.dumps(dict(label=label, rc=rc, wall_s=round(wall, 1), peak_mib=round(peak))), flush=True)
+    rc, wall, peak, _, _, pss_peak = run(command)
+    line = dict(label=label, rc=rc, wall_s=round(wall, 1), peak_mib=round(peak), pss_peak_mib=round(pss_peak))
+    print(json.dumps(line), flush=True)
     sys.exit(0 if rc == 0 else 1)

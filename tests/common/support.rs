@@ -612,20 +612,11 @@ pub fn process_table(dir: &Path) -> String {
     table
 }
 
-/// A source for a key or signal to land mid-compile (the surroundings and terminal corpora): no header, three kernels of unrolled math that keep
-/// `cicc` busy 2 to 3 seconds a target on 11.8, 12.4 and 13.5 (a whole compile about 10 s, measured 2026-11-29), so
-/// that the signal lands in `cicc`, and a case whose call survives its signal still ends in seconds.
+/// A source for a key or signal to land mid-compile (the surroundings and terminal corpora): examples/unrolled-math.cu,
+/// which keeps `cicc` busy 2 to 3 seconds a target on 11.8, 12.4 and 13.5 (a whole compile about 10 s, measured
+/// 2026-11-29), so that the signal lands in `cicc`, and a case whose call survives its signal still ends in seconds.
 /// (examples/thrust-heavy.cu took 55 to 115 s a compile there: a third of the corpus's time went to those.)
-pub const SLOW_CU: &str = "template <int I> __global__ void k(float *p) {
-  float x = p[threadIdx.x];
-#pragma unroll
-  for (int i = 0; i < 48; i++) x = sinf(x) * (I + 1) + cosf(x * i);
-  p[threadIdx.x] = x;
-}
-template __global__ void k<0>(float *);
-template __global__ void k<1>(float *);
-template __global__ void k<2>(float *);
-";
+pub const SLOW_CU: &str = include_str!("../../examples/unrolled-math.cu");
 /// The processes whose working directory is `dir` or under it (nvcc and every program it starts run there), as
 /// `PID NAME`.
 pub fn running_in(dir: &Path) -> Vec<String> {
