@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run a command and report its wall time and the peak of the memory its whole process tree holds at once.
 
-    scripts/tree_peak.py LABEL -- COMMAND [ARG ...]     prints one JSON line: label, rc, wall_s, peak_mib
+    scripts/tree_peak.py LABEL -- COMMAND [ARG ...]     prints one JSON line: label, rc, wall_s, peak_mib, pss_peak_mib
 
 The tree's memory is the resident size of the command and every process below it, summed, sampled every 50 ms
 (every 10 ms with TREE_PEAK_INTERVAL=0.01): what the machine must hold at once, which the largest single process
@@ -38,27 +38,25 @@ def processes():
     return found
 
 
-def resident_kib(pid):
+def kib_of(pid, name, key):
+    """A size in KiB from a file of `/proc/PID/` (`status`'s `VmRSS:`, `smaps_rollup`'s `Pss:`), or 0 when gone."""
     try:
-        with open("/proc/%d/status" % pid) as f:
+        with open("/proc/%d/%s" % (pid, name)) as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(key):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def resident_kib(pid):
+    return kib_of(pid, "status", "VmRSS:")
 
 
 def proportional_kib(pid):
-    """The process's proportional set size (each shared page divided among the processes that map it), or 0."""
-    try:
-        with open("/proc/%d/smaps_rollup" % pid) as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    """The process's proportional set size (each shared page divided among the processes that map it)."""
+    return kib_of(pid, "smaps_rollup", "Pss:")
 
 
 TOOLS = ("cicc", "ptxas", "cudafe++", "cc1plus", "fatbinary", "nvlink")
