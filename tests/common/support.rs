@@ -766,3 +766,24 @@ pub fn in_own_dev<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> std::process::Comma
     cmd.args(["--mount", "--propagation", "private", "sh", "-c", OWN_DEV, "sh"]).args(words);
     cmd
 }
+
+/// One `#[test]` for each release a case runs on, in a module named after the case, so that a failure names the case
+/// and the release and one can be run alone (`terminal::ctrl_c_at_a_pipelines_end::nvcc_12_4`):
+/// `per_release!(case, [nvcc_11_8, nvcc_13_5], run, Case)` calls `run("11.8", Case)` in `case::nvcc_11_8`, and so on.
+/// The terminal and surroundings corpora are made of it.
+#[macro_export]
+macro_rules! per_release {
+    ($name:ident, [$($release:ident),+], $run:path, $case:expr) => {
+        mod $name {
+            use super::*;
+            $(
+                #[test]
+                #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+                fn $release() {
+                    let release = stringify!($release).trim_start_matches("nvcc_").replace('_', ".");
+                    $run(&release, $case);
+                }
+            )+
+        }
+    };
+}

@@ -273,21 +273,10 @@ fn same_as_alone(release: &str, case: Case) {
     eprintln!("{release}: both ended so: {alone:?}");
 }
 
-/// One `#[test]` for each case and release, in a module named after the case: `terminal!(case, [nvcc_13_5, ...],
-/// Case)`.
+/// `terminal!(case, [nvcc_13_5, ...], Case)`: a `#[test]` for each release (`per_release!`), run by `same_as_alone`.
 macro_rules! terminal {
     ($name:ident, [$($release:ident),+], $case:expr) => {
-        mod $name {
-            use super::*;
-            $(
-                #[test]
-                #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-                fn $release() {
-                    let release = stringify!($release).trim_start_matches("nvcc_").replace('_', ".");
-                    same_as_alone(&release, $case);
-                }
-            )+
-        }
+        crate::per_release!($name, [$($release),+], same_as_alone, $case);
     };
 }
 

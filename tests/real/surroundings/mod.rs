@@ -31,21 +31,11 @@ use crate::support::*;
 use harness::*;
 use libc::{SIGINT, SIGKILL, SIGTERM};
 
-/// One `#[test]` for each case and release, in a module named after the case: `surrounding!(case, [nvcc_13_5, ...],
-/// Case)`.
+/// `surrounding!(case, [nvcc_13_5, ...], Case)`: a `#[test]` for each release (`per_release!`), both sides run by
+/// `harness::same_as_alone`.
 macro_rules! surrounding {
     ($name:ident, [$($release:ident),+], $case:expr) => {
-        mod $name {
-            use super::*;
-            $(
-                #[test]
-                #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-                fn $release() {
-                    let release = stringify!($release).trim_start_matches("nvcc_").replace('_', ".");
-                    same_as_alone(&release, $case);
-                }
-            )+
-        }
+        crate::per_release!($name, [$($release),+], same_as_alone, $case);
     };
 }
 
