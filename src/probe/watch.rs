@@ -7,6 +7,10 @@
 //! waits on a lock, a network file system or a pipe does no work at all; one that is starved of CPU waits on the run
 //! queue, and one that reads a slow disk faults its pages in or runs for a few microseconds between reads, so it is
 //! given until `working`.
+//!
+//! Between two reads a reader waits for the kernel's next readahead window (up to the disk's `read_ahead_kb`, 8 MiB
+//! on some virtual disks), and nothing of the process moves while it waits: a disk so slow that one window takes
+//! `still` (under 1 MiB/s for 8 MiB) cannot be told from a hung network file system, and is stopped as still.
 
 use std::time::{Duration, Instant};
 
