@@ -13,7 +13,8 @@ counts every page once. Used by scripts/bench.sh parallel and scripts/measure-th
 With TREE_PEAK_TIMELINE=FILE it also appends one JSON line per sample to FILE: the seconds since the start, the
 tree's MiB, and how many of nvcc's programs (cicc, ptxas, cudafe++, the host compiler's cc1plus, fatbinary, nvlink)
 run and how many are stopped (the keeper's SIGSTOP), with the MiB each kind holds, and the tree's proportional MiB
-and that of its stopped processes (every kind, `sh` and the forks included): what ran at once, and when.
+and that of its stopped processes (every kind, `sh` and the forks included), and for every command name (`nvcc`,
+`sh` and the wrapper too) how many processes bear it and their proportional MiB: what ran at once, and when.
 """
 import json
 import os
@@ -88,7 +89,7 @@ def run(command, cwd=None, interval=None):
         for pid, (parent, _) in table.items():
             children.setdefault(parent, []).append(pid)
         total, pss, stopped_pss, stack = 0, 0, 0, [proc.pid]
-        tools = {}
+        tools, names = {}, {}
         while stack:
             pid = stack.pop()
             kib = resident_kib(pid)
@@ -101,6 +102,9 @@ def run(command, cwd=None, interval=None):
             if timeline:
                 stopped = state(pid) == "T"
                 stopped_pss += share if stopped else 0
+                held = names.setdefault(comm, [0, 0])
+                held[0] += 1
+                held[1] += share
                 if comm in TOOLS:
                     kind = tools.setdefault(comm, {"running": 0, "stopped": 0, "mib": 0})
                     kind["stopped" if stopped else "running"] += 1
@@ -110,7 +114,8 @@ def run(command, cwd=None, interval=None):
         pss_peak = max(pss_peak, pss)
         if timeline:
             sample = {"t": round(time.monotonic() - start, 2), "mib": total // 1024, "pss_mib": pss // 1024,
-                      "stopped_pss_mib": stopped_pss // 1024, "tools": tools}
+                      "stopped_pss_mib": stopped_pss // 1024, "tools": tools,
+                      "pss_by_name": {n: [count, round(kib / 1024, 1)] for n, (count, kib) in names.items()}}
             timeline.write(json.dumps(sample) + "\n")
         time.sleep(interval)
     if timeline:

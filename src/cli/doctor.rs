@@ -50,7 +50,7 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
     ));
     // What a failed plan's report needs to show the release; probed only then, since a plan learns it itself.
     let (cuda_version, probes, nvcc) =
-        (config.config.cuda_version, setup.probes.clone(), setup.located.nvcc.path.clone());
+        (config.config.cuda_version.clone(), setup.probes.clone(), setup.located.nvcc.path.clone());
     let compat = setup.settings.compat.clone();
     let prepared = match setup.describe(ctx, SAMPLE.map(OsString::from).to_vec()) {
         Ok(prepared) => prepared,
@@ -58,7 +58,12 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
             for line in header {
                 let _ = writeln!(out, "{line}");
             }
-            write_release(&Release::of(cuda_version, &probes, &nvcc, &compat), &compat, &mut out, &mut problems);
+            write_release(
+                &Release::of(cuda_version.as_ref(), &probes, &nvcc, &compat),
+                &compat,
+                &mut out,
+                &mut problems,
+            );
             problems.push(problem(&e));
             return Ok((out, problems));
         }

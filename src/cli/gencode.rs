@@ -147,7 +147,7 @@ fn release(
     list: &TargetList,
 ) -> Result<Option<Version>> {
     let compat = &settings.compat;
-    let release = match (flag, settings.config.config.cuda_version) {
+    let release = match (flag, settings.config.config.cuda_version.as_ref().map(|v| v.value)) {
         (Some(v), _) => {
             let usage =
                 |message| Error::new(ErrorKind::Usage, message).with_help("give the release as --cuda-version 12.4");

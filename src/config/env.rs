@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(c.target.system.as_ref().unwrap().value, "aarch64-linux");
         assert_eq!(c.target.platform.as_ref().unwrap().value, TargetPlatform::Jetson);
         assert_eq!(c.target.cuda_compat.as_ref().unwrap().origin, Origin::Env(vars::TARGET_CUDA_COMPAT));
-        assert_eq!(c.gpu.arch_flags, ArchFlags::Respect, "keys without a variable keep their value");
+        assert_eq!(*c.gpu.arch_flags, ArchFlags::Respect, "keys without a variable keep their value");
         assert_eq!(l.overrides.len(), 7);
     }
 

@@ -35,7 +35,7 @@ pub struct Config {
     #[serde(default, deserialize_with = "sourced_path")]
     pub nvcc: Option<Sourced<PathBuf>>,
     /// The NVCC release (`"12.4"`), so nothing has to be probed.
-    pub cuda_version: Option<Version>,
+    pub cuda_version: Option<Sourced<Version>>,
     /// A directory whose `*.toml` files replace the compatibility tables built into the binary.
     #[serde(default, deserialize_with = "sourced_path")]
     pub compat_data: Option<Sourced<PathBuf>>,
@@ -91,18 +91,18 @@ impl TryFrom<i64> for ThreadCount {
 pub struct HostCompilerConfig {
     /// The main ("stdenv") C++ compiler: objects built by it must link with nvcc's.
     #[serde(default, deserialize_with = "entry_or_path")]
-    pub stdenv: Option<CompilerEntry>,
-    /// Other compilers the wrapper may choose from.
+    pub stdenv: Option<Sourced<CompilerEntry>>,
+    /// Other compilers the wrapper may choose from, each with the line it is on.
     #[serde(default, deserialize_with = "entries_or_paths")]
-    pub candidates: Vec<CompilerEntry>,
-    pub prefer: Option<CompilerFamily>,
+    pub candidates: Vec<Sourced<CompilerEntry>>,
+    pub prefer: Option<Sourced<CompilerFamily>>,
     /// Pass `-allow-unsupported-compiler` instead of failing when no compiler is in range.
     #[serde(default)]
-    pub allow_unsupported: bool,
+    pub allow_unsupported: Sourced<bool>,
     /// What to do when the command asks for host LTO and the compiler nvcc accepts is not the stdenv one, whose
     /// LTO bytecode the objects will not match.
     #[serde(default)]
-    pub lto_mismatch: LtoMismatch,
+    pub lto_mismatch: Sourced<LtoMismatch>,
 }
 
 /// `[host-compiler] lto-mismatch`.
@@ -114,6 +114,12 @@ pub enum LtoMismatch {
     Warn,
     /// Stop before nvcc runs (exit 69).
     Error,
+}
+
+impl sourced::Shown for CompilerEntry {
+    fn shown(&self) -> String {
+        crate::error::shell::path(&self.path)
+    }
 }
 
 /// A compiler, written as its path (`"/usr/bin/g++-11"`) or as a table that also records what probing would find
@@ -148,7 +154,7 @@ pub struct GpuConfig {
     #[serde(default)]
     pub forward_compat: Sourced<bool>,
     #[serde(default)]
-    pub arch_flags: ArchFlags,
+    pub arch_flags: Sourced<ArchFlags>,
     /// Add the flags that make this release's fatbins smallest (compat-data/fatbin.toml). Unset: on.
     pub compress_fatbin: Option<Sourced<bool>>,
 }
@@ -240,12 +246,18 @@ impl CompilerEntry {
 /// The file form of a compiler entry: a plain path or a full table.
 struct CompilerEntryOrPath(CompilerEntry);
 
-fn entry_or_path<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<CompilerEntry>, D::Error> {
-    Ok(Some(CompilerEntryOrPath::deserialize(d)?.0))
+fn entry_or_path<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Sourced<CompilerEntry>>, D::Error> {
+    let Sourced { value, origin } = Sourced::<CompilerEntryOrPath>::deserialize(d)?;
+    Ok(Some(Sourced::new(value.0, origin)))
 }
 
-fn entries_or_paths<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<CompilerEntry>, D::Error> {
-    Ok(Vec::<CompilerEntryOrPath>::deserialize(d)?.into_iter().map(|e| e.0).collect())
+fn entries_or_paths<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Vec<Sourced<CompilerEntry>>, D::Error> {
+    let entries = Vec::<Sourced<CompilerEntryOrPath>>::deserialize(d)?;
+    Ok(entries.into_iter().map(|Sourced { value, origin }| Sourced::new(value.0, origin)).collect())
 }
 
 fn compiler_version<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Version>, D::Error> {

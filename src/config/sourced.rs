@@ -132,12 +132,47 @@ impl<T> Sourced<T> {
     }
 }
 
-impl Sourced<PathBuf> {
-    /// An error about this configured path, in the one sentence every such error has (`` `KEY` (PATH, from ORIGIN)
-    /// WHAT ``), of the kind its origin picks: 78 for the file, 64 for a variable, 2 for a flag.
+/// How a setting's value is written in a message about it: a path as a shell would read it, a release as it is.
+pub trait Shown {
+    fn shown(&self) -> String;
+}
+
+impl Shown for PathBuf {
+    fn shown(&self) -> String {
+        crate::error::shell::path(self)
+    }
+}
+
+impl Shown for crate::compat::Version {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl<T: Shown> Sourced<T> {
+    /// The setting as every message names it: `` `KEY` (VALUE, from ORIGIN) ``, or `` `KEY` (VALUE) `` where
+    /// nobody set it.
+    pub fn named(&self, key: &str) -> String {
+        match &self.origin {
+            Origin::Default => format!("`{key}` ({})", self.value.shown()),
+            origin => format!("`{key}` ({}, from {origin})", self.value.shown()),
+        }
+    }
+
+    /// An error about this setting, in the one sentence every such error has (`` `KEY` (VALUE, from ORIGIN) WHAT
+    /// ``), of the kind its origin picks: 78 for the file, 64 for a variable, 2 for a flag.
     pub fn error(&self, key: &str, what: impl fmt::Display) -> crate::error::Error {
-        let path = crate::error::shell::path(&self.value);
-        crate::error::Error::new(self.origin.error_kind(), format!("`{key}` ({path}, from {}) {what}", self.origin))
+        self.error_of_kind(self.origin.error_kind(), key, what)
+    }
+
+    /// The same sentence, of a kind the failure picks (a configured nvcc that is not there exits 127, as a shell's).
+    pub fn error_of_kind(
+        &self,
+        kind: crate::error::ErrorKind,
+        key: &str,
+        what: impl fmt::Display,
+    ) -> crate::error::Error {
+        crate::error::Error::new(kind, format!("{} {what}", self.named(key)))
     }
 }
 

@@ -56,8 +56,8 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
     assert_eq!(c.host_compiler.candidates.len(), 2);
     assert_eq!(c.host_compiler.candidates[0].path, Path::new("/usr/bin/g++-11"));
     assert_eq!(c.host_compiler.candidates[1].family, Some(CompilerFamily::Clang));
-    assert_eq!(c.host_compiler.prefer, Some(CompilerFamily::Clang));
-    assert!(c.host_compiler.allow_unsupported);
+    assert_eq!(c.host_compiler.prefer.as_deref(), Some(&CompilerFamily::Clang));
+    assert!(*c.host_compiler.allow_unsupported);
     let caps: Vec<String> = c.gpu.capabilities.0.iter().map(|c| c.to_string()).collect();
     assert!(
         matches!(&c.gpu.capabilities.origin, Origin::File(Some(at)) if at.line > 1),
@@ -65,7 +65,7 @@ candidates = [{ path = "aarch64-linux-gnu-g++-11", family = "gcc", version = "11
         c.gpu.capabilities.origin
     );
     assert_eq!(caps, ["8.6", "9.0a"]);
-    assert_eq!(c.gpu.arch_flags, ArchFlags::Replace);
+    assert_eq!(*c.gpu.arch_flags, ArchFlags::Replace);
     assert_eq!(c.gpu.compress_fatbin.as_deref(), Some(&false));
     assert_eq!(c.target.platform.as_deref(), Some(&TargetPlatform::Jetson));
     let cross = &c.target.host_compiler;
@@ -105,14 +105,14 @@ fn relative_paths_are_resolved_against_the_file_once_loaded() {
     assert_eq!(c.target.cuda_root.unwrap().value, Path::new("/abs/cuda"));
     let cross = c.target.host_compiler.stdenv.unwrap();
     assert_eq!(cross.path, d.join("./cross/g++"));
-    assert_eq!(cross.gcc_install_dir.unwrap(), d.join("gcc/12"));
-    assert_eq!(cross.libstdcxx_dir.unwrap(), Path::new("/abs/lib"));
+    assert_eq!(cross.gcc_install_dir.clone().unwrap(), d.join("gcc/12"));
+    assert_eq!(cross.libstdcxx_dir.clone().unwrap(), Path::new("/abs/lib"));
 }
 
 #[test]
 fn empty_file_is_all_defaults() {
     assert_eq!(parse_ok(""), Config::default());
-    assert_eq!(parse_ok("").gpu.arch_flags, ArchFlags::Respect);
+    assert_eq!(*parse_ok("").gpu.arch_flags, ArchFlags::Respect);
     assert!(parse_ok("").gpu.compress_fatbin.is_none(), "unset, which means on");
 }
 

@@ -60,7 +60,10 @@ impl Planner {
     pub fn parse_and_plan(&self, cwd: &Path, args: &[OsString]) -> usize {
         let ctx = Context { cwd: cwd.to_path_buf(), ..Context::default() };
         let invocation = Invocation::parse_args(&ctx, args.to_vec()).expect("a command line the wrapper reads");
-        let nvcc = RealNvcc { path: "/opt/cuda/bin/nvcc".into(), found_by: FoundBy::Config("bench.toml".into()) };
+        let nvcc = RealNvcc {
+            path: "/opt/cuda/bin/nvcc".into(),
+            found_by: FoundBy::Config(crate::config::Origin::File(None)),
+        };
         let plan = plan::plan(Inputs {
             invocation: &invocation,
             config: &self.loaded.config,

@@ -206,7 +206,7 @@ impl<'a> Facts<'a> {
         let super::Inputs { invocation, config, compat, probes, scratch, nvcc_process, jobserver, .. } = *inputs;
         let nvcc = inputs.nvcc.path.as_path();
         plan.enter("facts");
-        let release = Release::of(config.cuda_version, probes, nvcc, compat);
+        let release = Release::of(config.cuda_version.as_ref(), probes, nvcc, compat);
         match &release {
             Release::Unknown { why } => plan.warn(Note::ReleaseUnknown { why: why.clone() }),
             Release::Newer { version, newest, .. } => {

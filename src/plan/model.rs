@@ -402,14 +402,15 @@ pub struct RealNvcc {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FoundBy {
-    Config(PathBuf),
+    /// The config's `nvcc`, where it was set.
+    Config(crate::config::Origin),
     Path,
 }
 
 impl std::fmt::Display for FoundBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FoundBy::Config(file) => write!(f, "`nvcc` in {}", crate::error::shell::path(file)),
+            FoundBy::Config(origin) => write!(f, "`nvcc` in {origin}"),
             FoundBy::Path => f.write_str("the first nvcc on PATH that is not this wrapper"),
         }
     }

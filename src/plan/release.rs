@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::compat::Compat;
 use crate::compat::Version;
+use crate::config::{Origin, Sourced};
 use crate::error::{Error, ErrorKind};
 use crate::probe::system::Probes;
 
@@ -13,9 +14,9 @@ use crate::probe::system::Probes;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Release {
     /// A release the tables describe.
-    Known { version: Version, from: &'static str },
+    Known { version: Version, from: From },
     /// Newer than the newest release the tables describe: decided as that one.
-    Newer { version: Version, from: &'static str, newest: Version },
+    Newer { version: Version, from: From, newest: Version },
     /// Cannot be told: nothing is decided by release.
     Unknown { why: String },
 }
@@ -28,17 +29,33 @@ pub fn not_in_tables(compat: &Compat, named: &str, kind: ErrorKind) -> Error {
         .with_help(format!("give a release from {oldest} to {newest}, with its minor part (12.4, 13.0)"))
 }
 
-/// Where a release from the config's `cuda-version` comes from.
-const FROM_CONFIG: &str = "`cuda-version` in the config";
+/// Where a known release was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum From {
+    /// The config's `cuda-version`, where it was set.
+    Config(Origin),
+    /// What the real nvcc says: `the toolkit's version.json`, `nvcc --version`.
+    Nvcc(&'static str),
+}
+
+impl fmt::Display for From {
+    /// `` `cuda-version` in /etc/nvcc-wrapper.toml:2 ``, `the toolkit's version.json`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            From::Config(origin) => write!(f, "`cuda-version` in {origin}"),
+            From::Nvcc(how) => f.write_str(how),
+        }
+    }
+}
 
 impl Release {
     /// The config's `cuda-version`, else what the real nvcc says (its toolkit's version.json, else `nvcc --version`),
     /// placed against the tables.
-    pub fn of(cuda_version: Option<Version>, probes: &dyn Probes, nvcc: &Path, compat: &Compat) -> Release {
+    pub fn of(cuda_version: Option<&Sourced<Version>>, probes: &dyn Probes, nvcc: &Path, compat: &Compat) -> Release {
         let (version, from) = match cuda_version {
-            Some(v) => (v, FROM_CONFIG),
+            Some(v) => (v.value, From::Config(v.origin.clone())),
             None => match probes.nvcc_version(nvcc) {
-                Ok(found) => found,
+                Ok((version, how)) => (version, From::Nvcc(how)),
                 Err(why) => return Release::Unknown { why },
             },
         };
@@ -52,7 +69,7 @@ impl Release {
 
     /// Whether the config's `cuda-version` says the release (nothing was probed).
     pub fn stated_by_config(&self) -> bool {
-        matches!(self, Release::Known { from: FROM_CONFIG, .. } | Release::Newer { from: FROM_CONFIG, .. })
+        matches!(self, Release::Known { from: From::Config(_), .. } | Release::Newer { from: From::Config(_), .. })
     }
 
     /// The version, when it is known (newer than the tables included).

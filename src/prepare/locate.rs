@@ -173,7 +173,6 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
     let is_me = this_wrapper(ctx);
 
     if let Some(configured) = &config.config.nvcc {
-        let file = config.path.clone().unwrap_or_default();
         let path = configured.value.clone();
         let Some(meta) = std::fs::metadata(&path).ok().filter(std::fs::Metadata::is_file) else {
             // Found but not a program is 126, as a shell says of a directory it is told to run (issue 48); nothing
@@ -182,23 +181,16 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
                 true => (ErrorKind::CannotExec, "is a directory, not the nvcc program"),
                 false => (ErrorKind::NvccNotFound, "does not exist"),
             };
-            return Err(Error::new(kind, format!("`nvcc = {}` in {} {what}", quoted(configured), configured.origin))
-                .with_help(
-                    "set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH",
-                ));
+            return Err(configured.error_of_kind(kind, "nvcc", what).with_help(
+                "set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH",
+            ));
         };
         if is_me(&path, &meta) {
-            return Err(Error::new(
-                ErrorKind::Loop,
-                format!(
-                    "`nvcc = {}` in {} is this wrapper itself (or a copy of it)",
-                    quoted(configured),
-                    configured.origin
-                ),
-            )
-            .with_help("set `nvcc` to the real nvcc of a CUDA toolkit, not to the wrapper"));
+            return Err(configured
+                .error_of_kind(ErrorKind::Loop, "nvcc", "is this wrapper itself (or a copy of it)")
+                .with_help("set `nvcc` to the real nvcc of a CUDA toolkit, not to the wrapper"));
         }
-        return Ok(RealNvcc { path, found_by: FoundBy::Config(file) });
+        return Ok(RealNvcc { path, found_by: FoundBy::Config(configured.origin.clone()) });
     }
 
     let search = ctx.search_path();
@@ -234,14 +226,6 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
     }
     Err(Error::new(ErrorKind::NvccNotFound, message)
         .with_help("add the CUDA toolkit's bin directory to PATH, or set `nvcc` in the config file"))
-}
-
-/// A path as the config file writes it: `"/opt/cuda/bin/nvcc"`, its bytes shown exactly when they are not UTF-8.
-fn quoted(path: &Path) -> String {
-    match path.to_str() {
-        Some(text) if !text.chars().any(char::is_control) => format!("\"{text}\""),
-        _ => crate::error::shell::path(path),
-    }
 }
 
 /// What makes a file the same file: its device and inode.
@@ -387,7 +371,7 @@ mod tests {
         assert_eq!(found.path, dir.path().join("cuda/bin/nvcc"));
         let err = find(&ctx("", None, None), &loaded("missing/nvcc")).unwrap_err();
         assert_eq!(err.kind, ErrorKind::NvccNotFound);
-        assert!(err.message.contains("missing/nvcc") && err.message.contains("in the config"), "{err}");
+        assert!(err.message.contains("missing/nvcc, from the config) does not exist"), "{err}");
         let me = dir.path().join("cuda/bin/nvcc");
         let err = find(&ctx("", Some(me), None), &loaded("cuda/bin/nvcc")).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Loop);
@@ -411,7 +395,7 @@ mod tests {
             ..Default::default()
         };
         let err = find(&ctx("", None, None), &loaded).unwrap_err();
-        assert!(err.message.contains("`nvcc = \"/usr\"`") && err.message.contains("is a directory"), "{err}");
+        assert!(err.message.starts_with("`nvcc` (/usr, from the config) is a directory"), "{err}");
         std::fs::write(dir.path().join("nvcc"), "#!/bin/sh\n").unwrap();
         let err = find(&ctx(&dir.path().display().to_string(), None, None), &Loaded::default()).unwrap_err();
         let plain = dir.path().join("nvcc").display().to_string();

@@ -86,9 +86,49 @@ fn every_config_key_has_its_row_and_every_row_is_a_key() {
         };
         let header = if section.is_empty() { String::new() } else { format!("[{section}]\n") };
         let text = format!("{header}{key} = {}\n", k.example);
-        if let Err(e) = parse(&text, Path::new("/x.toml")) {
-            panic!("{}: example {} does not parse: {e}", k.key, k.example);
-        }
+        let config = parse(&text, Path::new("/x.toml"))
+            .unwrap_or_else(|e| panic!("{}: example {} does not parse: {e}", k.key, k.example));
+        // Every key carries where it was set (issue 51), so that a message about it can name the line.
+        let line = if section.is_empty() { 1 } else { 2 };
+        let at = crate::config::Origin::File(Some(crate::config::At { file: Path::new("/x.toml").into(), line }));
+        assert_eq!(origin_of(&config, k.key), Some(&at), "{}: the value does not carry its file and line", k.key);
+    }
+}
+
+/// Where `key` of `config` was set, for every key of the file (a key added without its origin fails here).
+fn origin_of<'a>(config: &'a crate::config::Config, key: &str) -> Option<&'a crate::config::Origin> {
+    let host = |h: &'a crate::config::HostCompilerConfig, key: &str| match key {
+        "stdenv" => h.stdenv.as_ref().map(|s| &s.origin),
+        "candidates" => h.candidates.first().map(|s| &s.origin),
+        "prefer" => h.prefer.as_ref().map(|s| &s.origin),
+        "allow-unsupported" => Some(&h.allow_unsupported.origin),
+        "lto-mismatch" => Some(&h.lto_mismatch.origin),
+        _ => panic!("{key}: no origin is read for it (src/reference/tests.rs `origin_of`)"),
+    };
+    let (c, gpu, target) = (config, &config.gpu, &config.target);
+    match key {
+        "nvcc" => c.nvcc.as_ref().map(|s| &s.origin),
+        "cuda-version" => c.cuda_version.as_ref().map(|s| &s.origin),
+        "compat-data" => c.compat_data.as_ref().map(|s| &s.origin),
+        "launcher" => c.launcher.as_ref().map(|s| &s.origin),
+        "depfile-inputs" => c.depfile_inputs.as_ref().map(|s| &s.origin),
+        "reproducible" => c.reproducible.as_ref().map(|s| &s.origin),
+        "threads" => c.threads.as_ref().map(|s| &s.origin),
+        "threads-follow" => c.threads_follow.as_ref().map(|s| &s.origin),
+        "[gpu] capabilities" => Some(&gpu.capabilities.origin),
+        "[gpu] forward-compat" => Some(&gpu.forward_compat.origin),
+        "[gpu] arch-flags" => Some(&gpu.arch_flags.origin),
+        "[gpu] compress-fatbin" => gpu.compress_fatbin.as_ref().map(|s| &s.origin),
+        "[target] system" => target.system.as_ref().map(|s| &s.origin),
+        "[target] platform" => target.platform.as_ref().map(|s| &s.origin),
+        "[target] sysroot" => target.sysroot.as_ref().map(|s| &s.origin),
+        "[target] cuda-root" => target.cuda_root.as_ref().map(|s| &s.origin),
+        "[target] cuda-compat" => target.cuda_compat.as_ref().map(|s| &s.origin),
+        _ => match (key.strip_prefix("[host-compiler] "), key.strip_prefix("[target.host-compiler] ")) {
+            (Some(key), _) => host(&c.host_compiler, key),
+            (_, Some(key)) => host(&target.host_compiler, key),
+            _ => panic!("{key}: no origin is read for it (src/reference/tests.rs `origin_of`)"),
+        },
     }
 }
 

@@ -26,9 +26,9 @@ pub fn plan(prepared: &Prepared) -> Value {
     let overrides: Vec<Value> =
         config.overrides.iter().map(|o| json!({"variable": o.var, "key": o.key, "value": o.value})).collect();
     let release = plan.decided.release.as_ref().map(|r| match r {
-        Release::Known { version, from } => json!({"status": "known", "version": version.to_string(), "from": from}),
+        Release::Known { version, from } => json!({"status": "known", "version": version.to_string(), "from": from.to_string()}),
         Release::Newer { version, from, newest } => json!({
-            "status": "newer", "version": version.to_string(), "from": from, "decided-as": newest.to_string()
+            "status": "newer", "version": version.to_string(), "from": from.to_string(), "decided-as": newest.to_string()
         }),
         Release::Unknown { why } => json!({"status": "unknown", "why": why}),
     });

@@ -33,7 +33,7 @@ fn a_configured_nvcc_or_compat_data_that_names_the_wrong_thing_names_its_line() 
     let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).arg("-c").output().unwrap();
     assert_eq!(out.status.code(), Some(127), "{}", stderr(&out));
     let at = format!("{}:2", config.display());
-    assert!(stderr(&out).contains(&format!("`nvcc = \"/nowhere/nvcc\"` in {at} does not exist")), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("`nvcc` (/nowhere/nvcc, from {at}) does not exist")), "{}", stderr(&out));
     let config = sb.write("d.toml", "\ncompat-data = \"c.toml\"\n");
     let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).arg("-c").output().unwrap();
     assert_eq!(out.status.code(), Some(78), "{}", stderr(&out));
@@ -44,6 +44,33 @@ fn a_configured_nvcc_or_compat_data_that_names_the_wrong_thing_names_its_line() 
     );
     assert!(stderr(&out).contains(&said), "{}", stderr(&out));
     assert!(!sb.ran());
+}
+
+/// A configured compiler that is not there is left out, as before, and `explain` names the key and the line that
+/// named it, each candidate its own; a release the config states is named with its line too (issue 51: every key
+/// carries its origin).
+#[test]
+fn a_configured_compiler_left_out_and_a_stated_release_name_their_lines() {
+    let sb = Sandbox::new();
+    let text = format!(
+        "cuda-version = \"13.0\"\n[host-compiler]\nstdenv = \"/nowhere/g++\"\ncandidates = [\n  {{ path = \"{}\", family = \"gcc\", version = \"12.2.0\" }},\n  \"/nowhere/clang++\",\n]\n",
+        sb.cc.display()
+    );
+    let config = sb.write("c.toml", &text);
+    let out =
+        sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &config).args(["explain", "--", "-c", "k.cu"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let at = |line: u32| format!("{}:{line}", config.display());
+    for said in [
+        format!("release:     13.0 (from `cuda-version` in {})", at(1)),
+        format!(
+            "note: the stdenv compiler is left out: `[host-compiler] stdenv` (/nowhere/g++, from {}) is not",
+            at(3)
+        ),
+        format!("note: candidate left out: `[host-compiler] candidates` (/nowhere/clang++, from {}) is not", at(6)),
+    ] {
+        assert!(stdout(&out).contains(&said), "no `{said}` in:\n{}", stdout(&out));
+    }
 }
 
 #[test]

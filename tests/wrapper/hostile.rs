@@ -119,14 +119,16 @@ fn explain_pasted_into_bash_runs_exactly_what_the_drop_in_runs() {
 
 /// Right at the kernel's argument limit, a call nvcc alone runs must run through the wrapper too: when its additions
 /// push the command over the limit (E2BIG), it runs nvcc without them and says so. `prlimit --stack` sets the limit
-/// (a quarter of the stack limit, at least 128 KiB) without a shell adding variables of its own.
+/// (a quarter of the stack limit, at least 128 KiB) without a shell adding variables of its own: 512 KiB gives the
+/// least limit, 128 KiB, and leaves 384 KiB of stack for the wrapper (256 KiB left 128 KiB, which a debug build
+/// outgrew when every config key took its origin).
 #[test]
 fn a_call_at_the_argument_limit_still_runs_when_the_additions_do_not_fit() {
     // util-linux is essential on Debian: no machine the tests run on lacks it, and a skip would pass in silence.
     let prlimit = which::which("prlimit").expect("prlimit (util-linux) is not installed");
     let sb = Sandbox::new();
     let fake = sb.cuda_bin.join("nvcc");
-    let stack = "--stack=262144:262144";
+    let stack = "--stack=524288:524288";
     // As the wrapper runs nvcc without additions: argv[0] its path, the sandbox's variables and the loop counter.
     let direct = |pad: usize| {
         let mut cmd = std::process::Command::new(&prlimit);
@@ -396,7 +398,7 @@ fn largest_argument(
 ) -> usize {
     let starts = |pad: usize| {
         let mut cmd = std::process::Command::new(prlimit);
-        cmd.arg("--stack=262144:262144").arg(argv0).arg("x".repeat(pad)).args(tail).env_clear();
+        cmd.arg("--stack=524288:524288").arg(argv0).arg("x".repeat(pad)).args(tail).env_clear();
         cmd.envs(env.iter().copied()).current_dir(dir).output().unwrap().status.success()
     };
     let (mut fits, mut fails) = (1usize, 131_000usize);
@@ -432,7 +434,7 @@ fn a_call_at_the_limit_runs_even_when_only_the_loop_counter_does_not_fit() {
     let fits = largest_argument(&prlimit, &sb.cuda_bin.join("nvcc"), &["--version"], &env, sb.dir.path());
     let _ = std::fs::remove_file(&sb.record);
     let mut cmd = std::process::Command::new(&prlimit);
-    cmd.arg("--stack=262144:262144").arg(wrap.join("nvcc")).arg("x".repeat(fits)).arg("--version").env_clear();
+    cmd.arg("--stack=524288:524288").arg(wrap.join("nvcc")).arg("x".repeat(fits)).arg("--version").env_clear();
     let out = cmd.envs(env).current_dir(sb.dir.path()).output().unwrap();
     assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
     let said = warnings(&out);
@@ -460,7 +462,7 @@ fn the_fallback_at_the_limit_names_the_decisions_it_drops() {
     let fits = largest_argument(&prlimit, &sb.cuda_bin.join("nvcc"), &tail, &with_depth, sb.dir.path());
     let _ = std::fs::remove_file(&sb.record);
     let mut cmd = std::process::Command::new(&prlimit);
-    cmd.arg("--stack=262144:262144").arg(sb.wrapper_bin.join("nvcc")).arg("x".repeat(fits)).args(tail);
+    cmd.arg("--stack=524288:524288").arg(sb.wrapper_bin.join("nvcc")).arg("x".repeat(fits)).args(tail);
     let out = cmd.env_clear().envs(env.iter().cloned()).current_dir(sb.dir.path()).output().unwrap();
     assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
     let said = warnings(&out);

@@ -239,12 +239,12 @@ impl Step for Gpu {
         let release = *release;
         let configured = expansion.clone();
         let given: Vec<&Found> = inv.gpu_targets().collect();
-        if !given.is_empty() && gpu.arch_flags == ArchFlags::Respect {
+        if !given.is_empty() && *gpu.arch_flags == ArchFlags::Respect {
             plan.note(Note::Respected { given: inv.given(&given) });
             return Ok(None);
         }
         if let Some(lto) = DeviceLto::of(inv) {
-            return decide_lto(facts, gpu.arch_flags, plan, expansion, &given, lto, release);
+            return decide_lto(facts, *gpu.arch_flags, plan, expansion, &given, lto, release);
         }
         if let Some(phase) = single_output_conflict(inv, expansion) {
             // With no target of its own the call falls back to nvcc's default architecture: say so, as it is not
@@ -262,13 +262,13 @@ impl Step for Gpu {
             }
             return Ok(None);
         }
-        if gpu.arch_flags == ArchFlags::Append {
+        if *gpu.arch_flags == ArchFlags::Append {
             let form = if expansion.ptx.is_empty() { Form::Gencode } else { Form::GencodePtx };
             check_appended(facts, release, expansion, &given, form)?;
         }
         let flags: Vec<std::ffi::OsString> = expansion.gencode().into_iter().map(Into::into).collect();
         let decision = GpuDecision { targets: u32::try_from(flags.len()).unwrap_or(u32::MAX) };
-        let why = match (given.is_empty(), gpu.arch_flags) {
+        let why = match (given.is_empty(), *gpu.arch_flags) {
             (true, _) => Reason::Capabilities { configured },
             (false, ArchFlags::Append) => Reason::Appended { configured, given: inv.given(&given) },
             (false, _) => {

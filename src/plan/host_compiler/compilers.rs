@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::messages::Note;
 use crate::compat::Version;
 use crate::compat::{Accepts, FAMILIES};
-use crate::config::{CompilerEntry, HostCompilerConfig};
+use crate::config::{CompilerEntry, HostCompilerConfig, Origin, Sourced};
 use crate::error::{Error, ErrorKind};
 use crate::plan::facts::Facts;
 use crate::plan::model::Changes;
@@ -57,12 +57,12 @@ impl Compilers<'_, '_> {
             None => {
                 let mut names = self.default_prefixes().into_iter().map(|p| PathBuf::from(format!("{p}g++")));
                 match names.find_map(|name| self.facts.probes.resolve(&name)) {
-                    Some(path) => CompilerEntry::path(path),
+                    Some(path) => Sourced::new(CompilerEntry::path(path), Origin::Default),
                     None => return Ok(Stdenv::None),
                 }
             }
         };
-        let known = match self.known(&entry) {
+        let known = match self.known(&entry, "stdenv") {
             Ok(k) => k,
             Err(why) => {
                 return Ok(match self.facts.probes.resolve(&entry.path) {
@@ -72,7 +72,10 @@ impl Compilers<'_, '_> {
             }
         };
         if self.facts.cross && !self.builds_for_target(&known) {
-            let how = format!("`{} stdenv`", self.section());
+            let how = match &entry.origin {
+                Origin::Default => format!("`{} stdenv`", self.section()),
+                origin => format!("`{} stdenv` in {origin}", self.section()),
+            };
             return Err(self.wrong_machine(
                 &known,
                 &how,
@@ -86,7 +89,7 @@ impl Compilers<'_, '_> {
     /// with the target's triple in front). A cross candidate for another machine is left out, with a note.
     pub fn candidates(&self, plan: &mut Changes) -> Vec<Known> {
         let configured = &self.settings.candidates;
-        let entries: Vec<CompilerEntry> = if configured.is_empty() {
+        let entries: Vec<Sourced<CompilerEntry>> = if configured.is_empty() {
             let mut found: Vec<PathBuf> = Vec::new();
             for triple in self.triples() {
                 for path in self.facts.probes.installed_compilers(triple) {
@@ -95,13 +98,13 @@ impl Compilers<'_, '_> {
                     }
                 }
             }
-            found.into_iter().map(CompilerEntry::path).collect()
+            found.into_iter().map(|path| Sourced::new(CompilerEntry::path(path), Origin::Default)).collect()
         } else {
             configured.clone()
         };
         let mut known = Vec::new();
         for entry in &entries {
-            match self.known(entry) {
+            match self.known(entry, "candidates") {
                 Ok(k) if self.facts.cross && !self.builds_for_target(&k) => {
                     plan.note(Note::CandidateForAnotherMachine { compiler: k })
                 }
@@ -113,10 +116,15 @@ impl Compilers<'_, '_> {
     }
 
     /// A compiler entry with family and version: as recorded in the config, or probed. For a cross build the target
-    /// machine is needed too, so an entry that does not record it is probed.
-    fn known(&self, entry: &CompilerEntry) -> Result<Known, String> {
+    /// machine is needed too, so an entry that does not record it is probed. One the config names (as `key` of this
+    /// step's section) and that is no program here is named with the line that names it.
+    fn known(&self, entry: &Sourced<CompilerEntry>, key: &str) -> Result<Known, String> {
         let Some(path) = self.facts.probes.resolve(&entry.path) else {
-            return Err(format!("{} is not an executable here", crate::error::shell::path(&entry.path)));
+            let named = match entry.origin {
+                Origin::Default => crate::error::shell::path(&entry.path),
+                _ => entry.named(&format!("{} {key}", self.section())),
+            };
+            return Err(format!("{named} is not an executable here"));
         };
         let target_needed = self.facts.cross && entry.target.is_none();
         match (entry.family, entry.version) {

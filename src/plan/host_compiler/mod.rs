@@ -100,11 +100,11 @@ impl Step for HostCompiler {
             return Ok(Some(ccbin(plan, s, Reason::LinksObjectsOnly { compiler: s.clone() })));
         }
 
-        let allow = settings.allow_unsupported || inv.allows_unsupported_compiler();
+        let allow = *settings.allow_unsupported || inv.allows_unsupported_compiler();
         let in_range = stdenv.as_ref().is_some_and(|s| accepts.accepts(s.family, s.version));
         let candidates = if in_range { Vec::new() } else { compilers.candidates(plan) };
         let lto = inv.host_lto();
-        let mut choice = choose(accepts, stdenv.as_ref(), &candidates, settings.prefer, allow);
+        let mut choice = choose(accepts, stdenv.as_ref(), &candidates, settings.prefer.as_deref().copied(), allow);
         // With host LTO the stdenv compiler's bytecode is what the link reads: `allow-unsupported` keeps it even when
         // another compiler is in range (see `lto_mismatch`).
         if let (Ok(Choice::Other { stdenv: Some(s), .. }), Some(_), true) = (&choice, &lto, allow) {
@@ -269,7 +269,7 @@ fn lto_mismatch(
         cross: compilers.facts.cross,
         section: compilers.section(),
     };
-    match compilers.settings.lto_mismatch {
+    match *compilers.settings.lto_mismatch {
         LtoMismatch::Warn => {
             plan.warn(warning);
             Ok(())
