@@ -23,7 +23,7 @@ use crate::compat::Version;
 use crate::compat::{LauncherCall, Text, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, Origin, Sourced};
 use crate::context::vars;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 
 pub struct Launcher;
 
@@ -74,8 +74,8 @@ impl fmt::Display for Note {
         match self {
             Note::RunsThrough { launcher, origin } => write!(
                 f,
-                "nvcc runs through the launcher {} (`launcher` in {origin}): its cache key covers the final command",
-                crate::error::shell::path(launcher)
+                "nvcc runs through {}: its cache key covers the final command",
+                Sourced::new(launcher.clone(), origin.clone()).named("launcher")
             ),
             Note::KnownBad { launcher, name, version, first_cuda, last_cuda, calls, why, source } => {
                 write!(
@@ -124,16 +124,13 @@ impl Step for Launcher {
     /// Find the launcher and put it in the plan, or say why nvcc runs without it. A launcher that cannot be found
     /// is an error: the user asked for a cache and would otherwise never learn that builds are not cached.
     fn decide(facts: &Facts, setting: &Self::Section, _: (), plan: &mut Changes) -> Result<Option<PathBuf>> {
-        let Some(Sourced { value: setting, origin }) = setting else { return Ok(None) };
+        let Some(sourced) = setting else { return Ok(None) };
+        let Sourced { value: setting, origin } = sourced;
         let Some(path) = facts.probes.resolve(setting) else {
             let how = if setting.components().count() > 1 { "is not an executable file" } else { "is not on PATH" };
             let elsewhere =
                 if matches!(origin, Origin::Env(_)) { "" } else { " (or set NVCC_WRAPPER_LAUNCHER to another one)" };
-            return Err(Error::new(
-                ErrorKind::Launcher,
-                format!("the launcher {} (`launcher` in {origin}) {how}", crate::error::shell::path(setting)),
-            )
-            .with_help(format!(
+            return Err(sourced.error_of_kind(ErrorKind::Launcher, "launcher", how).with_help(format!(
                 "install it or give its full path, or remove `launcher` from {origin} to run nvcc without a cache{elsewhere}"
             )));
         };

@@ -54,9 +54,7 @@ fn launcher_is_me(ctx: &Context, config: &Loaded) -> Error {
     let launcher = config.config.launcher.as_ref();
     let origin = launcher.map_or("the config".to_string(), |l| l.origin.to_string());
     let named = match launcher {
-        Some(launcher) => {
-            format!("the launcher {} (`launcher` in {origin})", crate::error::shell::path(&launcher.value))
-        }
+        Some(launcher) => launcher.named("launcher"),
         None => "the launcher".to_string(),
     };
     let is_me = this_wrapper(ctx);
@@ -120,11 +118,7 @@ fn too_deep(ctx: &Context, depth: u32, launcher: Option<&Sourced<PathBuf>>) -> E
         None => {
             let (through, launcher_help) = match launcher {
                 Some(l) => (
-                    format!(
-                        ", or the launcher {} (`launcher` in {}) it runs nvcc through does",
-                        crate::error::shell::path(&l.value),
-                        l.origin
-                    ),
+                    format!(", or {}, which it runs nvcc through, does", l.named("launcher")),
                     format!("{LAUNCHER_RUNS_ITS_COMMAND}; "),
                 ),
                 None => (String::new(), String::new()),

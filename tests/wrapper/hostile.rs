@@ -639,9 +639,7 @@ fn a_launcher_that_is_the_wrapper_is_named() {
         assert_eq!(out.status.code(), Some(125), "{launcher}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(
-            err.contains(&format!(
-                "the launcher {launcher} (`launcher` in $NVCC_WRAPPER_LAUNCHER) is this wrapper itself"
-            )),
+            err.contains(&format!("`launcher` ({launcher}, from $NVCC_WRAPPER_LAUNCHER) is this wrapper itself")),
             "{err}"
         );
         assert!(!sb.ran());

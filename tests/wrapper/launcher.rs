@@ -80,7 +80,7 @@ fn a_bare_name_is_looked_up_on_path_and_the_variable_overrides_the_file() {
     let runs = text.lines().find(|l| l.starts_with("runs:")).unwrap_or_else(|| panic!("{text}"));
     assert!(runs.contains(&format!(" {} {} ", sccache.display(), sb.cuda_bin.join("nvcc").display())), "{runs}");
     assert!(text.contains("override: `launcher` is"), "{text}");
-    assert!(text.contains("note: nvcc runs through the launcher"), "{text}");
+    assert!(text.contains("note: nvcc runs through `launcher` ("), "{text}");
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn a_missing_launcher_is_an_error_with_exit_72_and_nvcc_does_not_run() {
         let err = stderr(&out);
         let lines: Vec<&str> = err.lines().collect();
         assert_eq!(lines.len(), 2, "{err}");
-        assert!(lines[0].starts_with("nvcc-wrapper: error: the launcher ") && lines[0].contains(setting), "{err}");
+        assert!(lines[0].starts_with("nvcc-wrapper: error: `launcher` (") && lines[0].contains(setting), "{err}");
         assert!(lines[0].contains(says) && lines[0].contains("$NVCC_WRAPPER_LAUNCHER"), "{err}");
         assert!(lines[1].starts_with("help: "), "{err}");
         assert!(!sb.ran());
@@ -299,7 +299,7 @@ fn issue_33_a_launcher_script_that_runs_the_wrapper_is_named_for_what_it_is() {
         let out = sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", launcher).args(["-c", "k.cu"]).output().unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(125), "{}: {err}", launcher.display());
-        let named = format!("the launcher {} (`launcher` in $NVCC_WRAPPER_LAUNCHER)", launcher.display());
+        let named = format!("`launcher` ({}, from $NVCC_WRAPPER_LAUNCHER)", launcher.display());
         assert!(err.contains(&format!("{named} is not this wrapper but runs it again")), "{err}");
         assert!(err.contains("instead of the real nvcc it is given"), "{err}");
         assert!(!err.contains("is this wrapper itself"), "{err}");
@@ -318,7 +318,7 @@ fn issue_33_a_launcher_script_that_runs_the_wrapper_is_named_for_what_it_is() {
     // Named by the file and the line of the key.
     let text = std::fs::read_to_string(&sb.config).unwrap();
     let line = text.lines().position(|l| l.starts_with("launcher =")).unwrap() + 1;
-    let named = format!("the launcher via-path (`launcher` in {}:{line})", sb.config.display());
+    let named = format!("`launcher` (via-path, from {}:{line})", sb.config.display());
     assert!(err.contains(&format!("{named} is not this wrapper but runs it again")), "{err}");
 
     // A launcher that leaves out the real nvcc and runs `nvcc`: a chain, stopped at the depth limit, naming it.
@@ -326,10 +326,8 @@ fn issue_33_a_launcher_script_that_runs_the_wrapper_is_named_for_what_it_is() {
     let out = sb.nvcc().env("NVCC_WRAPPER_LAUNCHER", &dropped).args(["-c", "k.cu"]).output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(125), "{err}");
-    let through = format!(
-        "or the launcher {} (`launcher` in $NVCC_WRAPPER_LAUNCHER) it runs nvcc through does",
-        dropped.display()
-    );
+    let through =
+        format!("or `launcher` ({}, from $NVCC_WRAPPER_LAUNCHER), which it runs nvcc through, does", dropped.display());
     assert!(err.contains("started 8 times in a chain") && err.contains(&through), "{err}");
     assert!(err.contains("help: a launcher must run the command it is given"), "{err}");
     assert!(!sb.ran());
