@@ -71,6 +71,21 @@ fn a_configured_compiler_left_out_and_a_stated_release_name_their_lines() {
     ] {
         assert!(stdout(&out).contains(&said), "no `{said}` in:\n{}", stdout(&out));
     }
+    // With nothing left to choose from, the error names each compiler the config named, not "none" of them.
+    let text =
+        "cuda-version = \"13.0\"\n[host-compiler]\nstdenv = \"/nowhere/g++\"\ncandidates = [\"/nowhere/clang++\"]\n";
+    let config = sb.write("d.toml", text);
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &config).args(["-c", "k.cu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(69), "{}", stderr(&out));
+    let at = |line: u32| format!("{}:{line}", config.display());
+    let said = format!(
+        "and what the config names was left out (`[host-compiler] stdenv` (/nowhere/g++, from {}), `[host-compiler] \
+         candidates` (/nowhere/clang++, from {}))",
+        at(3),
+        at(4)
+    );
+    assert!(stderr(&out).contains(&said), "no `{said}` in:\n{}", stderr(&out));
+    assert!(!sb.ran());
 }
 
 #[test]

@@ -193,14 +193,26 @@ impl Compilers<'_, '_> {
         let section = self.section();
         // Nothing at all to choose from: there is nothing to allow either.
         if considered.is_empty() {
+            let named: Vec<String> = (self.settings.stdenv.iter().map(|e| e.named(&format!("{section} stdenv"))))
+                .chain(self.settings.candidates.iter().map(|e| e.named(&format!("{section} candidates"))))
+                .collect();
+            // Configured candidates replace PATH's; each compiler left out has a note `explain` shows.
+            let what = match (named.is_empty(), self.settings.candidates.is_empty()) {
+                (true, _) => format!("there is no g++ or clang++ on PATH and none in `{section}`"),
+                (false, false) => format!("what the config names was left out ({})", named.join(", ")),
+                (false, true) => format!(
+                    "there is no g++ or clang++ on PATH, and what the config names was left out ({})",
+                    named.join(", ")
+                ),
+            };
             return Error::new(
                 ErrorKind::HostCompiler,
-                format!(
-                    "no host compiler{target}: nvcc {release} accepts {}, and there is no g++ or clang++ on PATH and none in `{section}`",
-                    accepts.describe()
-                ),
+                format!("no host compiler{target}: nvcc {release} accepts {}, and {what}", accepts.describe()),
             )
-            .with_help(format!("install one (e.g. {install}), or name it in `{section} stdenv` or with `-ccbin`"));
+            .with_help(format!(
+                "install one (e.g. {install}), or name it in `{section} stdenv` or with `-ccbin`{}",
+                if named.is_empty() { "" } else { "; `nvcc-wrapper explain` says why each was left out" }
+            ));
         }
         let listed = considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
         let platform = self.facts.cross.then_some(&self.facts.platform.name as &dyn std::fmt::Display);
