@@ -50,11 +50,11 @@ fn nvccs_exit_code_and_signal_are_the_wrappers() {
     assert_eq!(status.signal(), Some(15), "{status:?}");
 }
 
-#[test]
-fn a_signal_sent_to_the_wrapper_reaches_nvcc() {
-    let sb = Sandbox::new();
+/// The wrapper started on a call that writes a dependency file (so it waits for nvcc), nvcc sleeping 30 s; returned
+/// once nvcc has started, with nvcc's pid and when the wrapper was started.
+fn waiting_for_a_sleeping_nvcc(sb: &Sandbox) -> (std::process::Child, String, Instant) {
     let pid_file = sb.dir.path().join("nvcc.pid");
-    let mut wrapper = sb
+    let wrapper = sb
         .nvcc_process()
         .env("FAKE_NVCC_DEPFILE", DEPFILE)
         .env("FAKE_NVCC_PID", &pid_file)
@@ -64,14 +64,19 @@ fn a_signal_sent_to_the_wrapper_reaches_nvcc() {
         .unwrap();
     let started = Instant::now();
     let nvcc = loop {
-        if let Ok(pid) = std::fs::read_to_string(&pid_file) {
-            if !pid.is_empty() {
-                break pid;
-            }
+        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().filter(|p| !p.is_empty()) {
+            break pid;
         }
         assert!(started.elapsed() < Duration::from_secs(10), "nvcc did not start");
         std::thread::sleep(Duration::from_millis(20));
     };
+    (wrapper, nvcc, started)
+}
+
+#[test]
+fn a_signal_sent_to_the_wrapper_reaches_nvcc() {
+    let sb = Sandbox::new();
+    let (mut wrapper, nvcc, started) = waiting_for_a_sleeping_nvcc(&sb);
     assert_ne!(nvcc.trim(), wrapper.id().to_string(), "nvcc runs as the wrapper's child here");
     // SIGTERM as a build's timeout or `kill` sends it, to the wrapper only.
     unsafe { libc::kill(wrapper.id() as i32, libc::SIGTERM) };
@@ -239,23 +244,7 @@ fn an_input_no_reader_can_read_back_is_left_out_and_said() {
 #[test]
 fn killing_the_wrapper_kills_nvcc() {
     let sb = Sandbox::new();
-    let pid_file = sb.dir.path().join("nvcc.pid");
-    let mut wrapper = sb
-        .nvcc_process()
-        .env("FAKE_NVCC_DEPFILE", DEPFILE)
-        .env("FAKE_NVCC_PID", &pid_file)
-        .env("FAKE_NVCC_SLEEP", "30")
-        .args(["-MD", "-MF", "k.d", "-c", "k.cu"])
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let nvcc = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().filter(|p| !p.is_empty()) {
-            break pid;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "nvcc did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (mut wrapper, nvcc, _) = waiting_for_a_sleeping_nvcc(&sb);
     wrapper.kill().unwrap();
     assert_eq!(wrapper.wait().unwrap().signal(), Some(libc::SIGKILL));
     let proc_dir = format!("/proc/{}", nvcc.trim());
