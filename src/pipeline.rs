@@ -24,7 +24,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
             crate::error::shell::path(&located.nvcc.path)
         );
         let err = exec::exec_as_given(&located.nvcc.path, &ctx.args, &ctx.env, located.depth);
-        return Err(exec::cannot_run(&located.nvcc.path, &err));
+        return Err(exec::cannot_run(&located.nvcc, &err));
     }
     let prepared = prepare::prepare(ctx, ctx.args.clone())?;
     // nvcc alone reads no config place: what is at one and cannot be read is said, and the call goes on.
@@ -113,7 +113,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
     }
     match &prepared.plan.decided.launcher {
         Some(launcher) => Err(exec::cannot_run_launcher(launcher, &err)),
-        None => Err(exec::cannot_run(nvcc, &err)),
+        None => Err(exec::cannot_run(&prepared.plan.nvcc, &err)),
     }
 }
 

@@ -224,22 +224,30 @@ pub fn too_long(err: &std::io::Error) -> bool {
     err.raw_os_error() == Some(E2BIG)
 }
 
-/// The error for an nvcc that could not be started.
-pub fn cannot_run(nvcc: &Path, err: &std::io::Error) -> Error {
+/// The error for an nvcc that could not be started, naming where it was set when the config set it.
+pub fn cannot_run(nvcc: &crate::plan::RealNvcc, err: &std::io::Error) -> Error {
+    let path = crate::error::shell::path(&nvcc.path);
     if too_long(err) {
         return Error::new(
             ErrorKind::CannotExec,
-            format!(
-                "cannot run the real nvcc {}: its arguments and environment are longer than the kernel takes ({err})",
-                crate::error::shell::path(nvcc)
-            ),
+            format!("cannot run the real nvcc {path}: its arguments and environment are longer than the kernel takes ({err})"),
         )
         .with_help(
             "put arguments in an options file (`-optf FILE`, which nvcc reads itself), or shorten the environment",
         );
     }
-    Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {}: {err}", crate::error::shell::path(nvcc)))
-        .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
+    match &nvcc.found_by {
+        crate::plan::FoundBy::Config(origin) => {
+            Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {path} (`nvcc` in {origin}): {err}"))
+                .with_help(format!(
+                    "check that it is an executable for this machine, or point `nvcc` in {origin} at one"
+                ))
+        }
+        crate::plan::FoundBy::Path => {
+            Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {path}: {err}"))
+                .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
+        }
+    }
 }
 
 /// The error for a build tool (`nvcc-wrapper jobserver -- TOOL`) that could not be started.
@@ -339,7 +347,7 @@ pub fn run_as_given(
     }
     crate::error::output::warning(format_args!("{}: running nvcc as given, {}", why.message, dropped(plan)));
     let err = exec_as_given(&plan.nvcc.path, &ctx.args, &ctx.env, depth);
-    cannot_run(&plan.nvcc.path, &err)
+    cannot_run(&plan.nvcc, &err)
 }
 
 /// What a plan would have changed, as one clause for a warning that says it is dropped: the additions, the
