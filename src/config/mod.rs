@@ -53,7 +53,7 @@ pub struct Config {
     /// memory holds them. `1`: never more than nvcc's one. Unset: as many as the call has GPU targets.
     pub threads: Option<Sourced<ThreadCount>>,
     /// Let a call's threads follow the build while nvcc runs: slots that free become threads at once, and slots the
-    /// call no longer uses go back (`exec::follow`). Unset: off.
+    /// call no longer uses go back (`exec::follow`). Unset: on (never behind a `launcher`).
     pub threads_follow: Option<Sourced<bool>>,
     #[serde(default)]
     pub host_compiler: HostCompilerConfig,

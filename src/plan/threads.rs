@@ -68,8 +68,29 @@ codes!(Note {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
-    FromSlots { targets: u32, most: u32, per_thread_mib: u32, release: Version },
+    FromSlots { targets: u32, most: u32, per_thread_mib: u32, release: Version, instead: NotFollowing },
     Following { targets: u32, most: u32, per_thread_mib: u32, release: Version, origin: Origin },
+}
+
+/// Why a call takes its threads when nvcc starts rather than following the build (on unless one of these).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotFollowing {
+    /// `threads-follow = false`, here.
+    TurnedOff(Origin),
+    /// A `launcher` (set here) may run nvcc where the keeper cannot see its programs.
+    Launcher(Origin),
+}
+
+impl fmt::Display for NotFollowing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotFollowing::TurnedOff(origin) => write!(f, "`threads-follow` is false (in {origin})"),
+            NotFollowing::Launcher(origin) => write!(
+                f,
+                "behind a `launcher` (in {origin}), whose compiler cache may run nvcc where the keeper cannot see its programs"
+            ),
+        }
+    }
 }
 
 codes!(Reason {
@@ -108,13 +129,17 @@ impl fmt::Display for Note {
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Reason::FromSlots { targets, most, per_thread_mib, release } => write!(
+            Reason::FromSlots { targets, most, per_thread_mib, release, instead } => write!(
                 f,
-                "`threads` (the call's GPU targets unless set): {targets} GPU targets, so up to {most} threads, one more for each job slot free when nvcc starts, as many as the memory free then holds at nvcc {release}'s {per_thread_mib} MiB a thread, 512 MiB kept (compat-data/threads.toml)"
+                "`threads` (the call's GPU targets unless set): {targets} GPU targets, so up to {most} threads, one more for each job slot free when nvcc starts, as many as the memory free then holds at nvcc {release}'s {per_thread_mib} MiB a thread, 512 MiB kept (compat-data/threads.toml); taken at the start, not following the build: {instead}"
             ),
             Reason::Following { targets, most, per_thread_mib, release, origin } => write!(
                 f,
-                "`threads-follow` is true (in {origin}): {targets} GPU targets, so nvcc gets {most} threads, and no more of its work runs at once than the job slots the call holds; a slot that frees while nvcc runs becomes a thread, as the memory free then holds one more at nvcc {release}'s {per_thread_mib} MiB (compat-data/threads.toml), and one it no longer uses goes back"
+                "`threads-follow` is true ({}): {targets} GPU targets, so nvcc gets {most} threads, and no more of its work runs at once than the job slots the call holds; a slot that frees while nvcc runs becomes a thread, as the memory free then holds one more at nvcc {release}'s {per_thread_mib} MiB (compat-data/threads.toml), and one it no longer uses goes back",
+                match origin {
+                    Origin::Default => "by default; `threads-follow = false` takes them at the start".to_string(),
+                    set => format!("in {set}"),
+                }
             ),
         }
     }
@@ -122,7 +147,7 @@ impl fmt::Display for Reason {
 
 impl Step for Threads {
     const NAME: &'static str = "threads";
-    /// Its two keys, `threads` (unset: as many as the call's GPU targets) and `threads-follow` (unset: off): the
+    /// Its two keys, `threads` (unset: as many as the call's GPU targets) and `threads-follow` (unset: on): the
     /// whole config, read for those two only.
     type Section = Config;
     /// The GPU targets the GPU step added, which it counts.
@@ -191,19 +216,34 @@ impl Step for Threads {
         let per_thread_mib = row.peak_per_thread_mib;
         // Following needs a keeper that sees nvcc's work: nvcc run directly (a compiler cache's server may run it
         // elsewhere), with no more threads than the keeper follows.
-        let follow = config.threads_follow.as_ref().filter(|f| ***f && config.launcher.is_none());
-        let why = match follow {
-            Some(setting) => plan.said(Reason::Following {
+        let following = following(config);
+        let follow = following.is_ok();
+        let why = match following {
+            Ok(origin) => plan.said(Reason::Following {
                 targets,
                 most: most.min(MOST_FOLLOWED),
                 per_thread_mib,
                 release: release.release(),
-                origin: setting.origin.clone(),
+                origin,
             }),
-            None => plan.said(Reason::FromSlots { targets, most, per_thread_mib, release: release.release() }),
+            Err(instead) => {
+                plan.said(Reason::FromSlots { targets, most, per_thread_mib, release: release.release(), instead })
+            }
         };
-        let follow = follow.is_some();
         Ok(Some(ThreadsDecision { most, per_thread_mib, follow, why }))
+    }
+}
+
+/// Whether the call's threads follow the build, and by whose setting; else why they are taken at the start. On
+/// unless `threads-follow = false`; never behind a `launcher`, whatever the setting.
+fn following(config: &Config) -> std::result::Result<Origin, NotFollowing> {
+    if let Some(launcher) = &config.launcher {
+        return Err(NotFollowing::Launcher(launcher.origin.clone()));
+    }
+    match &config.threads_follow {
+        Some(Sourced { value: false, origin }) => Err(NotFollowing::TurnedOff(origin.clone())),
+        Some(Sourced { origin, .. }) => Ok(origin.clone()),
+        None => Ok(Origin::Default),
     }
 }
 

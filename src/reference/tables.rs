@@ -227,11 +227,12 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         key: "threads-follow",
-        kind: "bool; default `false`",
+        kind: "bool; default `true`",
         meaning: "let a call's threads follow the build while nvcc runs: nvcc gets a thread for each GPU target, no \
                   more of its work runs at once than the job slots the call holds, slots that free become threads \
-                  at once and slots it no longer uses go back (docs/guide/threads.md)",
-        example: "true",
+                  at once and slots it no longer uses go back (docs/guide/threads.md); `false` takes them from the \
+                  slots free when nvcc starts instead. Never behind a `launcher`",
+        example: "false",
     },
     Key {
         key: "[host-compiler] stdenv",

@@ -19,7 +19,8 @@ use crate::support::*;
 
 /// A kernel whose `cicc` and `ptxas` take a second or so for each target: long enough for a unit to be seen stopped.
 const KERNEL: &str = "__global__ void k(float *p) {\n  float a = p[threadIdx.x];\n#pragma unroll\n  for (int i = 0; i < 4000; i++) a = a * 1.0001f + __sinf(a);\n  p[threadIdx.x] = a;\n}\n";
-const CONFIG: &str = "threads-follow = true\n[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n[gpu]\ncapabilities = [\"8.0\", \"8.6\", \"8.9\", \"9.0\"]\n";
+const CONFIG: &str =
+    "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"\n[gpu]\ncapabilities = [\"8.0\", \"8.6\", \"8.9\", \"9.0\"]\n";
 /// What nvcc's units run: the programs counted as its work at once.
 const WORK: [&str; 4] = ["cicc", "ptxas", "cc1plus", "cudafe++"];
 

@@ -284,8 +284,9 @@ use Step::*;
 
 /// A dependency file to complete: the wrapper waits for nvcc in a keeper.
 const END: &str = "true | nvcc $G -c s.cu -o s.o -MD -MF s.d";
-/// Threads that follow the build, for the wrapper's side.
-const FOLLOW: &[(&str, &str)] = &[("NVCC_WRAPPER_THREADS_FOLLOW", "1")];
+/// Threads taken from the slots free when nvcc starts, for the wrapper's side (`threads-follow = false`): the cases
+/// that name no setting follow the build, as calls do by default.
+const AT_START: &[(&str, &str)] = &[("NVCC_WRAPPER_THREADS_FOLLOW", "0")];
 
 terminal!(
     ctrl_z_then_fg_at_a_pipelines_end,
@@ -317,31 +318,31 @@ terminal!(ctrl_z_then_fg_under_make, [nvcc_13_5], Case::typing(&[Line("make"), K
 terminal!(
     ctrl_z_then_fg_under_make_with_threads_from_its_slots,
     [nvcc_13_5],
-    Case::typing(&[Line("make -j4"), Keys("C-z"), Line("fg")])
+    Case::typing(&[Line("make -j4"), Keys("C-z"), Line("fg")]).wrapper_env(AT_START)
 );
 terminal!(
     ctrl_c_under_make_with_threads_from_its_slots,
     [nvcc_13_5],
-    Case::typing(&[Line("make -j4"), Keys("C-c")]).interrupting_threads()
+    Case::typing(&[Line("make -j4"), Keys("C-c")]).interrupting_threads().wrapper_env(AT_START)
 );
 terminal!(
     stty_tostop_and_the_debug_log_under_make_with_threads,
     [nvcc_11_8, nvcc_12_4, nvcc_13_5],
-    Case::typing(&[Line("stty tostop"), Line("make -j4")]).wrapper_env(&[("NVCC_WRAPPER_LOG", "debug")])
+    Case::typing(&[Line("stty tostop"), Line("make -j4")])
+        .wrapper_env(&[("NVCC_WRAPPER_LOG", "debug"), ("NVCC_WRAPPER_THREADS_FOLLOW", "0")])
 );
 terminal!(
     ctrl_z_then_fg_with_threads_that_follow_the_build,
     [nvcc_13_5],
-    Case::typing(&[Line("make -j2"), Keys("C-z"), Line("fg")]).wrapper_env(FOLLOW).until_stopped()
+    Case::typing(&[Line("make -j2"), Keys("C-z"), Line("fg")]).until_stopped()
 );
 terminal!(
     stty_tostop_and_the_debug_log_with_threads_that_follow_the_build,
     [nvcc_13_5],
-    Case::typing(&[Line("stty tostop"), Line("make -j2")])
-        .wrapper_env(&[("NVCC_WRAPPER_THREADS_FOLLOW", "1"), ("NVCC_WRAPPER_LOG", "debug")])
+    Case::typing(&[Line("stty tostop"), Line("make -j2")]).wrapper_env(&[("NVCC_WRAPPER_LOG", "debug")])
 );
 terminal!(
     a_kill_by_name_with_threads_that_follow_the_build,
     [nvcc_13_5],
-    Case::typing(&[Line("make -j2"), KillByName]).wrapper_env(FOLLOW).until_stopped()
+    Case::typing(&[Line("make -j2"), KillByName]).until_stopped()
 );

@@ -1,7 +1,8 @@
 //! Threads for nvcc from free job slots, in front of the fake nvcc (issue 31): a call with several GPU targets takes
 //! the slots free in the build's jobserver (a FIFO here, as GNU make 4.4 and `nvcc-wrapper jobserver` make it) as
 //! `--threads N`, never waits for one, and gives every slot back whatever ends the call; nothing changes without a
-//! usable jobserver. tests/real/threads.rs does it with real make, Ninja and nvcc.
+//! usable jobserver. These take them at the start (`threads-follow = false`); the last test follows the build, as
+//! calls do by default. tests/real/threads.rs does it with real make, Ninja and nvcc.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -49,6 +50,20 @@ impl Slots {
     }
 }
 
+/// `threads-follow` (on unless set false, issue 49): the tests of slots taken when nvcc starts turn it off.
+const FOLLOW: &str = "NVCC_WRAPPER_THREADS_FOLLOW";
+
+/// The wrapper as nvcc, taking its threads from the slots free when nvcc starts (`threads-follow = false`).
+fn at_start(sb: &Sandbox) -> assert_cmd::Command {
+    assert_cmd::Command::from_std(at_start_process(sb))
+}
+
+fn at_start_process(sb: &Sandbox) -> std::process::Command {
+    let mut cmd = sb.nvcc_process();
+    cmd.env(FOLLOW, "0");
+    cmd
+}
+
 fn threads_given(sb: &Sandbox) -> Option<String> {
     let args = sb.recorded().args();
     args.iter().position(|a| a == "--threads").map(|i| args[i + 1].clone())
@@ -58,16 +73,16 @@ fn threads_given(sb: &Sandbox) -> Option<String> {
 fn free_slots_become_threads_and_all_come_back() {
     let sb = Sandbox::new();
     let mut slots = Slots::new(sb.dir.path(), 5);
-    sb.nvcc().env("MAKEFLAGS", slots.makeflags(6)).args(FOUR).assert().success();
+    at_start(&sb).env("MAKEFLAGS", slots.makeflags(6)).args(FOUR).assert().success();
     // Four targets: three slots taken, the call's own thread the fourth.
     assert_eq!(threads_given(&sb).as_deref(), Some("4"));
     assert_eq!(sb.recorded().args()[..3], ["--threads".to_string(), "4".into(), sb.ccbin()][..], "first of all");
     assert_eq!(slots.count(), 5, "every slot came back");
     // `threads` caps it; one free slot gives two threads.
-    sb.nvcc().env("MAKEFLAGS", slots.makeflags(6)).env("NVCC_WRAPPER_THREADS", "2").args(FOUR).assert().success();
+    at_start(&sb).env("MAKEFLAGS", slots.makeflags(6)).env("NVCC_WRAPPER_THREADS", "2").args(FOUR).assert().success();
     assert_eq!(threads_given(&sb).as_deref(), Some("2"));
     let mut one = Slots::new(&sb.dir.path().join("one").tap_mkdir(), 1);
-    sb.nvcc().env("MAKEFLAGS", one.makeflags(2)).args(FOUR).assert().success();
+    at_start(&sb).env("MAKEFLAGS", one.makeflags(2)).args(FOUR).assert().success();
     assert_eq!(threads_given(&sb).as_deref(), Some("2"));
     assert_eq!(one.count(), 1);
 }
@@ -116,7 +131,7 @@ fn no_free_slot_no_jobserver_or_a_broken_one_change_nothing() {
     let sb = Sandbox::new();
     let pid_file = sb.dir.path().join("pid");
     let mut none_free = Slots::new(sb.dir.path(), 0);
-    let mut cmd = sb.nvcc_process();
+    let mut cmd = at_start_process(&sb);
     cmd.env("MAKEFLAGS", none_free.makeflags(4)).env("FAKE_NVCC_PID", &pid_file).args(FOUR);
     let child = cmd.spawn().unwrap();
     let wrapper = child.id();
@@ -131,14 +146,14 @@ fn no_free_slot_no_jobserver_or_a_broken_one_change_nothing() {
         "-j4 --jobserver-fds=7,8".to_string(),
         "--jobserver-auth=garbage".to_string(),
     ] {
-        let out = sb.nvcc().env("MAKEFLAGS", &makeflags).args(FOUR).output().unwrap();
+        let out = at_start(&sb).env("MAKEFLAGS", &makeflags).args(FOUR).output().unwrap();
         assert!(out.status.success(), "{makeflags}: {}", stderr(&out));
         assert!(stderr(&out).is_empty(), "{makeflags}: {}", stderr(&out));
         assert_eq!(threads_given(&sb), None, "{makeflags}");
     }
     // The user's own -t: nothing added, no slot taken.
     let mut slots = Slots::new(&sb.dir.path().join("own").tap_mkdir(), 3);
-    sb.nvcc().env("MAKEFLAGS", slots.makeflags(4)).args(["-t", "2"]).args(FOUR).assert().success();
+    at_start(&sb).env("MAKEFLAGS", slots.makeflags(4)).args(["-t", "2"]).args(FOUR).assert().success();
     assert_eq!(sb.recorded().args().iter().filter(|a| *a == "--threads").count(), 0);
     assert_eq!(slots.count(), 3);
 }
@@ -150,7 +165,7 @@ fn make_inside_cargo_lends_its_own_slots_not_cargos() {
     let sb = Sandbox::new();
     let mut make = Slots::new(&sb.dir.path().join("make").tap_mkdir(), 1);
     let mut cargo = Slots::new(&sb.dir.path().join("cargo").tap_mkdir(), 5);
-    sb.nvcc()
+    at_start(&sb)
         .env("MAKEFLAGS", make.makeflags(2))
         .env("CARGO_MAKEFLAGS", cargo.makeflags(6))
         .args(FOUR)
@@ -159,7 +174,7 @@ fn make_inside_cargo_lends_its_own_slots_not_cargos() {
     assert_eq!(threads_given(&sb).as_deref(), Some("2"), "make's one free slot and the call's own");
     assert_eq!((make.count(), cargo.count()), (1, 5));
     // Cargo's alone (a build script that runs nvcc itself): its slots.
-    sb.nvcc().env_remove("MAKEFLAGS").env("CARGO_MAKEFLAGS", cargo.makeflags(6)).args(FOUR).assert().success();
+    at_start(&sb).env_remove("MAKEFLAGS").env("CARGO_MAKEFLAGS", cargo.makeflags(6)).args(FOUR).assert().success();
     assert_eq!(threads_given(&sb).as_deref(), Some("4"));
     assert_eq!(cargo.count(), 5);
 }
@@ -168,15 +183,19 @@ fn make_inside_cargo_lends_its_own_slots_not_cargos() {
 fn the_slots_come_back_when_nvcc_fails_or_the_wrapper_is_killed() {
     let sb = Sandbox::new();
     let mut slots = Slots::new(sb.dir.path(), 3);
-    let status =
-        sb.nvcc_process().env("MAKEFLAGS", slots.makeflags(4)).env("FAKE_NVCC_EXIT", "2").args(FOUR).status().unwrap();
+    let status = at_start_process(&sb)
+        .env("MAKEFLAGS", slots.makeflags(4))
+        .env("FAKE_NVCC_EXIT", "2")
+        .args(FOUR)
+        .status()
+        .unwrap();
     assert_eq!(status.code(), Some(2));
     assert_eq!(slots.count(), 3);
     // SIGINT to the group, as a terminal's Ctrl-C or make's interrupt sends it: one to the wrapper alone is not passed
     // on (nvcc ignores it while a program of its own runs), as the wrapper cannot tell it from one to its group.
     for (signal, group) in [(libc::SIGKILL, false), (libc::SIGTERM, false), (libc::SIGINT, true)] {
         let pid_file = sb.dir.path().join(format!("pid{signal}"));
-        let mut command = sb.nvcc_process();
+        let mut command = at_start_process(&sb);
         command
             .env("MAKEFLAGS", slots.makeflags(4))
             .env("FAKE_NVCC_PID", &pid_file)
@@ -219,6 +238,7 @@ fn the_jobserver_subcommand_runs_a_build_under_n_slots() {
     let out = sb
         .wrapper_cli()
         .env("NVCC_WRAPPER_CONFIG", &sb.config)
+        .env(FOLLOW, "0")
         .env("FAKE_NVCC_RECORD", &sb.record)
         .env("MAKEFLAGS", "k -j9 --jobserver-auth=3,4")
         .env("TMPDIR", sb.dir.path())
@@ -315,9 +335,9 @@ impl TapMkdir for PathBuf {
     }
 }
 
-/// Issue 41: with `threads-follow`, nvcc gets a thread for each target whatever is free when it starts (the keeper
+/// Issue 41: with `threads-follow` (on by default, issue 49), nvcc gets a thread for each target whatever is free when it starts (the keeper
 /// then runs no more of its programs at once than the slots it holds: tests/real/follow.rs), takes no slot its work
-/// does not wait for, and says so in `explain`; behind a launcher it takes its slots at the start, as without it.
+/// does not wait for, and says so in `explain`; behind a launcher, or turned off, it takes its slots at the start.
 #[test]
 fn threads_that_follow_the_build_give_nvcc_a_thread_for_each_target() {
     let sb = Sandbox::new();
@@ -325,19 +345,12 @@ fn threads_that_follow_the_build_give_nvcc_a_thread_for_each_target() {
         let dir = sb.dir.path().join(format!("follow{tokens}")).tap_mkdir();
         let mut slots = Slots::new(&dir, tokens);
         let makeflags = slots.makeflags(tokens + 1);
-        sb.nvcc().env("MAKEFLAGS", &makeflags).env("NVCC_WRAPPER_THREADS_FOLLOW", "1").args(FOUR).assert().success();
+        sb.nvcc().env("MAKEFLAGS", &makeflags).args(FOUR).assert().success();
         assert_eq!(threads_given(&sb).as_deref(), Some("4"), "{tokens} free");
         assert_eq!(slots.count(), tokens, "{tokens} free: every slot is there afterwards");
-        let explain = sb
-            .wrapper_cli()
-            .env("MAKEFLAGS", &makeflags)
-            .env("NVCC_WRAPPER_THREADS_FOLLOW", "1")
-            .arg("explain")
-            .args(FOUR)
-            .output()
-            .unwrap();
+        let explain = sb.wrapper_cli().env("MAKEFLAGS", &makeflags).arg("explain").args(FOUR).output().unwrap();
         let text = stdout(&explain);
-        assert!(text.contains("+ --threads 4 (before your arguments, following the build's job slots): `threads-follow` is true (in $NVCC_WRAPPER_THREADS_FOLLOW)"), "{text}");
+        assert!(text.contains("+ --threads 4 (before your arguments, following the build's job slots): `threads-follow` is true (by default; `threads-follow = false` takes them at the start)"), "{text}");
         let now = if tokens == 0 {
             "1 of nvcc's targets at once, and more as slots free"
         } else {
@@ -345,9 +358,18 @@ fn threads_that_follow_the_build_give_nvcc_a_thread_for_each_target() {
         };
         assert!(text.contains(&format!("the call would run {now}")), "{text}");
     }
+    // Turned off: the slots free at the start, and `explain` says by whose setting.
+    let makeflags = Slots::new(&sb.dir.path().join("off").tap_mkdir(), 3).makeflags(4);
+    let explain = sb.wrapper_cli().env("MAKEFLAGS", &makeflags).env(FOLLOW, "0").arg("explain").args(FOUR).output();
+    let text = stdout(&explain.unwrap());
+    assert!(
+        text.contains(
+            "taken at the start, not following the build: `threads-follow` is false (in $NVCC_WRAPPER_THREADS_FOLLOW)"
+        ),
+        "{text}"
+    );
     let json = sb
         .wrapper_cli()
-        .env("NVCC_WRAPPER_THREADS_FOLLOW", "1")
         .env("MAKEFLAGS", Slots::new(&sb.dir.path().join("json").tap_mkdir(), 0).makeflags(1))
         .args(["explain", "--format", "json"])
         .args(FOUR)

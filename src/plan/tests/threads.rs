@@ -2,7 +2,8 @@
 //! (issue 31). The table's peak per thread is compat-data/threads.toml's.
 
 use super::*;
-use crate::plan::threads::{Note, Reason};
+use crate::config::Origin;
+use crate::plan::threads::{NotFollowing, Note, Reason};
 use crate::probe::memory::MemoryFree;
 
 const FOUR: [&str; 8] = [
@@ -34,7 +35,8 @@ fn a_call_with_several_targets_under_a_jobserver_may_take_one_thread_a_target() 
     let p = run(&FOUR, "", &probes, &SHARED);
     assert_eq!(most(&p), Some(4));
     let why = said::<Reason>(&p);
-    assert!(matches!(why[..], [Reason::FromSlots { targets: 4, most: 4, .. }]), "{why:?}");
+    assert!(matches!(why[..], [Reason::Following { targets: 4, most: 4, origin: Origin::Default, .. }]), "{why:?}");
+    assert!(p.decided.threads.as_ref().unwrap().follow);
     // The configured capabilities count as the user's do.
     let p = run(&["-c", "k.cu"], "[gpu]\ncapabilities = [\"8.6\", \"8.9\", \"9.0\"]\n", &probes, &SHARED);
     assert_eq!(most(&p), Some(3));
@@ -42,6 +44,28 @@ fn a_call_with_several_targets_under_a_jobserver_may_take_one_thread_a_target() 
     assert_eq!(most(&run(&FOUR, "threads = 2\n", &probes, &SHARED)), Some(2));
     // `-arch=all-major` is as many as there are.
     assert_eq!(most(&run(&["-arch=all-major", "-c", "k.cu"], "threads = 6\n", &probes, &SHARED)), Some(6));
+}
+
+/// Issue 49: threads follow the build unless `threads-follow = false`, and never behind a `launcher`, which may run
+/// nvcc where the keeper cannot see it; either way the call still takes threads, at the start, and says why.
+#[test]
+fn threads_follow_the_build_unless_turned_off_or_behind_a_launcher() {
+    let probes = FakeProbes::debian("13.5.37");
+    let p = run(&FOUR, "threads-follow = false\n", &probes, &SHARED);
+    let why = said::<Reason>(&p);
+    assert!(
+        matches!(&why[..], [Reason::FromSlots { most: 4, instead: NotFollowing::TurnedOff(Origin::File(_)), .. }]),
+        "{why:?}"
+    );
+    assert!(!p.decided.threads.as_ref().unwrap().follow);
+    let cached = FakeProbes::debian("13.5.37").with_files(&["/usr/bin/ccache"]);
+    let p = run(&FOUR, "launcher = \"ccache\"\nthreads-follow = true\n", &cached, &SHARED);
+    let why = said::<Reason>(&p);
+    assert!(matches!(&why[..], [Reason::FromSlots { instead: NotFollowing::Launcher(_), .. }]), "{why:?}");
+    assert!(!p.decided.threads.as_ref().unwrap().follow);
+    let p = run(&FOUR, "threads-follow = true\n", &probes, &SHARED);
+    let why = said::<Reason>(&p);
+    assert!(matches!(&why[..], [Reason::Following { origin: Origin::File(_), .. }]), "{why:?}");
 }
 
 /// Issue 38: `-arch=all`, `all-major` and `native` counted as 4294967295 targets, so a call took every free slot, and
@@ -58,7 +82,7 @@ fn all_all_major_and_native_count_what_nvcc_builds() {
         assert!((2..64).contains(&expected), "{arch}: {expected}");
         assert_eq!(most(&p), Some(expected), "{arch}");
         let why = said::<Reason>(&p);
-        assert!(matches!(why[..], [Reason::FromSlots { targets, .. }] if targets == expected), "{arch}: {why:?}");
+        assert!(matches!(why[..], [Reason::Following { targets, .. }] if targets == expected), "{arch}: {why:?}");
         let p = run(&[arch, "-c", "k.cu"], "", &probes, &crate::context::Jobserver::None);
         assert_eq!(notes(&p), vec![Note::NoJobserver { targets: expected }], "{arch}");
     }

@@ -121,12 +121,15 @@ pub fn case(name: &str, args: &[&str]) -> Case {
         hide_proc: false,
         cgroup: false,
         stop: None,
-        wrapper_env: Vec::new(),
+        wrapper_env: vec![(FOLLOW, "0")],
         read_stdout: false,
         heavy: false,
         under_shell: false,
     }
 }
+
+/// The setting of threads that follow the build, on unless set.
+const FOLLOW: &str = "NVCC_WRAPPER_THREADS_FOLLOW";
 
 /// A compile of the kernel for both targets.
 pub fn compile(name: &str) -> Case {
@@ -163,9 +166,10 @@ impl Case {
         self
     }
 
-    /// The wrapper's side with threads that follow the build (`threads-follow`).
+    /// The wrapper's side with threads that follow the build (`threads-follow`, the default): the other cases take
+    /// their threads at the start (`case`), as they did before following was.
     pub fn following(mut self) -> Case {
-        self.wrapper_env.push(("NVCC_WRAPPER_THREADS_FOLLOW", "1"));
+        self.wrapper_env.retain(|(var, _)| *var != FOLLOW);
         self
     }
 }
