@@ -7,7 +7,7 @@
 #
 # This changes the inputs of every CUDA package (each uses backendStdenv or cuda_nvcc), so all of them rebuild, except
 # the unwrapped nvcc (`cuda_nvcc-unwrapped`): that one is Nixpkgs' own, the same derivation as without the overlays.
-final: prev:
+_final: prev:
 import ./extend-cuda.nix prev (
   finalCuda: prevCuda':
   let
@@ -20,14 +20,14 @@ import ./extend-cuda.nix prev (
     # The stdenv, with the attributes Nixpkgs' backendStdenv carries besides (cudaCapabilities,
     # cudaForwardCompat, hasJetsonCudaCapability, hostRedistSystem, ...), which flags and packages read.
     # Nixpkgs' backendStdenv refuses capabilities at evaluation; this one does too, with nvcc-wrapper's rules
-    # and words (./compat.nix; the host compiler is cuda_nvcc's to check). Newer Nixpkgs derives `flags`
+    # and words (makeNvccWrapper's compat.nix; the host compiler is cuda_nvcc's to check). Newer Nixpkgs derives `flags`
     # from backendStdenv, so the request is read from Nixpkgs' own backendStdenv first (whose own checks,
     # where it has them, then speak first).
     backendStdenv =
       let
         original = prevCuda'.backendStdenv;
         extra = lib.filterAttrs (name: _: !(stdenv ? ${name})) original;
-        compat = import ./compat.nix { inherit lib; };
+        compat = import ./nixpkgs/pkgs/development/cuda-modules/packages/makeNvccWrapper/compat.nix { inherit lib; };
         inherit (finalCuda) flags;
         refusal = compat.refusal {
           release = finalCuda.cudaMajorMinorVersion;
@@ -38,7 +38,9 @@ import ./extend-cuda.nix prev (
           forwardCompat = original.cudaForwardCompat or flags.cudaForwardCompat or true;
         };
       in
-      if asNixpkgs then
+      # Where CUDA is not (darwin), Nixpkgs' backendStdenv is the plain stdenv, so that evaluating it breaks nothing:
+      # kept as it is.
+      if asNixpkgs || (original.hostRedistSystem or null) == "unsupported" then
         original
       else if refusal != null then
         throw (compat.message "backendStdenv (nix/overlay-backend-stdenv.nix)" refusal)

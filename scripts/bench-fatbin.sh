@@ -25,8 +25,8 @@ set -euo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
 cd "$(dirname "$0")/.."
 repo=$PWD
-# shellcheck source=scripts/cuobjdump.sh
-source scripts/cuobjdump.sh
+# shellcheck source=scripts/lib/cuobjdump.sh
+source scripts/lib/cuobjdump.sh
 command -v /usr/bin/time >/dev/null || { echo "bench-fatbin: /usr/bin/time is missing: run scripts/install-deps.sh" >&2; exit 1; }
 runs=${RUNS:-3}
 work=$(mktemp -d)

@@ -2,7 +2,7 @@
 # measure-reproducible.sh: which outputs of real nvcc releases are bit-identical across two builds, what differs in
 # the others, and which flags remove each difference (issue 23). Real nvcc, no wrapper: this is how the facts in
 # docs/nvcc-facts.md, "Reproducible builds", and the rows of compat-data/reproducible.toml were measured. The work is
-# done by scripts/measure_reproducible.py (with reproducible_build.py and reproducible_explain.py beside it); run by
+# done by scripts/measure_reproducible.py (with scripts/lib/reproducible_build.py and reproducible_explain.py); run by
 # hand, never in CI (a full pass takes about ten minutes on two busy cores, every nvcc under `nice -n 10`).
 #
 #   scripts/measure-reproducible.sh [--releases 11.8,13.5] [--setups gcc,clang,sbsa,jetson] [--kinds obj,dc,...]

@@ -18,7 +18,7 @@ known before nvcc runs: `@PID@` in an argument is replaced by it as 8 hex digits
 No downloads: it uses the toolkits in the cache (scripts/fetch-toolkits.sh), Debian's compilers and the sources in
 examples/ and tests/fixtures/reproducible/.
 
-This file runs the cases and prints what they give; two modules beside it do the rest: reproducible_build.py (the
+This file runs the cases and prints what they give; two modules in scripts/lib/ do the rest: reproducible_build.py (the
 setups, steps and fixes, and the nvcc runs) and reproducible_explain.py (where and why two outputs differ).
 """
 
@@ -31,8 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-# The modules beside this script (python puts its directory on the path when it runs it; this also covers an import).
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Its modules, in scripts/lib/ where files that are not run by themselves live (an entry point answers --help).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from reproducible_build import (CACHE, FIXES, KINDS, RELEASES, Launcher, build, make_ar_shim,  # noqa: E402
                                 resolve_fixset, setups)
 from reproducible_explain import explain  # noqa: E402

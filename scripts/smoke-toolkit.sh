@@ -18,8 +18,8 @@
 set -euo pipefail
 # -h, --help: this header, and nothing else done.
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; fi
-# shellcheck source=scripts/cuobjdump.sh
-. "$(dirname "${BASH_SOURCE[0]}")/cuobjdump.sh"
+# shellcheck source=scripts/lib/cuobjdump.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/cuobjdump.sh"
 
 die() { printf 'smoke-toolkit: error: %s\n' "$*" >&2; exit 1; }
 

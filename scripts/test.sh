@@ -31,16 +31,30 @@ scripts/fetch-toolkits.sh default cross
 # them as ignored in its own summary; here they run, and a missing toolkit, compiler or Nix fails them (or, with
 # NVCC_WRAPPER_SKIP_MISSING=1, skips them, said on the test's line and counted after the summary).
 # --no-fail-fast: every test target runs, even after one fails (the exit status is still a failure).
-# About 25 minutes on this project's idle 2-core machine (README, measured 2026-11-29); several real tests take over a
+# About 30 minutes on this project's 2-core machine (README, measured 2026-12-02); several real tests take over a
 # minute each. So that a contributor can tell progress from a hang: every line is stamped with the time since this
 # step began (a test's line is its end), and a line every minute says how many tests have ended so far.
-step "building and running every test (about 25 minutes on 2 cores; each line is stamped with the time since this step began, every minute a line says how many tests have ended, and cargo's \"has been running for over 60 seconds\" is its notice for a long test, not a hang)"
+step "building and running every test (about 30 minutes on 2 cores; each line is stamped with the time since this step began, every minute a line says how many tests have ended, and cargo's \"has been running for over 60 seconds\" is its notice for a long test, not a hang)"
 started=$SECONDS
 stamp() { printf '%3d:%02d' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)); }
 ended=$(mktemp)
-(while sleep 60; do printf 'test.sh: %s in, %d tests ended\n' "$(stamp)" "$(wc -l <"$ended")" >&2; done) &
+# The build first, where its lines show, then the count of the tests to run, so that the minute lines say "N of M".
+cargo test --workspace --locked --no-run 2>&1 | while IFS= read -r line; do printf '%s %s\n' "$(stamp)" "$line"; done
+total=$(cargo test --workspace --locked -- --list --include-ignored "$@" 2>/dev/null | grep -c ': test$' || true)
+printf 'test.sh: %s in, %d tests to run\n' "$(stamp)" "$total" >&2
+# The heartbeat's own sleep is killed with it: left running, it would hold a pipe the script's output goes to (as in
+# `scripts/test.sh | tee log`) open for up to a minute after the tests end.
+(
+  trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+  while :; do
+    sleep 60 &
+    nap=$!
+    wait "$nap"
+    printf 'test.sh: %s in, %d of %d tests ended\n' "$(stamp)" "$(wc -l <"$ended")" "$total" >&2
+  done
+) &
 beat=$!
-trap 'kill "$beat" 2>/dev/null; rm -f "$ended"' EXIT
+trap 'kill "$beat" 2>/dev/null; wait "$beat" 2>/dev/null; rm -f "$ended"' EXIT
 set +e
 # The tests run in a process group of their own, as an interactive shell runs a command (`set -m`), with this script
 # in another group of the session: a group whose every member's parent is inside it (as under `setsid`, a CI

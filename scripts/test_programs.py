@@ -7,7 +7,11 @@ from pathlib import Path
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 # Where a program found in the cache comes from, for the hint.
-INSTALLERS = {"nix/bin": "scripts/install-nix.sh", "tools/pypi/bin": "scripts/install-tools.sh"}
+INSTALLERS = {
+    "nix/bin": "scripts/install-nix.sh",
+    "tools/pypi/bin": "scripts/install-tools.sh",
+    "tools/deadnix/bin": "scripts/install-tools.sh",
+}
 UNKNOWN = []  # the places whose program could not be told
 NOBODY = (None, None)
 

@@ -20,7 +20,7 @@ pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod error;
 pub(crate) mod exec;
-/// What nix/compat.nix looks up: also what tests/real/nix/answers.rs compares its answers with.
+/// What makeNvccWrapper's compat.nix looks up: also what tests/real/nix/answers.rs compares its answers with.
 #[doc(hidden)]
 pub mod nix_answers;
 pub(crate) mod pipeline;

@@ -59,6 +59,7 @@ few stat calls. An interrupted run leaves no stamp and is redone.
 from __future__ import annotations
 
 import fcntl
+import os
 import re
 import subprocess
 import sys
@@ -211,8 +212,20 @@ def main(argv: list[str]) -> int:
     lock = None
     if not all(fresh(t) for t in targets):
         # Serialise concurrent runs (parallel test processes): the second one waits, then finds the targets fresh.
-        lock = open(CACHE / ".lock", "w")
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        # The lock's holder writes its pid in it, so that a run that waits says for whom, instead of minutes of
+        # silence. Opened without truncating: the holder's pid stays readable until this run holds the lock.
+        lock = open(CACHE / ".lock", "a+")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "unknown"
+            print(f"fetch-toolkits: waiting for another fetch (pid {holder}) to finish with {CACHE}", file=sys.stderr, flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
     for t in targets:
         build(t)
     if run_smoke:

@@ -59,7 +59,7 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
                 let _ = writeln!(out, "{line}");
             }
             write_release(
-                &Release::of(cuda_version.as_ref(), &probes, &nvcc, &compat),
+                &Release::decide(cuda_version.as_ref(), &probes, &nvcc, &compat).0,
                 &compat,
                 &mut out,
                 &mut problems,
@@ -80,6 +80,17 @@ fn check_plan(ctx: &Context) -> Result<(String, Vec<String>)> {
     let own =
         plan.changes.warnings.iter().filter(|w| !matches!(w.get(), Some(plan::facts::Note::ReleaseUnknown { .. })));
     problems.extend(own.map(|w| w.to_string()));
+    // A compiler the config names, or one found, that cannot be used (issue 60: `stdenv = "g++-13"`, not installed,
+    // was a note in explain alone while another compiler was chosen without the stdenv's libstdc++).
+    use plan::host_compiler::Note as Host;
+    let left_out = plan
+        .changes
+        .notes
+        .iter()
+        .filter(|n| matches!(n.get(), Some(Host::StdenvLeftOut { .. } | Host::CandidateLeftOut { .. })));
+    problems.extend(left_out.map(|n| {
+        format!("{n}\n  help: install it, or name in the config a compiler that is there (`nvcc-wrapper explain` shows the one chosen)")
+    }));
     check_libstdcxx(&prepared.setup.probes, plan, &mut out, &mut problems);
     Ok((out, problems))
 }

@@ -9,14 +9,15 @@ use crate::config::{Origin, Sourced, TargetConfig, TargetPlatform};
 use crate::context::Context;
 use crate::error::output;
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{gpu, target};
+use crate::plan::{gpu, target, Release};
 use crate::prepare::{self, Settings};
-use crate::probe::system::Probes as _;
+use crate::probe::system::{NvccUnknown, Probes as _};
 
 /// Its arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Check against this NVCC release (12.4, 13.0.88); default: the config's `cuda-version`, else the real nvcc's.
+    /// Check against this NVCC release (12.4, 13.0.88); default: the drop-in's, the config's `cuda-version` (unless
+    /// the real nvcc's toolkit says another), else the real nvcc's.
     #[arg(long, value_name = "X.Y")]
     cuda_version: Option<String>,
     /// Also embed PTX of the highest capability's baseline, for newer GPUs.
@@ -135,10 +136,10 @@ pub fn run(ctx: &Context, args: Args) -> Result<i32> {
     Ok(0)
 }
 
-/// The release `gencode` checks against: `--cuda-version`, else the one the drop-in would build with here (the
-/// config's `cuda-version`, else what the real nvcc it finds says), so that both give the same targets for a list.
-/// `None` when none is known (an error for `all` and `all-major`, which stand for the release's targets) or it is
-/// older than the capability table.
+/// The release `gencode` checks against: `--cuda-version`, else the one the drop-in would build with here
+/// (`Release::decide`: the config's `cuda-version` unless the toolkit says another, else what the real nvcc it finds
+/// says), so that both give the same targets for a list. `None` when none is known (an error for `all` and
+/// `all-major`, which stand for the release's targets) or it is older than the capability table.
 fn release(
     ctx: &Context,
     settings: &Settings,
@@ -147,32 +148,41 @@ fn release(
     list: &TargetList,
 ) -> Result<Option<Version>> {
     let compat = &settings.compat;
-    let release = match (flag, settings.config.config.cuda_version.as_ref().map(|v| v.value)) {
-        (Some(v), _) => {
+    let stated = settings.config.config.cuda_version.as_ref();
+    let release = match flag {
+        Some(v) => {
             let usage =
                 |message| Error::new(ErrorKind::Usage, message).with_help("give the release as --cuda-version 12.4");
             let v = v.parse::<Version>().map_err(|e| usage(format!("`--cuda-version {v}`: {e}")))?;
             if !v.has_minor() || compat.host_compilers.limits_for(v).is_none() {
                 return Err(crate::plan::not_in_tables(compat, &format!("`--cuda-version {v}`"), ErrorKind::Usage));
             }
-            v
+            Ok(v)
         }
-        (None, Some(v)) => v,
-        (None, None) => {
-            let found = crate::prepare::locate::locate(ctx, &settings.config)
-                .map_err(|e| e.message)
-                .and_then(|located| probes.nvcc_version(&located.nvcc.path));
-            match (found, [Item::All, Item::AllMajor].into_iter().find(|w| list.has(*w))) {
-                (Ok((version, _)), _) => version,
-                (Err(_), None) => return Ok(None),
-                (Err(why), Some(word)) => {
-                    let message = format!(
-                        "`{word}` stands for what the nvcc release builds, and none is known: no `--cuda-version`, no `cuda-version` in the config, and {why}"
-                    );
-                    let help = "give the release, as in `--cuda-version 13.0`, or put the real nvcc on PATH";
-                    return Err(Error::new(ErrorKind::Request, message).with_help(help));
+        // No real nvcc found: the config's `cuda-version` stands, as nothing contradicts it.
+        None => match crate::prepare::locate::locate(ctx, &settings.config) {
+            Err(e) => stated.map(|v| v.value).ok_or(NvccUnknown::Failed(e.message)),
+            Ok(located) => {
+                let (release, differs) = Release::decide(stated, probes, &located.nvcc.path, compat);
+                if let Some(differs) = differs {
+                    output::warning(differs);
+                }
+                match release {
+                    Release::Unknown { why } => Err(why),
+                    known => Ok(known.version().expect("a known release has a version")),
                 }
             }
+        },
+    };
+    let release = match (release, [Item::All, Item::AllMajor].into_iter().find(|w| list.has(*w))) {
+        (Ok(version), _) => version,
+        (Err(_), None) => return Ok(None),
+        (Err(why), Some(word)) => {
+            let message = format!(
+                "`{word}` stands for what the nvcc release builds, and none is known: no `--cuda-version`, no `cuda-version` in the config, and {why}"
+            );
+            let help = "give the release, as in `--cuda-version 13.0`, or put the real nvcc on PATH";
+            return Err(Error::new(ErrorKind::Request, message).with_help(help));
         }
     };
     Ok(gpu::checkable(release, compat))

@@ -70,8 +70,11 @@ pub fn run(ctx: &Context) -> Result<i32> {
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             // `nvcc-wrapper compat` alone names its own subcommands, not the top level's.
             if ctx.args.first().is_some_and(|a| a == "compat") {
-                return Err(Error::new(ErrorKind::Usage, "nvcc-wrapper compat requires a subcommand: scan or dump")
-                    .with_help("`nvcc-wrapper compat --help` says what each does"));
+                return Err(Error::new(
+                    ErrorKind::Usage,
+                    "nvcc-wrapper compat requires a subcommand: scan, show, dump or nix-answers",
+                )
+                .with_help("`nvcc-wrapper compat --help` says what each does"));
             }
             // `nvcc-wrapper` alone: its help, as the help's first line promises ("called as nvcc-wrapper, it
             // explains itself"), on stdout and with success, as `--help`.

@@ -29,7 +29,7 @@ schema! {
 
     /// `accepts = { gcc = 11, clang = 14 }`: the newest major of each host-compiler family (families.rs) an NVCC
     /// release accepts, inclusive. There is no lower bound: nvcc checks none. The table's rows, the `host_config.h`
-    /// scanner and the planner all speak in this one type (its methods: host_compilers.rs).
+    /// scanner and the planner all speak in this one type (its methods: families.rs).
     #[derive(Copy)]
     pub struct Accepts {
         pub gcc: u32,
@@ -309,7 +309,7 @@ pub enum Call {
     Lib,
 }
 
-/// A C++ compiler family nvcc knows how to drive as its host compiler (its methods: host_compilers.rs).
+/// A C++ compiler family nvcc knows how to drive as its host compiler (its methods: families.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CompilerFamily {

@@ -69,6 +69,9 @@ impl fmt::Display for ParseTargetError {
         if let Some((name, _)) = PYTORCH_NAMES.iter().find(|(name, _)| name.eq_ignore_ascii_case(word)) {
             return write!(f, "`{word}` is not a GPU target: PyTorch's name is `{name}`, written as it writes it");
         }
+        if let Some(meant) = decimal_comma(word) {
+            return write!(f, "`{word}` is not a GPU target: did you mean {meant}? (a comma separates two targets)");
+        }
         let lower = word.to_ascii_lowercase();
         if lower != *word && word.chars().any(|c| c.is_ascii_digit()) && lower.parse::<Item>().is_ok() {
             return write!(f, "`{word}` is not a GPU target: nvcc's suffixes are lower case, `{lower}`");
@@ -102,6 +105,19 @@ pub const PYTORCH_NAMES: &[(&str, &str)] = &[
 
 impl std::error::Error for ParseTargetError {}
 
+/// `8,6` (a capability written with a decimal comma, issue 60) as the one target it stands for, `8.6`; `None` for
+/// anything else, `86,90` (two targets) included.
+fn decimal_comma(word: &str) -> Option<String> {
+    let (major, minor) = word.split_once(',')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let minor_digits = minor.trim_end_matches(|c: char| c.is_ascii_lowercase());
+    if !digits(major) || !digits(minor_digits) || minor_digits.len() != 1 {
+        return None;
+    }
+    let meant = format!("{major}.{minor}");
+    meant.parse::<Item>().ok().map(|_| meant)
+}
+
 impl TargetList {
     /// Parse a list (see the module header). Empty items are skipped; the first item that is none of the dialects
     /// is the error.
@@ -125,7 +141,11 @@ impl TargetList {
             for item in word.split(',').filter(|i| !i.is_empty()) {
                 match PYTORCH_NAMES.iter().find(|(name, _)| *name == item) {
                     Some((_, list)) => items.extend(TargetList::parse(list)?.0),
-                    None => items.push(item.parse()?),
+                    // `8,6`, a decimal comma: the word is the error, with what it meant.
+                    None => items.push(item.parse().map_err(|e| match decimal_comma(word) {
+                        Some(_) => ParseTargetError(word.to_string()),
+                        None => e,
+                    })?),
                 }
             }
         }
@@ -328,6 +348,19 @@ impl Targets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_decimal_comma_is_named_with_the_target_it_meant() {
+        for (text, said) in [
+            ("8,6", "`8,6` is not a GPU target: did you mean 8.6? (a comma separates two targets)"),
+            ("7.5;10,0a", "`10,0a` is not a GPU target: did you mean 10.0a? (a comma separates two targets)"),
+        ] {
+            assert_eq!(TargetList::parse(text).unwrap_err().to_string(), said);
+        }
+        // Two targets, or a word no comma explains, are as before.
+        assert_eq!(TargetList::parse("86,90").unwrap().0.len(), 2);
+        assert!(TargetList::parse("8,66").unwrap_err().to_string().starts_with("`8` is not a GPU target like"));
+    }
 
     fn cap(s: &str) -> Capability {
         s.parse().unwrap()

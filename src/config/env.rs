@@ -184,6 +184,68 @@ pub fn apply(loaded: &mut Loaded, env: &Env) -> Result<()> {
     Ok(())
 }
 
+/// An `NVCC_WRAPPER_*` variable the project gives no meaning (issue 60: `NVCC_WRAPPER_CAPABILITES=8.6`, a typo, and
+/// `NVCC_WRAPPER_NVCC`, a guess, were ignored silently): it changes nothing, and every personality says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnknownVariable {
+    /// One letter or two from a variable the wrapper reads.
+    Misspelt {
+        name: String,
+        meant: &'static str,
+    },
+    Unknown {
+        name: String,
+    },
+}
+
+impl std::fmt::Display for UnknownVariable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnknownVariable::Misspelt { name, meant } => {
+                write!(f, "${name} is not a variable the wrapper reads, so it changes nothing: did you mean {meant}?")
+            }
+            UnknownVariable::Unknown { name } => write!(
+                f,
+                "${name} is not a variable the wrapper reads, so it changes nothing: `man nvcc-wrapper` lists the ones it reads, and the config file's keys set the rest"
+            ),
+        }
+    }
+}
+
+/// The `NVCC_WRAPPER_*` variables of `env` that no one reads, each with the known name it is nearest to, if one is
+/// within two edits.
+pub fn unknown_variables(env: &Env) -> Vec<UnknownVariable> {
+    let mut unknown = Vec::new();
+    for (name, _) in env.iter() {
+        let Some(name) = name.to_str().filter(|n| n.starts_with("NVCC_WRAPPER_")) else { continue };
+        if vars::OWN.contains(&name) {
+            continue;
+        }
+        let nearest = vars::OWN.iter().map(|known| (edits(name, known), *known)).min();
+        unknown.push(match nearest {
+            Some((distance, meant)) if distance <= 2 => UnknownVariable::Misspelt { name: name.to_string(), meant },
+            _ => UnknownVariable::Unknown { name: name.to_string() },
+        });
+    }
+    unknown
+}
+
+/// The edit distance of two names (insertions, deletions and substitutions of one byte).
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, x) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, y) in b.iter().enumerate() {
+            let substituted = diagonal + usize::from(x != y);
+            diagonal = row[j + 1];
+            row[j + 1] = substituted.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 fn utf8(value: &OsStr) -> std::result::Result<&str, String> {
     value.to_str().ok_or_else(|| "not UTF-8".to_string())
 }
@@ -218,6 +280,28 @@ mod tests {
 
     fn file(text: &str) -> Loaded {
         Loaded::from_text(text, Path::new("/etc/nvcc.toml")).unwrap()
+    }
+
+    #[test]
+    fn an_unknown_wrapper_variable_is_named_with_the_one_it_is_nearest_to() {
+        let env = env(&[
+            ("NVCC_WRAPPER_CAPABILITES", "8.6"),
+            ("NVCC_WRAPPER_NVCC", "/usr/bin/nvcc"),
+            (vars::CAPABILITIES, "8.6"),
+            ("NVCC_PREPEND_FLAGS", "-O2"),
+            ("HOME", "/h"),
+        ]);
+        let found = unknown_variables(&env);
+        assert_eq!(
+            found,
+            [
+                UnknownVariable::Misspelt { name: "NVCC_WRAPPER_CAPABILITES".into(), meant: vars::CAPABILITIES },
+                UnknownVariable::Unknown { name: "NVCC_WRAPPER_NVCC".into() },
+            ]
+        );
+        assert_eq!(edits("THREADS", "THREDS"), 1);
+        assert_eq!(edits("", "abc"), 3);
+        assert_eq!(edits("kitten", "sitting"), 3);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! be read, has a syntax error, an unknown key or a bad value is an error naming the file, line and column: never
 //! skipped. Relative paths inside the file are relative to the file's directory.
 
-mod env;
+pub mod env;
 pub mod places;
 mod report;
 mod sourced;
@@ -332,6 +332,7 @@ pub fn load_with_env(ctx: &Context) -> Result<Loaded> {
 
 /// Find and read the configuration for this context.
 pub fn load(ctx: &Context) -> Result<Loaded> {
+    ctx.env.switch(vars::NO_MACHINE_CONFIG)?;
     let looked_at = places::find(ctx, places::there);
     let Some(used) = looked_at.last().filter(|l| l.state == places::State::Used) else {
         return Ok(Loaded { looked_at, ..Loaded::default() });

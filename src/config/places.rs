@@ -8,7 +8,8 @@
 //!    cross one) each keep their own, and a wrapper made by Nix, whose file is always there, never reads another.
 //! 3. The user's, `$XDG_CONFIG_HOME/nvcc-wrapper/config.toml` (`~/.config` when that variable is unset, empty or
 //!    relative, as the XDG base directory specification says).
-//! 4. The machine's, `/etc/nvcc-wrapper/config.toml`.
+//! 4. The machine's, `/etc/nvcc-wrapper/config.toml`, unless `$NVCC_WRAPPER_NO_MACHINE_CONFIG` is on (as git's
+//!    `GIT_CONFIG_NOSYSTEM`: with a home of its own, a test suite or a script reads no file it did not write).
 //!
 //! Files are not merged: a file is a whole statement of a setup, and what `explain` shows is one file. Inside a Nix
 //! build (`$NIX_BUILD_TOP`, not `nix-shell`) places 3 and 4 are not looked at: a derivation must not read files
@@ -64,6 +65,8 @@ pub enum State {
     Used,
     /// Not looked at: a Nix build reads no user or machine file.
     NixBuild,
+    /// Not looked at: `$NVCC_WRAPPER_NO_MACHINE_CONFIG` turns the machine's file off.
+    SwitchedOff,
     /// Something that is not a file the wrapper can read (a dangling link, a directory, a FIFO...), with what it is:
     /// passed over, and a problem `explain` shows and `doctor` fails on. A FIFO is never opened.
     Unusable(&'static str),
@@ -117,6 +120,7 @@ impl fmt::Display for Looked {
             State::Used => write!(f, "{path} ({})", self.place),
             State::Missing => write!(f, "{path} ({}): none there", self.place),
             State::NixBuild => write!(f, "{path} ({}): not read in a Nix build", self.place),
+            State::SwitchedOff => write!(f, "{path} ({}): not read, ${} is on", self.place, vars::NO_MACHINE_CONFIG),
             State::Unusable(what) => {
                 write!(f, "{path} ({}): {what}, not a config file the wrapper can read; passed over", self.place)
             }
@@ -131,7 +135,15 @@ pub fn ignored(ctx: &Context, looked: &[Looked], look: impl Fn(&Path) -> State) 
     if !looked.last().is_some_and(|l| l.state == State::Used) || crate::context::dirs::in_nix_build(&ctx.env) {
         return Vec::new();
     }
-    candidates(ctx).into_iter().skip(looked.len()).filter(|(_, path)| look(path) == State::Used).collect()
+    let off = machine_off(ctx);
+    let later = candidates(ctx).into_iter().skip(looked.len()).filter(|(place, _)| !(off && *place == Place::Machine));
+    later.filter(|(_, path)| look(path) == State::Used).collect()
+}
+
+/// Whether `$NVCC_WRAPPER_NO_MACHINE_CONFIG` turns the machine's file off. A value that is not a switch is the
+/// loading's error (`super::load`); here it leaves the file on.
+fn machine_off(ctx: &Context) -> bool {
+    ctx.env.switch(vars::NO_MACHINE_CONFIG).ok().flatten() == Some(true)
 }
 
 /// Every place in order, as (kind, path).
@@ -156,12 +168,13 @@ pub fn candidates(ctx: &Context) -> Vec<(Place, PathBuf)> {
 /// file was found. A named file is `Used` whether or not it exists, so that reading it reports a wrong name. `look`
 /// says what is at a path (`there`).
 pub fn find(ctx: &Context, look: impl Fn(&Path) -> State) -> Vec<Looked> {
-    let nix_build = crate::context::dirs::in_nix_build(&ctx.env);
+    let (nix_build, machine_off) = (crate::context::dirs::in_nix_build(&ctx.env), machine_off(ctx));
     let mut looked = Vec::new();
     for (place, path) in candidates(ctx) {
         let state = match place {
             Place::Named => State::Used,
             Place::User | Place::Machine if nix_build => State::NixBuild,
+            Place::Machine if machine_off => State::SwitchedOff,
             _ => look(&path),
         };
         looked.push(Looked { place, path, state });

@@ -20,18 +20,72 @@ pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
         format!(":{line}:{column}")
     });
     let message = e.message().trim_end();
-    let help = top_level_key_in_a_table(message, before.unwrap_or_default())
+    let before = before.unwrap_or_default();
+    // The key or table name at the error (`gpu` of a second `[gpu]`), and the key its line sets (`candidates` of
+    // `candidates = "g++-11"`).
+    let named = e.span().and_then(|span| text.get(span)).map(str::trim);
+    let line = before.rsplit('\n').next().unwrap_or_default();
+    let line_key = line.split_once('=').map(|(k, _)| k.trim());
+    let (described, help) = match (message, named) {
+        ("duplicate key", Some(name)) if line.trim_start().starts_with('[') => (
+            format!("the table `[{name}]` is opened twice"),
+            Some(format!("put all of its keys below one `[{name}]` line: TOML opens a table once")),
+        ),
+        ("duplicate key", Some(name)) => {
+            (format!("the key `{name}` is set twice in one table"), Some("keep one of the two lines".to_string()))
+        }
+        _ => (in_file_words(message), None),
+    };
+    let help = help
+        .or_else(|| top_level_key_in_a_table(message, before))
+        .or_else(|| key_of_another_table(message, before))
+        .or_else(|| expected_form(message, line_key, named))
         .unwrap_or_else(|| "`man nvcc-wrapper` (CONFIGURATION) lists every key and its values".to_string());
     Error::new(
         ErrorKind::Config,
-        format!(
-            "invalid config file {}{}: {}",
-            crate::error::shell::path(path),
-            position.unwrap_or_default(),
-            in_file_words(message)
-        ),
+        format!("invalid config file {}{}: {described}", crate::error::shell::path(path), position.unwrap_or_default()),
     )
     .with_help(help)
+}
+
+/// The config's tables, as a header opens them.
+const TABLES: &[&str] = &["gpu", "host-compiler", "target", "target.host-compiler"];
+
+/// The keys serde takes in `table` (`""`: the top level), from its own error for a key none has.
+fn keys_of(table: &str) -> Vec<String> {
+    let header = if table.is_empty() { String::new() } else { format!("[{table}]\n") };
+    let probe = format!("{header}nvcc-wrapper-no-such-key = 0\n");
+    let Err(e) = toml::from_str::<super::Config>(&probe) else { return Vec::new() };
+    let message = e.message().to_string();
+    let Some((_, expected)) = message.split_once(", expected ") else { return Vec::new() };
+    expected.trim_start_matches("one of ").split(", ").map(|k| k.trim().trim_matches('`').to_string()).collect()
+}
+
+/// The hint for a key of another table (issue 60: `capabilities = ["8.6"]` above `[gpu]`): which table it belongs
+/// in.
+fn key_of_another_table(message: &str, before: &str) -> Option<String> {
+    let key = message.strip_prefix("unknown field `")?.split('`').next()?;
+    let here = before.lines().rev().map(str::trim).find(|l| l.starts_with('[')).map(|l| l.trim_matches(['[', ']']));
+    let table = TABLES.iter().find(|t| Some(**t) != here && keys_of(t).iter().any(|k| k == key))?;
+    Some(format!("`{key}` is a key of `[{table}]`: put it below a `[{table}]` line (TOML reads a key into the last table opened above it)"))
+}
+
+/// The form a key takes, where a value of the wrong kind was given (issue 60: `host-compiler = "clang++-21"`,
+/// `candidates = "g++-11"`).
+fn expected_form(message: &str, key: Option<&str>, value: Option<&str>) -> Option<String> {
+    let key = key?;
+    let (found, expected) = message.strip_prefix("invalid type: ")?.split_once(", expected ")?;
+    if expected.starts_with("struct ") || expected == "a map" {
+        let table = TABLES.iter().find(|t| t.rsplit('.').next() == Some(key)).copied().unwrap_or(key);
+        return Some(format!(
+            "`{key}` is a table: write `[{table}]` on a line of its own, and its keys below it ({})",
+            keys_of(table).iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if expected == "a sequence" && found.starts_with("string ") {
+        return Some(format!("`{key}` takes an array: `{key} = [{}]`", value.unwrap_or("...")));
+    }
+    None
 }
 
 /// The hint for a top-level key written below a `[table]` line, which TOML reads as that table's key: `unknown

@@ -202,10 +202,11 @@ mod tests {
         let e = Sourced::new(PathBuf::from("/opt/my root"), file).error("[target] sysroot", "does not exist");
         assert_eq!(e.message, "`[target] sysroot` ('/opt/my root', from /etc/w.toml:3) does not exist");
         assert_eq!(e.kind, ErrorKind::Config);
-        let e = Sourced::new(PathBuf::from("/x"), Origin::Env("NVCC_WRAPPER_SYSROOT")).error("[target] sysroot", "w");
+        let e = Sourced::new(PathBuf::from("/x"), Origin::Env("NVCC_WRAPPER_TARGET_SYSROOT"))
+            .error("[target] sysroot", "w");
         assert_eq!(
             (e.message.as_str(), e.kind),
-            ("`[target] sysroot` (/x, from $NVCC_WRAPPER_SYSROOT) w", ErrorKind::Environment)
+            ("`[target] sysroot` (/x, from $NVCC_WRAPPER_TARGET_SYSROOT) w", ErrorKind::Environment)
         );
     }
 

@@ -16,6 +16,7 @@
 //! name a file of the wrapper's. Which slots a call takes, and who holds them, is `exec::child`'s business.
 
 use std::ffi::{CString, OsStr};
+use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -37,7 +38,90 @@ pub enum Jobserver {
     Usable(Client),
     /// Named but not usable by this call, with why (GNU make 4.3 passes its pipe only to rules marked `+`; a FIFO
     /// that is gone; a claim that names something else).
-    Unusable(String),
+    Unusable(Unusable),
+}
+
+/// Why a jobserver `MAKEFLAGS` names cannot be used by this call. An error the system gave is kept as its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unusable {
+    /// `--jobserver-auth=` with a value that is neither `R,W` nor `fifo:PATH`.
+    Malformed(String),
+    /// Negative descriptors: make turned its jobserver off for the command.
+    TurnedOff {
+        read: RawFd,
+        write: RawFd,
+    },
+    /// A descriptor of 0 to 2.
+    StandardStream {
+        read: RawFd,
+        write: RawFd,
+    },
+    /// Not open here (make 4.3 passes its pipe only to rules marked `+`).
+    NotOpen(RawFd),
+    /// Open, but `fstat` failed.
+    NotStated {
+        fd: RawFd,
+        error: String,
+    },
+    /// Not a pipe: what it is.
+    NotAPipe {
+        fd: RawFd,
+        is: &'static str,
+    },
+    /// Two pipes, not the two ends of one.
+    TwoPipes {
+        read: RawFd,
+        write: RawFd,
+    },
+    NotForReading(RawFd),
+    NotForWriting(RawFd),
+    /// The pipe could not be opened anew without waiting on it.
+    NotReopened(String),
+    /// A FIFO's path, as the shell would write it, and the system's error.
+    Fifo {
+        path: String,
+        error: String,
+    },
+    /// Not a FIFO: what it is.
+    NotAFifo {
+        path: String,
+        is: &'static str,
+    },
+    /// Replaced while it was opened.
+    FifoChanged {
+        path: String,
+    },
+    /// A copy of the context (tests) could not duplicate the descriptor.
+    NotDuplicated(String),
+}
+
+impl fmt::Display for Unusable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unusable::Malformed(value) => write!(f, "`--jobserver-auth={value}` is neither `R,W` nor `fifo:PATH`"),
+            Unusable::TurnedOff { read, write } => {
+                write!(f, "descriptors {read},{write}: make turned its jobserver off for this command")
+            }
+            Unusable::StandardStream { read, write } => {
+                write!(f, "descriptors {read},{write} include a standard stream (0 to 2), which is never a jobserver")
+            }
+            Unusable::NotOpen(fd) => {
+                write!(f, "descriptor {fd} is not open (GNU make 4.3 passes it only to rules marked `+`)")
+            }
+            Unusable::NotStated { fd, error } => write!(f, "descriptor {fd}: {error}"),
+            Unusable::NotAPipe { fd, is } => write!(f, "descriptor {fd} is {is}, not a pipe"),
+            Unusable::TwoPipes { read, write } => {
+                write!(f, "descriptors {read} and {write} are not the two ends of one pipe")
+            }
+            Unusable::NotForReading(fd) => write!(f, "descriptor {fd} is not open for reading"),
+            Unusable::NotForWriting(fd) => write!(f, "descriptor {fd} is not open for writing"),
+            Unusable::NotReopened(error) => write!(f, "cannot open the pipe anew without waiting on it: {error}"),
+            Unusable::Fifo { path, error } => write!(f, "fifo:{path}: {error}"),
+            Unusable::NotAFifo { path, is } => write!(f, "fifo:{path} is {is}, not a FIFO"),
+            Unusable::FifoChanged { path } => write!(f, "fifo:{path} changed while it was opened"),
+            Unusable::NotDuplicated(error) => write!(f, "cannot duplicate its descriptor: {error}"),
+        }
+    }
 }
 
 /// The jobserver a call may take slots from: one descriptor of the wrapper's own, non-blocking, open for reading and
@@ -54,7 +138,7 @@ impl Clone for Jobserver {
             Jobserver::None => Jobserver::None,
             Jobserver::Usable(client) => match client.fd.try_clone() {
                 Ok(fd) => Jobserver::Usable(Client { fd }),
-                Err(e) => Jobserver::Unusable(format!("cannot duplicate its descriptor: {e}")),
+                Err(e) => Jobserver::Unusable(Unusable::NotDuplicated(e.to_string())),
             },
             Jobserver::Unusable(why) => Jobserver::Unusable(why.clone()),
         }
@@ -211,64 +295,60 @@ fn reopen(fd: RawFd, st: &libc::stat) -> io::Result<OwnedFd> {
     Ok(own)
 }
 
-/// Check a claim and open the jobserver it names; why not, in words, when it cannot be used.
-fn open(claim: &Claim) -> Result<OwnedFd, String> {
+/// Check a claim and open the jobserver it names; why not, when it cannot be used.
+fn open(claim: &Claim) -> Result<OwnedFd, Unusable> {
     match claim {
-        Claim::Malformed(value) => Err(format!("`--jobserver-auth={value}` is neither `R,W` nor `fifo:PATH`")),
+        Claim::Malformed(value) => Err(Unusable::Malformed(value.clone())),
         Claim::Pipe { read, write } => {
             let (read, write) = (*read, *write);
             if read < 0 || write < 0 {
-                return Err(format!("descriptors {read},{write}: make turned its jobserver off for this command"));
+                return Err(Unusable::TurnedOff { read, write });
             }
             if read <= 2 || write <= 2 {
-                return Err(format!(
-                    "descriptors {read},{write} include a standard stream (0 to 2), which is never a jobserver"
-                ));
+                return Err(Unusable::StandardStream { read, write });
             }
             let opened = |fd: RawFd| {
                 // SAFETY: F_GETFL only reads a descriptor's flags; a closed one is EBADF.
                 let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
                 if flags < 0 {
-                    return Err(format!(
-                        "descriptor {fd} is not open (GNU make 4.3 passes it only to rules marked `+`)"
-                    ));
+                    return Err(Unusable::NotOpen(fd));
                 }
-                let st = stat(fd).map_err(|e| format!("descriptor {fd}: {e}"))?;
+                let st = stat(fd).map_err(|e| Unusable::NotStated { fd, error: e.to_string() })?;
                 Ok((flags & libc::O_ACCMODE, st))
             };
             let (read_mode, read_st) = opened(read)?;
             let (write_mode, write_st) = opened(write)?;
             for (fd, st) in [(read, &read_st), (write, &write_st)] {
                 if !is_fifo(st) {
-                    return Err(format!("descriptor {fd} is {}, not a pipe", kind(st)));
+                    return Err(Unusable::NotAPipe { fd, is: kind(st) });
                 }
             }
             if (read_st.st_dev, read_st.st_ino) != (write_st.st_dev, write_st.st_ino) {
-                return Err(format!("descriptors {read} and {write} are not the two ends of one pipe"));
+                return Err(Unusable::TwoPipes { read, write });
             }
             if read_mode == libc::O_WRONLY {
-                return Err(format!("descriptor {read} is not open for reading"));
+                return Err(Unusable::NotForReading(read));
             }
             if write_mode == libc::O_RDONLY {
-                return Err(format!("descriptor {write} is not open for writing"));
+                return Err(Unusable::NotForWriting(write));
             }
-            reopen(read, &read_st).map_err(|e| format!("cannot open the pipe anew without waiting on it: {e}"))
+            reopen(read, &read_st).map_err(|e| Unusable::NotReopened(e.to_string()))
         }
         Claim::Fifo(path) => {
             let shown = crate::error::shell::display([OsStr::from_bytes(path)]);
+            let failed = |e: io::Error| Unusable::Fifo { path: shown.clone(), error: e.to_string() };
             // O_PATH: no open of the object itself, so a device's driver never runs and no file's time changes.
-            let handle = open_path(path, libc::O_PATH).map_err(|e| format!("fifo:{shown}: {e}"))?;
-            let st = stat(handle.as_raw_fd()).map_err(|e| format!("fifo:{shown}: {e}"))?;
+            let handle = open_path(path, libc::O_PATH).map_err(failed)?;
+            let st = stat(handle.as_raw_fd()).map_err(failed)?;
             if !is_fifo(&st) {
-                return Err(format!("fifo:{shown} is {}, not a FIFO", kind(&st)));
+                return Err(Unusable::NotAFifo { path: shown, is: kind(&st) });
             }
             reopen(handle.as_raw_fd(), &st).or_else(|_| {
                 // Without /proc: the name, opened without waiting, and checked to be the FIFO seen above.
-                let own = open_path(path, libc::O_RDWR | libc::O_NONBLOCK | libc::O_NOFOLLOW)
-                    .map_err(|e| format!("fifo:{shown}: {e}"))?;
-                let again = stat(own.as_raw_fd()).map_err(|e| format!("fifo:{shown}: {e}"))?;
+                let own = open_path(path, libc::O_RDWR | libc::O_NONBLOCK | libc::O_NOFOLLOW).map_err(failed)?;
+                let again = stat(own.as_raw_fd()).map_err(failed)?;
                 if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
-                    return Err(format!("fifo:{shown} changed while it was opened"));
+                    return Err(Unusable::FifoChanged { path: shown.clone() });
                 }
                 Ok(own)
             })
@@ -354,7 +434,7 @@ mod tests {
 
     fn unusable(makeflags: &str) -> String {
         match Jobserver::from_process(&env(makeflags)) {
-            Jobserver::Unusable(why) => why,
+            Jobserver::Unusable(why) => why.to_string(),
             other => panic!("{makeflags}: {other:?}"),
         }
     }

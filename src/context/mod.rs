@@ -60,6 +60,43 @@ pub mod vars {
     /// Where the user's configuration file is (`$XDG_CONFIG_HOME/nvcc-wrapper/config.toml`, else
     /// `$HOME/.config/nvcc-wrapper/config.toml`).
     pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+    /// A switch: on, the machine's configuration file (`/etc/nvcc-wrapper/config.toml`) is not looked at.
+    pub const NO_MACHINE_CONFIG: &str = "NVCC_WRAPPER_NO_MACHINE_CONFIG";
+    /// The project's scripts' and tests' own: the wrapper never reads them, but knows them (`OWN`).
+    pub const SCRIPTS_CACHE: &str = "NVCC_WRAPPER_CACHE";
+    pub const SCRIPTS_SKIP_MISSING: &str = "NVCC_WRAPPER_SKIP_MISSING";
+    pub const SCRIPTS_UPDATE_REFERENCE: &str = "NVCC_WRAPPER_UPDATE_REFERENCE";
+    pub const SCRIPTS_DEBIAN_MIRROR: &str = "NVCC_WRAPPER_DEBIAN_MIRROR";
+
+    /// Every `NVCC_WRAPPER_*` name the project gives a meaning: another is a typo or a guess, which the wrapper
+    /// warns about (`config::env::unknown_variables`) rather than ignore. docs/reference/environment.md lists each.
+    pub const OWN: &[&str] = &[
+        CONFIG,
+        LOG,
+        DRY_RUN,
+        DISABLE,
+        DEPTH,
+        LAUNCHER,
+        CAPABILITIES,
+        FORWARD_COMPAT,
+        COMPRESS_FATBIN,
+        DEPFILE_INPUTS,
+        REPRODUCIBLE,
+        THREADS,
+        THREADS_FOLLOW,
+        TARGET_SYSTEM,
+        TARGET_PLATFORM,
+        TARGET_SYSROOT,
+        TARGET_CUDA_ROOT,
+        TARGET_CUDA_COMPAT,
+        PROBE_CACHE,
+        PROBE_CACHE_DIR,
+        NO_MACHINE_CONFIG,
+        SCRIPTS_CACHE,
+        SCRIPTS_SKIP_MISSING,
+        SCRIPTS_UPDATE_REFERENCE,
+        SCRIPTS_DEBIAN_MIRROR,
+    ];
     pub const HOME: &str = "HOME";
     /// A Nix build's own directory (set by Nix's builder), and the mark of `nix-shell` (which sets both).
     pub const NIX_BUILD_TOP: &str = "NIX_BUILD_TOP";

@@ -55,8 +55,9 @@ error_kinds! {
     Output,
     /// The reader of the wrapper's output went away (`| head`): not a failure, and nothing is said.
     ClosedOutput,
-    /// No real nvcc was found.
-    NvccNotFound,
+    /// No real nvcc was found, or no program `nvcc-wrapper jobserver` was asked to run: 127, as a shell's for a
+    /// command it cannot find.
+    NotFound,
 }
 
 impl ErrorKind {
@@ -75,7 +76,7 @@ impl ErrorKind {
             ErrorKind::Config => 78,
             ErrorKind::Loop => 125,
             ErrorKind::CannotExec => 126,
-            ErrorKind::NvccNotFound => 127,
+            ErrorKind::NotFound => 127,
         }
     }
 }

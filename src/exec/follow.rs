@@ -5,343 +5,229 @@
 //!
 //! nvcc starts each step of a target's pipeline (the device preprocessing, `cicc`, `ptxas`; 13.x also runs its host
 //! steps two at once) as a child of its own, through `sh` or directly: a **unit** here is one child of nvcc with
-//! everything below it. Every `TICK`, K reads the units from `/proc` and:
-//! - stops (SIGSTOP) the newest running units beyond the slots held, every process of them, before they grow;
-//! - continues (SIGCONT) the oldest of those it stopped while it holds a slot that no unit uses, and takes a free job
-//!   slot for one without waiting (never more than `most` in all), each beyond the first only when the memory free
-//!   holds one more thread at the release's measured peak;
+//! everything below it, and it starts with that child's first exec. Every exec of nvcc's programs waits for K's
+//! answer (`super::hold`: a program held so is not stopped, and job control never sees it). K:
+//! - lets an exec of a unit that runs go on at once;
+//! - lets the first exec of a new unit go on while the units that run are fewer than the slots held, else takes a
+//!   free job slot for it without waiting (never more than `most` in all), each beyond the first only when the memory
+//!   free holds one more thread at the release's measured peak; else the exec waits, oldest first, for a unit to end
+//!   (K learns it at once, from a pidfd);
 //! - gives back a slot no unit has used for two ticks in a row.
 //!
-//! What it stopped never stays stopped for want of it: a unit that was sent a signal that would end it (a build's
-//! interrupt to the process group, which reaches a stopped process but acts only once it runs) is continued at the
-//! next tick and never stopped again; a unit continued from outside (a terminal's `fg`, `kill -CONT`) is stopped again
-//! only while the call holds too few slots for it; when nvcc ends, or K is told to stop, everything is continued. A
-//! unit a debugger holds stopped holds no slot (it may wait, through the debugger, for one that waits for a slot).
-//! While the job is stopped (a Ctrl-Z stops nvcc with its programs), K continues nothing and takes no slot. And
-//! what K stops or holds is written down in a `Ledger` shared with W, so that when K is killed by SIGKILL, W continues
-//! the units and gives the slots back, and K's guard (`child::guard`) does when W is killed with it.
+//! A held program is nvcc's child before its exec, with nvcc's signal mask, and hears signals as it would there: one
+//! the mask lets through that ends it ends it at once, wherever it waits; one the mask blocks (nvcc blocks SIGINT and
+//! SIGTERM in its children until they run) waits, pending, until it runs; a stop interrupts its wait, and it asks
+//! again once continued. A unit a debugger holds stopped (`t`) holds no slot (it
+//! may wait, through the debugger, for one that waits for a slot: gdb lets a vfork child of nvcc's go only once the
+//! one before has called exec); one stopped by someone else (a terminal's Ctrl-Z) keeps its slot. While the job is
+//! stopped (a Ctrl-Z stops nvcc with its programs), K lets nothing start and takes no slot. Once K is told to stop,
+//! or nvcc ends, every exec goes on at once. What K holds of the build's slots is written down in a `Ledger`
+//! (`super::ledger`) shared with W and with K's guard, so that whoever outlives a K killed by SIGKILL gives them back.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI32, AtomicU16, Ordering};
-use std::time::Duration;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
 
+use super::hold::{Held, Listener};
+use super::ledger::{Ledger, MOST};
 use super::lend::Lend;
 
-/// How often the units are read.
+/// How often K looks again while an exec waits or a slot is held: the memory free, the job's stop, a spare slot.
 pub const TICK: Duration = Duration::from_millis(20);
 
-/// The most slots a ledger records (a quarter of the processes it does): more threads than this are never followed.
-pub const MOST: usize = crate::plan::threads::MOST_FOLLOWED as usize;
-
-/// Signals that end a process by default, and so must reach a stopped unit (bits of `/proc/PID/status`'s masks).
-const ENDING: u64 = bit(libc::SIGHUP)
-    | bit(libc::SIGINT)
-    | bit(libc::SIGQUIT)
-    | bit(libc::SIGABRT)
-    | bit(libc::SIGKILL)
-    | bit(libc::SIGUSR1)
-    | bit(libc::SIGUSR2)
-    | bit(libc::SIGPIPE)
-    | bit(libc::SIGALRM)
-    | bit(libc::SIGTERM)
-    | bit(libc::SIGXCPU)
-    | bit(libc::SIGXFSZ);
-
-const fn bit(signal: libc::c_int) -> u64 {
-    1 << (signal - 1)
-}
-
-/// What K holds and has stopped, in memory shared with W (an anonymous shared mapping made before the fork): the job
-/// slots' bytes (each stored plus one; 0 is an empty place) and the stopped processes' pids. A byte is written down
-/// right after it is read from the jobserver and crossed out right before it is written back, so a K killed between
-/// loses at most that one slot and never makes one up.
-pub struct Ledger {
-    slots: [AtomicU16; MOST],
-    stopped: [AtomicI32; MOST * 4],
-}
-
-impl Ledger {
-    /// A ledger in memory that a forked K shares with W; `None` when the kernel gives none (then nothing follows).
-    pub fn shared() -> Option<&'static Ledger> {
-        let size = std::mem::size_of::<Ledger>();
-        // SAFETY: a new anonymous mapping, zero-filled by the kernel (all places empty), never unmapped: it lives as
-        // long as the process, in W and in K alike. Atomics of zeros are valid values.
-        unsafe {
-            let at = libc::mmap(
-                std::ptr::null_mut(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            (at != libc::MAP_FAILED).then(|| &*(at as *const Ledger))
-        }
-    }
-
-    pub fn took(&self, byte: u8) {
-        if let Some(place) = self.slots.iter().find(|p| p.load(Ordering::SeqCst) == 0) {
-            place.store(u16::from(byte) + 1, Ordering::SeqCst);
-        }
-    }
-
-    pub fn giving_back(&self, byte: u8) {
-        let held = u16::from(byte) + 1;
-        if let Some(place) = self.slots.iter().find(|p| p.load(Ordering::SeqCst) == held) {
-            place.store(0, Ordering::SeqCst);
-        }
-    }
-
-    fn stopping(&self, pid: libc::pid_t) {
-        if let Some(place) = self.stopped.iter().find(|p| p.load(Ordering::SeqCst) == 0) {
-            place.store(pid, Ordering::SeqCst);
-        }
-    }
-
-    fn continued(&self, pid: libc::pid_t) {
-        if let Some(place) = self.stopped.iter().find(|p| p.load(Ordering::SeqCst) == pid) {
-            place.store(0, Ordering::SeqCst);
-        }
-    }
-
-    /// W, once K has ended: continue what K left stopped and give back the slots it left held (none, unless K was
-    /// killed). How many slots went back.
-    pub fn settle(&self, client: &crate::context::jobserver::Client) -> usize {
-        for place in &self.stopped {
-            let pid = place.swap(0, Ordering::SeqCst);
-            if pid > 0 {
-                // SAFETY: kill takes plain integers; a stopped process keeps its pid until it is continued and ends.
-                unsafe { libc::kill(pid, libc::SIGCONT) };
-            }
-        }
-        let mut back = 0;
-        for place in &self.slots {
-            let held = place.swap(0, Ordering::SeqCst);
-            if held > 0 && client.give_back((held - 1) as u8) {
-                back += 1;
-            }
-        }
-        back
-    }
-}
-
-/// One process of a unit, as `/proc/PID/stat` shows it.
+/// A unit let run, as K counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Proc {
-    pub pid: libc::pid_t,
-    /// Stopped (`T`, or `t` under a tracer): it runs no code until continued.
-    pub stopped: bool,
-    /// Stopped under a tracer (`t`): a debugger holds it, and only the debugger lets it go.
-    pub traced: bool,
+pub enum Runs {
+    /// Running, or stopped by someone else (a terminal's Ctrl-Z): it holds its slot.
+    Holding,
+    /// Stopped under a tracer (`t`): a debugger holds it, and only the debugger lets it go; it holds no slot.
+    Traced,
 }
 
-/// One child of nvcc and everything below it (the zombies left out), oldest first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unit {
-    pub root: libc::pid_t,
-    pub procs: Vec<Proc>,
-    /// A signal that ends a process by default is pending in one of them.
-    pub ending: bool,
+/// How many slots the units let run use: a traced one uses none.
+pub fn using(units: &[Runs]) -> usize {
+    units.iter().filter(|u| **u == Runs::Holding).count()
 }
 
-impl Unit {
-    fn running(&self) -> bool {
-        self.procs.iter().any(|p| !p.stopped)
-    }
-
-    fn traced(&self) -> bool {
-        self.procs.iter().any(|p| p.traced)
+/// Slots held that no unit uses, the call's own kept: given back when nothing waits.
+pub fn spare(units: &[Runs], slots: usize, waiting: usize) -> usize {
+    match waiting {
+        0 => slots.saturating_sub(using(units).max(1)),
+        _ => 0,
     }
 }
 
-/// What one tick decides, from the units and the slots held (`decide`): pure, so that it is tested alone.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Moves {
-    /// Units to stop, every process of them.
-    pub stop: Vec<libc::pid_t>,
-    /// Units stopped by K to continue now, in slots held and unused, the memory free permitting.
-    pub resume: Vec<libc::pid_t>,
-    /// Units K stopped that run again (continued from outside, or a process started just as K stopped the rest),
-    /// within the slots held: what K stopped of them is continued, at once.
-    pub finish: Vec<libc::pid_t>,
-    /// Units K stopped that a signal that ends them waits for: continued, and never stopped again.
-    pub release: Vec<libc::pid_t>,
-    /// Units still waiting for a slot, oldest first: each may take one that is free.
-    pub waiting: Vec<libc::pid_t>,
-    /// Slots held that no unit uses.
-    pub spare: usize,
-    /// Units that hold a slot before the ones continued this tick: running, released, or stopped by someone else.
-    pub running: usize,
+/// A unit let run: its first process, and a pidfd that becomes readable when that process ends.
+struct Unit {
+    root: libc::pid_t,
+    ends: Option<OwnedFd>,
 }
 
-/// Decide a tick: `ours` are the units K stopped, `released` those it must never stop again, `slots` the slots held
-/// with the call's own. Units are oldest first (nvcc starts them in the order of its targets).
-pub fn decide(units: &[Unit], ours: &[libc::pid_t], released: &[libc::pid_t], slots: usize) -> Moves {
-    let mut moves = Moves::default();
-    let mut running = 0;
-    for unit in units {
-        let mine = ours.contains(&unit.root);
-        if mine && unit.ending {
-            moves.release.push(unit.root);
-            running += 1;
-        } else if released.contains(&unit.root) {
-            running += 1;
-        } else if unit.running() {
-            if running < slots {
-                running += 1;
-                if mine {
-                    moves.finish.push(unit.root);
-                }
-            } else {
-                moves.stop.push(unit.root);
-                moves.waiting.push(unit.root);
-            }
-        } else if mine {
-            moves.waiting.push(unit.root);
-        } else if unit.traced() {
-            // Held by a debugger: it holds no slot, as it may wait for one that waits for a slot. gdb lets a vfork
-            // child of nvcc's go only once the one before has called exec, and keeps nvcc's threads stopped until
-            // then: with that one stopped here for want of a slot, counting the held ones would wait for ever.
-        } else {
-            // Stopped by someone else (a terminal's Ctrl-Z): it holds its slot, and is left alone.
-            running += 1;
-        }
-    }
-    moves.running = running;
-    // Only units K stopped before this tick are continued: one found running beyond the slots (stopped this tick)
-    // waits for a later one.
-    let free = slots.saturating_sub(running);
-    let resumable: Vec<_> = moves.waiting.iter().copied().filter(|p| ours.contains(p)).take(free).collect();
-    moves.waiting.retain(|p| !resumable.contains(p));
-    moves.resume = resumable;
-    let used = running + moves.resume.len();
-    moves.spare = if moves.waiting.is_empty() { slots.saturating_sub(used.max(1)) } else { 0 };
-    moves
+/// An exec held for want of a slot, and the unit it starts.
+struct Waiting {
+    held: Held,
+    root: libc::pid_t,
+    /// The debug log said it waits.
+    said: bool,
 }
 
-/// K's side: the units of one nvcc, what K stopped of them, and the slots it holds.
+/// K's side: the execs of one nvcc's programs, the units let run, and the slots held.
 pub struct Follow<'a> {
     lend: &'a Lend<'a>,
     ledger: &'static Ledger,
     nvcc: libc::pid_t,
+    listener: Listener,
     /// The slots' bytes, as taken.
     pub held: Vec<u8>,
-    /// Units K stopped, by root, with the processes it stopped in each.
-    ours: BTreeMap<libc::pid_t, Vec<libc::pid_t>>,
-    released: Vec<libc::pid_t>,
-    /// What this tick continued, by root: stopped again if the job was stopped meanwhile (`tick`).
-    continued: Vec<(libc::pid_t, Vec<libc::pid_t>)>,
+    units: Vec<Unit>,
+    /// Oldest first.
+    waiting: Vec<Waiting>,
+    /// Told to stop, or nvcc ended: every exec goes on at once.
+    released: bool,
     /// Ticks in a row with a spare slot.
     spare_ticks: u32,
-    /// The threads the memory free held when last read, and when: read again only after `MEMORY_AGAIN`, so that a
-    /// unit waiting for memory does not read it every tick.
-    memory: Option<(std::time::Instant, u32)>,
+    /// The threads the memory free held when last read, and when: read again only after `MEMORY_AGAIN`, so that an
+    /// exec waiting for memory does not read it every tick.
+    memory: Option<(Instant, u32)>,
 }
 
 /// How long what the memory free holds is taken as known.
 const MEMORY_AGAIN: Duration = Duration::from_millis(500);
 
 impl<'a> Follow<'a> {
-    pub fn new(lend: &'a Lend<'a>, ledger: &'static Ledger, nvcc: libc::pid_t) -> Follow<'a> {
-        let held = Vec::new();
-        let (ours, released, continued) = (BTreeMap::new(), Vec::new(), Vec::new());
-        Follow { lend, ledger, nvcc, held, ours, released, continued, spare_ticks: 0, memory: None }
+    pub fn new(lend: &'a Lend<'a>, ledger: &'static Ledger, nvcc: libc::pid_t, listener: Listener) -> Follow<'a> {
+        let (held, units, waiting) = (Vec::new(), Vec::new(), Vec::new());
+        Follow { lend, ledger, nvcc, listener, held, units, waiting, released: false, spare_ticks: 0, memory: None }
     }
 
-    /// Whether `/proc` shows this process's children, which following needs, in this process's own pid namespace
-    /// (`procfs::is_ours`): checked before nvcc starts, so that without it the call takes its threads at the start.
-    pub fn possible() -> bool {
-        // SAFETY: getpid has no preconditions.
-        let me = unsafe { libc::getpid() };
-        super::procfs::is_ours() && std::fs::metadata(format!("/proc/{me}/task/{me}/children")).is_ok()
+    /// What K polls for this follow: the listener first, then each unit's end.
+    pub fn descriptors(&self) -> Vec<libc::pollfd> {
+        let poll = |fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        let ends =
+            self.units.iter().filter_map(|u| u.ends.as_ref()).map(|fd| poll(std::os::fd::AsRawFd::as_raw_fd(fd)));
+        std::iter::once(poll(self.listener.raw())).chain(ends).collect()
     }
 
-    /// One tick: read the units, stop, continue, take and give back. Not while the job is stopped (`job_stopped`);
-    /// and what this tick continued is stopped again when the job was stopped meanwhile, so that a Ctrl-Z that comes
-    /// between the reading and the continuing leaves nothing of nvcc's running.
+    /// Whether K should look again after `TICK` though nothing happened: an exec waits, or a slot is held.
+    pub fn wants_ticks(&self) -> bool {
+        !self.waiting.is_empty() || !self.held.is_empty()
+    }
+
+    /// What `descriptors` reported: a held exec, units that ended. Then let run what the slots allow.
+    pub fn on_events(&mut self, polled: &[libc::pollfd]) {
+        let ready = |p: &libc::pollfd| p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0;
+        let ended: Vec<libc::c_int> = polled.iter().skip(1).filter(|p| ready(p)).map(|p| p.fd).collect();
+        self.units.retain(|u| !u.ends.as_ref().is_some_and(|fd| ended.contains(&std::os::fd::AsRawFd::as_raw_fd(fd))));
+        if polled.first().is_some_and(|p| p.revents & libc::POLLIN != 0) {
+            match self.listener.next() {
+                Ok(Some(held)) => self.arrived(held),
+                Ok(None) => {}
+                Err(err) => tracing::debug!("the listener of nvcc's execs failed: {err}"),
+            }
+        }
+        self.admit();
+    }
+
+    /// A tick: let run what the memory now holds, and give back a slot no unit has used for two ticks.
     pub fn tick(&mut self) {
-        if self.job_stopped() {
+        self.admit();
+        let spare = spare(&self.states(), self.held.len() + 1, self.waiting.len());
+        if spare == 0 {
+            self.spare_ticks = 0;
             return;
         }
-        self.moves();
-        let continued = std::mem::take(&mut self.continued);
-        if !continued.is_empty() && self.job_stopped() {
-            for (root, pids) in continued {
-                for &pid in &pids {
-                    self.ledger.stopping(pid);
-                    super::procfs::signal_below_me(pid, libc::SIGSTOP);
+        self.spare_ticks += 1;
+        if self.spare_ticks >= 2 {
+            for _ in 0..spare.min(self.held.len()) {
+                if let Some(byte) = self.held.pop() {
+                    self.ledger.giving_back(byte);
+                    self.lend.client.give_back(byte);
                 }
-                self.released.retain(|r| *r != root);
-                self.ours.entry(root).or_default().extend(pids);
             }
-        }
-    }
-
-    /// Whether nvcc itself is stopped for job control (`T`): K never stops nvcc, so someone stopped the job (a
-    /// terminal's Ctrl-Z, a stop signal to the group), and with it every program of nvcc's. A slot that frees then
-    /// (a program that was ending, or killed) is no reason to run what waits: nvcc alone's work would all be stopped.
-    /// A tracer's stop (`t`, gdb at a breakpoint in nvcc) stops nvcc alone, not the job.
-    fn job_stopped(&self) -> bool {
-        state_of(self.nvcc).is_some_and(|(state, _)| state == b'T')
-    }
-
-    fn moves(&mut self) {
-        let units = units(self.nvcc);
-        self.ours.retain(|root, _| units.iter().any(|u| u.root == *root));
-        self.released.retain(|root| units.iter().any(|u| u.root == *root));
-        let ours: Vec<_> = self.ours.keys().copied().collect();
-        let moves = decide(&units, &ours, &self.released, self.held.len() + 1);
-        let unit = |root: libc::pid_t| units.iter().find(|u| u.root == root);
-        for root in &moves.release {
-            self.resume(*root);
-            self.released.push(*root);
-        }
-        for root in &moves.finish {
-            self.resume(*root);
-        }
-        // Beyond the slots: new units, units continued from outside, and the processes a unit K stopped started
-        // just before it was stopped.
-        for root in &moves.stop {
-            if let Some(unit) = unit(*root) {
-                self.stop(unit);
-            }
-        }
-        let mut running_now = moves.running;
-        for root in &moves.resume {
-            if running_now > 0 && !self.memory_holds(running_now + 1) {
-                break;
-            }
-            self.resume(*root);
-            running_now += 1;
-        }
-        for root in &moves.waiting {
-            if self.held.len() + 1 >= (self.lend.most as usize).min(MOST) || !self.lend.client.has_free() {
-                break;
-            }
-            if !self.memory_holds(running_now + 1) {
-                break;
-            }
-            let Some(byte) = self.lend.client.try_take() else { break };
-            self.ledger.took(byte);
-            self.held.push(byte);
-            tracing::debug!("a job slot freed while nvcc runs: {} threads now", self.held.len() + 1);
-            self.resume(*root);
-            running_now += 1;
-        }
-        if moves.spare > 0 {
-            self.spare_ticks += 1;
-            if self.spare_ticks >= 2 {
-                for _ in 0..moves.spare.min(self.held.len()) {
-                    if let Some(byte) = self.held.pop() {
-                        self.ledger.giving_back(byte);
-                        self.lend.client.give_back(byte);
-                    }
-                }
-                self.spare_ticks = 0;
-            }
-        } else {
             self.spare_ticks = 0;
         }
+    }
+
+    /// An exec of nvcc's programs, held: let go at once unless it starts a unit beyond the slots.
+    fn arrived(&mut self, held: Held) {
+        if self.released || held.pid == self.nvcc {
+            self.listener.let_run(held.id);
+            return;
+        }
+        let root = unit_of(held.pid, self.nvcc);
+        // The pid was read from `/proc` by its number: still the one held, or the answer is moot.
+        if !self.listener.waits(held.id) {
+            return;
+        }
+        let Some(root) = root.filter(|r| !self.units.iter().any(|u| u.root == *r)) else {
+            // A unit that runs, or something no unit's (a program whose parent ended before it).
+            self.listener.let_run(held.id);
+            return;
+        };
+        if let Some(already) = self.waiting.iter_mut().find(|w| w.held.pid == held.pid) {
+            // Asked again after a stop or a signal's handler interrupted its wait: its place in the queue is kept.
+            already.held = held;
+            return;
+        }
+        self.waiting.push(Waiting { held, root, said: false });
+    }
+
+    /// Let waiting execs go on, oldest first, within the slots held and those free now, as the memory holds them. Not
+    /// while the job is stopped.
+    fn admit(&mut self) {
+        if self.waiting.is_empty() || self.job_stopped() {
+            return;
+        }
+        let mut using = using(&self.states());
+        let most = (self.lend.most as usize).min(MOST);
+        while !self.waiting.is_empty() {
+            // Every slot held, the call's own included, is in use.
+            if using > self.held.len() {
+                if self.held.len() + 1 >= most || !self.lend.client.has_free() || !self.memory_holds(using + 1) {
+                    break;
+                }
+                let Some(byte) = self.lend.client.try_take() else { break };
+                self.ledger.took(byte);
+                self.held.push(byte);
+                tracing::debug!("a job slot freed while nvcc runs: {} threads now", self.held.len() + 1);
+            } else if using > 0 && !self.memory_holds(using + 1) {
+                break;
+            }
+            let first = self.waiting.remove(0);
+            // Held by a pidfd before it runs: a unit that ends at once is never counted by a pid another has taken.
+            let ends = pidfd(first.root);
+            // One that ended, or whose wait a signal interrupted (it asks again once it runs), leaves its place.
+            if self.listener.let_run(first.held.id) && !matches!(ends, Err(libc::ESRCH)) {
+                self.units.push(Unit { root: first.root, ends: ends.ok() });
+                using += 1;
+            }
+        }
+        for waiting in self.waiting.iter_mut().filter(|w| !w.said) {
+            tracing::debug!(
+                "nvcc's work beyond the {} job slots held waits: process {} held at its exec",
+                self.held.len() + 1,
+                waiting.held.pid
+            );
+            waiting.said = true;
+        }
+    }
+
+    /// The units let run that have not ended, as they count.
+    fn states(&self) -> Vec<Runs> {
+        self.units
+            .iter()
+            .map(|u| match super::procfs::state_of(u.root) {
+                Some(b't') => Runs::Traced,
+                _ => Runs::Holding,
+            })
+            .collect()
+    }
+
+    /// Whether nvcc itself is stopped for job control (`T`): K never stops anything, so someone stopped the job (a
+    /// terminal's Ctrl-Z, a stop signal to the group), and with it every program of nvcc's. A slot that frees then (a
+    /// program that was ending, or killed) is no reason to start what waits: nvcc alone's work would all be stopped.
+    /// A tracer's stop (`t`, gdb at a breakpoint in nvcc) stops nvcc alone, not the job.
+    fn job_stopped(&self) -> bool {
+        super::procfs::state_of(self.nvcc) == Some(b'T')
     }
 
     fn memory_holds(&mut self, threads: usize) -> bool {
@@ -349,207 +235,66 @@ impl<'a> Follow<'a> {
             Some((at, holds)) if at.elapsed() < MEMORY_AGAIN => holds,
             _ => {
                 let holds = (self.lend.memory_holds)();
-                self.memory = Some((std::time::Instant::now(), holds));
+                self.memory = Some((Instant::now(), holds));
                 holds
             }
         };
         holds as usize >= threads
     }
 
-    fn stop(&mut self, unit: &Unit) {
-        if !self.ours.contains_key(&unit.root) {
-            tracing::debug!(
-                "nvcc's work beyond the {} job slots held waits: process {} stopped",
-                self.held.len() + 1,
-                unit.root
-            );
-        }
-        let stopped = self.ours.entry(unit.root).or_default();
-        for proc in unit.procs.iter().filter(|p| !p.stopped) {
-            if !stopped.contains(&proc.pid) {
-                if self.ledger.stopped.iter().all(|p| p.load(Ordering::SeqCst) != 0) {
-                    // More processes than a ledger keeps: this one is left running.
-                    continue;
-                }
-                self.ledger.stopping(proc.pid);
-                stopped.push(proc.pid);
-            }
-            // Read from /proc this tick, below nvcc: stopped only if it still is the process read (issue 48).
-            super::procfs::signal_below_me(proc.pid, libc::SIGSTOP);
-        }
-    }
-
-    fn resume(&mut self, root: libc::pid_t) {
-        let pids = self.ours.remove(&root).unwrap_or_default();
-        for &pid in &pids {
-            super::procfs::signal_below_me(pid, libc::SIGCONT);
-            self.ledger.continued(pid);
-        }
-        self.continued.push((root, pids));
-    }
-
-    /// Continue everything K stopped and stop following (nvcc ended, or K was told to stop it).
+    /// Stop following (K was told to stop, or nvcc ended): whatever waits goes on, and so does every exec after.
     pub fn release_all(&mut self) {
-        let roots: Vec<_> = self.ours.keys().copied().collect();
-        for root in roots {
-            self.resume(root);
+        self.released = true;
+        for waiting in std::mem::take(&mut self.waiting) {
+            self.listener.let_run(waiting.held.id);
         }
     }
 }
 
-/// The units of `nvcc`: its children with what is below each, from `/proc/PID/task/TID/children`.
-fn units(nvcc: libc::pid_t) -> Vec<Unit> {
-    let mut roots = children(nvcc);
-    roots.sort_unstable();
-    roots
-        .into_iter()
-        .filter_map(|root| {
-            let mut procs = Vec::new();
-            let mut ending = false;
-            let mut todo = vec![root];
-            while let Some(pid) = todo.pop() {
-                let Some((state, pending)) = state_of(pid) else { continue };
-                if state == b'Z' || state == b'X' {
-                    continue;
-                }
-                ending |= pending & ENDING != 0;
-                procs.push(Proc { pid, stopped: state == b'T' || state == b't', traced: state == b't' });
-                todo.extend(children(pid));
-            }
-            (!procs.is_empty()).then_some(Unit { root, procs, ending })
-        })
-        .collect()
-}
-
-/// The children of every thread of `pid`.
-fn children(pid: libc::pid_t) -> Vec<libc::pid_t> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
-    let mut found = Vec::new();
-    for task in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            found.extend(text.split_ascii_whitespace().filter_map(|p| p.parse::<libc::pid_t>().ok()));
+/// The unit `pid` belongs to: its ancestor whose parent is `nvcc` (from `/proc`, at most 64 steps); `None` for a
+/// process not below nvcc.
+fn unit_of(pid: libc::pid_t, nvcc: libc::pid_t) -> Option<libc::pid_t> {
+    let mut at = pid;
+    for _ in 0..64 {
+        match super::procfs::parent_of(at)? {
+            parent if parent == nvcc => return Some(at),
+            parent if parent <= 1 => return None,
+            parent => at = parent,
         }
     }
-    found
+    None
 }
 
-/// A process's state letter and the signals pending for it (its own and its thread group's), from `/proc`. Only a
-/// stopped process's pending signals are read: a running one acts on them itself.
-fn state_of(pid: libc::pid_t) -> Option<(u8, u64)> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
-    let state = *after.iter().find(|b| !b.is_ascii_whitespace())?;
-    if state != b'T' && state != b't' {
-        return Some((state, 0));
+/// A pidfd for `pid` (Linux 5.3), readable once it ends; the errno where there is none: ESRCH when it has ended and
+/// been reaped already; another (no descriptor left) leaves the unit counted until nvcc ends, and the call slower,
+/// never over its slots.
+fn pidfd(pid: libc::pid_t) -> Result<OwnedFd, i32> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor, closed on exec, or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
     }
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let pending = status
-        .lines()
-        .filter_map(|l| l.strip_prefix("SigPnd:").or_else(|| l.strip_prefix("ShdPnd:")))
-        .filter_map(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .fold(0, |a, b| a | b);
-    Some((state, pending))
+    // SAFETY: a descriptor just opened, owned here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn unit(root: libc::pid_t, stopped: bool) -> Unit {
-        Unit { root, procs: vec![Proc { pid: root, stopped, traced: false }], ending: false }
-    }
-
     #[test]
-    fn units_beyond_the_slots_are_stopped_newest_first() {
-        let units = [unit(10, false), unit(11, false), unit(12, false), unit(13, false)];
-        let moves = decide(&units, &[], &[], 2);
-        assert_eq!(moves.stop, vec![12, 13]);
-        assert_eq!(moves.waiting, vec![12, 13]);
-        assert!(moves.resume.is_empty());
-        assert_eq!(moves.spare, 0);
-    }
-
-    #[test]
-    fn a_slot_no_unit_uses_continues_the_oldest_waiting_unit() {
-        // 10 ended; 12 and 13 wait, stopped by K; two slots held.
-        let units = [unit(11, false), unit(12, true), unit(13, true)];
-        let moves = decide(&units, &[12, 13], &[], 2);
-        assert_eq!(moves.resume, vec![12]);
-        assert_eq!(moves.waiting, vec![13]);
-        assert!(moves.stop.is_empty());
-    }
-
-    #[test]
-    fn a_unit_continued_from_outside_is_stopped_again_only_beyond_the_slots() {
-        let units = [unit(11, false), unit(12, false)];
-        assert_eq!(decide(&units, &[12], &[], 1).stop, vec![12]);
-        let moves = decide(&units, &[12], &[], 2);
-        assert!(moves.stop.is_empty() && moves.waiting.is_empty(), "{moves:?}");
-        assert_eq!(moves.finish, vec![12], "what K stopped of it must be continued");
-    }
-
-    #[test]
-    fn a_unit_k_stopped_whose_new_process_runs_is_continued_whole_within_the_slots() {
-        // K stopped 12's `sh` as it started its `gcc`, which runs: left half stopped, `sh` would never reap it.
-        let half = Unit {
-            root: 12,
-            procs: vec![
-                Proc { pid: 12, stopped: true, traced: false },
-                Proc { pid: 14, stopped: false, traced: false },
-            ],
-            ending: false,
-        };
-        assert_eq!(decide(std::slice::from_ref(&half), &[12], &[], 1).finish, vec![12]);
-        let moves = decide(&[unit(11, false), half], &[12], &[], 1);
-        assert_eq!((moves.stop, moves.waiting), (vec![12], vec![12]));
-    }
-
-    #[test]
-    fn a_unit_found_running_beyond_the_slots_waits_a_tick_before_it_is_continued() {
-        let moves = decide(&[unit(11, false), unit(12, false)], &[], &[], 1);
-        assert!(moves.resume.is_empty());
-        assert_eq!(moves.waiting, vec![12]);
-    }
-
-    #[test]
-    fn a_stopped_unit_with_an_ending_signal_pending_is_released_and_never_stopped_again() {
-        let mut ending = unit(12, true);
-        ending.ending = true;
-        let moves = decide(&[unit(11, false), ending], &[12], &[], 1);
-        assert_eq!(moves.release, vec![12]);
-        assert!(moves.waiting.is_empty());
-        let moves = decide(&[unit(11, false), unit(12, false)], &[], &[12], 1);
-        assert!(moves.stop.is_empty(), "{moves:?}");
-    }
-
-    #[test]
-    fn a_unit_a_terminal_stopped_holds_its_slot_and_is_left_alone() {
-        let moves = decide(&[unit(11, true), unit(12, true)], &[12], &[], 1);
-        assert!(moves.resume.is_empty() && moves.stop.is_empty());
-        assert_eq!(moves.waiting, vec![12]);
-    }
-
-    #[test]
-    fn a_unit_a_debugger_holds_takes_no_slot_from_one_that_waits() {
-        // gdb attached to nvcc: 12 and 13 are vfork children it holds (`t`) until 11, stopped here, calls exec.
-        let traced = |root| Unit { root, procs: vec![Proc { pid: root, stopped: true, traced: true }], ending: false };
-        let moves = decide(&[unit(11, true), traced(12), traced(13)], &[11], &[], 2);
-        assert_eq!(moves.resume, vec![11], "{moves:?}");
-        assert_eq!(moves.running, 0);
+    fn a_unit_a_debugger_holds_uses_no_slot() {
+        // gdb attached to nvcc holds a unit (`t`): an exec that waits goes on in its slot.
+        assert_eq!(using(&[Runs::Traced]), 0);
+        assert_eq!(using(&[Runs::Traced, Runs::Holding, Runs::Holding]), 2);
     }
 
     #[test]
     fn slots_no_unit_uses_are_spare_and_the_calls_own_is_kept() {
-        assert_eq!(decide(&[unit(11, false)], &[], &[], 4).spare, 3);
-        assert_eq!(decide(&[], &[], &[], 3).spare, 2);
-        assert_eq!(decide(&[unit(11, false), unit(12, true)], &[12], &[], 1).spare, 0);
-    }
-
-    #[test]
-    fn the_ending_signals_are_the_ones_that_end_a_process() {
-        assert_ne!(ENDING & bit(libc::SIGINT), 0);
-        assert_eq!(ENDING & bit(libc::SIGCONT), 0);
-        assert_eq!(ENDING & bit(libc::SIGCHLD), 0);
-        assert_eq!(ENDING & bit(libc::SIGTSTP), 0);
+        assert_eq!(spare(&[Runs::Holding], 4, 0), 3);
+        assert_eq!(spare(&[], 3, 0), 2);
+        assert_eq!(spare(&[Runs::Holding], 1, 1), 0);
+        assert_eq!(spare(&[Runs::Holding, Runs::Holding], 3, 1), 0, "an exec waits: no slot is spare");
+        assert_eq!(spare(&[Runs::Traced], 2, 0), 1);
     }
 }

@@ -1,7 +1,9 @@
-//! `nvcc-wrapper jobserver -j N -- COMMAND`: a build run under a jobserver of N slots, for build tools that have none
-//! of their own to lend (Ninja, and so CMake's and Meson's Ninja builds, and Nix's ninja hook). It is GNU make's
-//! protocol: a FIFO holding N-1 one-byte tokens (the command's own first job needs none), named to the command's
-//! whole tree in `MAKEFLAGS` in the two forms its clients read:
+//! The server side of a jobserver (the client, which every call reads from `MAKEFLAGS`, is `context::jobserver`; what a
+//! call lends nvcc from it is `exec::lend`). `nvcc-wrapper jobserver -j N -- COMMAND`: a build run under a jobserver of
+//! N slots that this process serves, for build tools that have none of their own to lend (Ninja, and so CMake's and
+//! Meson's Ninja builds, and Nix's ninja hook). It is GNU make's protocol: a FIFO holding N-1 one-byte tokens (the
+//! command's own first job needs none), named to the command's whole tree in `MAKEFLAGS` in the two forms its clients
+//! read:
 //!
 //! `-jN --jobserver-auth=fifo:PATH --jobserver-a=R,W`
 //!
@@ -64,12 +66,15 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
             .with_help("usage: nvcc-wrapper jobserver -j 16 -- ninja -C build")
     })?;
     let path = ctx.search_path().to_os_string();
-    let program = which::which_in(program, Some(&path), &ctx.cwd).map_err(|e| {
-        Error::new(
-            ErrorKind::CannotExec,
-            format!("cannot run {}: {e}", crate::error::shell::display([program.as_os_str()])),
-        )
-        .with_help("give the build tool's name on PATH, or its path")
+    let program = which::which_in(program, Some(&path), &ctx.cwd).map_err(|_| {
+        // which's own words (`cannot find binary path`) name neither the program nor where it was looked for.
+        let shown = crate::error::shell::display([program.as_os_str()]);
+        let looked = if Path::new(program).components().count() > 1 {
+            format!("no program {shown}: there is no executable file at that path")
+        } else {
+            format!("no program {shown} on PATH")
+        };
+        Error::new(ErrorKind::NotFound, looked).with_help("give the build tool's name on PATH, or its path")
     })?;
     refuse_a_ninja_that_ignores_it(&program, args)?;
     let dir = base.join(format!("nvcc-wrapper-jobserver-{}", ctx.pid));

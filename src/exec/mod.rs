@@ -8,7 +8,9 @@
 
 pub mod child;
 pub mod follow;
+pub mod hold;
 pub mod jobserver;
+pub mod ledger;
 pub mod lend;
 pub mod procfs;
 
@@ -16,17 +18,22 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::context::Env;
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::WrittenFile;
 
-/// Whether the caller started the wrapper with SIGPIPE ignored. Rust's runtime sets SIGPIPE to ignored before
-/// `main` (for its own writes), and `Command` sets it back to the default right before exec, so without this nvcc
-/// would always start with the default, whatever the caller chose; `main.rs` records it from a constructor that runs
-/// before the runtime.
-static CALLER_IGNORES_SIGPIPE: AtomicBool = AtomicBool::new(false);
+/// Signals whose default action would end the wrapper for a write of its own (its debug log, an error line): SIGPIPE
+/// (a pipe whose reader left: `... 2>&1 | head -1`) and SIGXFSZ (a file past the size limit, `ulimit -f`). The wrapper,
+/// its keeper and its guard ignore both, so that such a write fails and is dropped (Rust's runtime ignores SIGPIPE
+/// before `main`; `record_caller_state` ignores SIGXFSZ); nvcc gets them as the caller left them.
+pub const OWN_WRITES: [libc::c_int; 2] = [libc::SIGPIPE, libc::SIGXFSZ];
+
+/// Which of `OWN_WRITES` the caller started the wrapper with ignored (bit N: `OWN_WRITES[N]`), recorded before Rust's
+/// runtime changes SIGPIPE; `Command` sets SIGPIPE back to the default right before exec, so without this nvcc would
+/// always start with the default, whatever the caller chose.
+static CALLER_IGNORES: AtomicU8 = AtomicU8::new(0);
 
 /// Which of the standard streams (bit 0: stdin, 1: stdout, 2: stderr) the caller left closed. Rust's runtime opens
 /// `/dev/null` in their place before `main`, so that the wrapper's own writes go nowhere harmful; nvcc gets them
@@ -34,53 +41,62 @@ static CALLER_IGNORES_SIGPIPE: AtomicBool = AtomicBool::new(false);
 /// compiling an empty source).
 static CALLER_CLOSED_STREAMS: AtomicU8 = AtomicU8::new(0);
 
-/// Record what the process started with that Rust's runtime changes before `main`: the SIGPIPE disposition and the
-/// closed standard streams. Only for the binary's constructor (see `main.rs`).
+/// Record what the process started with that the wrapper changes for its own sake: the dispositions of `OWN_WRITES`
+/// (then SIGXFSZ is ignored: Rust's runtime ignores SIGPIPE itself) and the closed standard streams. Only for the
+/// binary's constructor (see `main.rs`), which runs before Rust's runtime.
 pub extern "C" fn record_caller_state() {
     // SAFETY: with a null new action, sigaction only reads the current one into `old`, which it may fully write;
-    // fcntl(F_GETFD) only asks whether a descriptor is open.
+    // fcntl(F_GETFD) only asks whether a descriptor is open; SIG_IGN is always a valid disposition.
     let (ignored, closed) = unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        let ignored =
-            libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN;
+        let ignored = OWN_WRITES.iter().enumerate().fold(0u8, |bits, (n, &signal)| {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            let ignored = libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN;
+            bits | u8::from(ignored) << n
+        });
         let closed = (0..3).filter(|&fd| libc::fcntl(fd, libc::F_GETFD) == -1).fold(0u8, |bits, fd| bits | 1 << fd);
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
         (ignored, closed)
     };
-    CALLER_IGNORES_SIGPIPE.store(ignored, Ordering::Relaxed);
+    CALLER_IGNORES.store(ignored, Ordering::Relaxed);
     CALLER_CLOSED_STREAMS.store(closed, Ordering::Relaxed);
 }
 
-/// Replace this process with nvcc, with the caller's SIGPIPE disposition. Returns only if that fails, with why.
+/// Replace this process with nvcc, with the caller's dispositions of `OWN_WRITES`. Returns only if that fails, with
+/// why.
 pub fn exec(nvcc: &Path, args: &[OsString], env: &Env) -> std::io::Error {
     command(nvcc, args, env).exec()
 }
 
-/// What exec gives nvcc that Rust's runtime changed in the wrapper: whether the caller ignored SIGPIPE, and which
-/// standard streams it left closed (bit N: descriptor N).
-fn caller_state() -> (bool, u8) {
-    (CALLER_IGNORES_SIGPIPE.load(Ordering::Relaxed), CALLER_CLOSED_STREAMS.load(Ordering::Relaxed))
+/// What exec gives nvcc that the wrapper changed in itself: which of `OWN_WRITES` the caller ignored (bit N), and
+/// which standard streams it left closed (bit N: descriptor N).
+fn caller_state() -> (u8, u8) {
+    (CALLER_IGNORES.load(Ordering::Relaxed), CALLER_CLOSED_STREAMS.load(Ordering::Relaxed))
 }
 
-/// nvcc's command, as exec starts it: argv[0] the program's path, the environment exactly `env`,
-/// the caller's SIGPIPE disposition and closed standard streams.
+/// The signals of `OWN_WRITES` that the caller left at their default action: nvcc gets them so.
+fn callers_defaults() -> impl Iterator<Item = libc::c_int> {
+    let (ignored, _) = caller_state();
+    OWN_WRITES.into_iter().enumerate().filter(move |(n, _)| ignored & 1 << n == 0).map(|(_, signal)| signal)
+}
+
+/// nvcc's command, as exec starts it: argv[0] the program's path, the environment exactly `env`, the caller's
+/// dispositions of `OWN_WRITES` and its closed standard streams.
 fn command(nvcc: &Path, args: &[OsString], env: &Env) -> Command {
     let mut command = Command::new(nvcc);
     command.arg0(nvcc).args(args).env_clear().envs(env.iter());
-    let (sigpipe_ignored, closed) = caller_state();
-    if sigpipe_ignored || closed != 0 {
-        // SAFETY: runs in this process right before execve, after std's reset of SIGPIPE to the default; signal()
-        // and close() are async-signal-safe and touch no memory of ours.
-        unsafe {
-            command.pre_exec(move || {
-                if sigpipe_ignored {
-                    libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-                }
-                for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
-                    libc::close(fd);
-                }
-                Ok(())
-            });
-        }
+    let (ignored, closed) = caller_state();
+    // SAFETY: runs in this process right before execve, after std's reset of SIGPIPE to the default; signal() and
+    // close() are async-signal-safe and touch no memory of ours.
+    unsafe {
+        command.pre_exec(move || {
+            for (n, &signal) in OWN_WRITES.iter().enumerate() {
+                libc::signal(signal, if ignored & 1 << n != 0 { libc::SIG_IGN } else { libc::SIG_DFL });
+            }
+            for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
+                libc::close(fd);
+            }
+            Ok(())
+        });
     }
     command
 }

@@ -5,56 +5,49 @@
 
 /// Whether `/proc` is of this process's pid namespace: its `self` names this process's own pid.
 pub fn is_ours() -> bool {
-    // SAFETY: getpid has no preconditions.
-    let me = unsafe { libc::getpid() };
-    std::fs::read_link("/proc/self").is_ok_and(|link| link.as_os_str() == me.to_string().as_str())
+    crate::probe::hold::proc_is_ours()
 }
 
-/// Send `signal` to `pid` only while it is a process below this one (K, whose descendants nvcc's programs stay as
-/// its subreaper): the pid was read from `/proc` a moment before, and a process that ended meanwhile may have left
-/// its number to a stranger. The process is held by a pidfd first and checked after, so the signal reaches the one
-/// checked; without pidfds (Linux before 5.3) it goes by pid after the same check. Whether it was sent.
-pub fn signal_below_me(pid: libc::pid_t, signal: libc::c_int) -> bool {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1; getpid has no preconditions.
-    let (fd, me) = unsafe { (libc::syscall(libc::SYS_pidfd_open, pid, 0) as libc::c_int, libc::getpid()) };
-    let below = is_below(pid, me);
-    // SAFETY: the descriptor is this function's own, closed after use; the signal goes to the process it holds.
-    unsafe {
-        if fd < 0 {
-            return below && libc::kill(pid, signal) == 0;
-        }
-        let sent = below && libc::syscall(libc::SYS_pidfd_send_signal, fd, signal, std::ptr::null::<u8>(), 0) == 0;
-        libc::close(fd);
-        sent
-    }
+/// What `/proc/PID/stat` says of a process that the keeper reads: its state letter, its parent and its group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub state: u8,
+    pub parent: libc::pid_t,
+    pub group: libc::pid_t,
 }
 
-/// Whether `pid`'s parents lead to `ancestor` (from `/proc`, at most 64 steps).
-fn is_below(pid: libc::pid_t, ancestor: libc::pid_t) -> bool {
-    if !is_ours() {
-        return false;
-    }
-    let mut at = pid;
-    for _ in 0..64 {
-        let Some(parent) = std::fs::read(format!("/proc/{at}/stat")).ok().and_then(|s| parent_in_stat(&s)) else {
-            return false;
-        };
-        if parent == ancestor {
-            return true;
-        }
-        if parent <= 1 {
-            return false;
-        }
-        at = parent;
-    }
-    false
-}
-
-/// A process's group, from `/proc/PID/stat` (the field after the parent's).
-pub fn group_of(pid: libc::pid_t) -> Option<libc::pid_t> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+/// The fields of a `/proc/PID/stat` line after the command name (field 3 on), which may hold anything and ends at
+/// the last `)`.
+pub fn fields_of(stat: &[u8]) -> Option<std::str::SplitAsciiWhitespace<'_>> {
     let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
-    std::str::from_utf8(after).ok()?.split_ascii_whitespace().nth(2)?.parse().ok()
+    Some(std::str::from_utf8(after).ok()?.split_ascii_whitespace())
+}
+
+/// A `/proc/PID/stat` line's `Stat`.
+pub fn parse_stat(stat: &[u8]) -> Option<Stat> {
+    let mut fields = fields_of(stat)?;
+    let state = *fields.next()?.as_bytes().first()?;
+    Some(Stat { state, parent: fields.next()?.parse().ok()?, group: fields.next()?.parse().ok()? })
+}
+
+/// A process's `Stat`, read now; `None` for one that is gone.
+pub fn stat(pid: libc::pid_t) -> Option<Stat> {
+    parse_stat(&std::fs::read(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// A process's state letter (`R`, `S`, `T`, `t`, `Z` ...).
+pub fn state_of(pid: libc::pid_t) -> Option<u8> {
+    stat(pid).map(|s| s.state)
+}
+
+/// A process's parent.
+pub fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
+    stat(pid).map(|s| s.parent)
+}
+
+/// A process's group.
+pub fn group_of(pid: libc::pid_t) -> Option<libc::pid_t> {
+    stat(pid).map(|s| s.group)
 }
 
 /// Every process below `root`, from `/proc` (parents before children).
@@ -67,8 +60,8 @@ pub fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
     for entry in entries.flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()) else { continue };
         let Ok(stat) = std::fs::read(entry.path().join("stat")) else { continue };
-        if let Some(parent) = parent_in_stat(&stat) {
-            parent_of.push((pid, parent));
+        if let Some(stat) = parse_stat(&stat) {
+            parent_of.push((pid, stat.parent));
         }
     }
     let mut found = vec![root];
@@ -82,24 +75,18 @@ pub fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
     found
 }
 
-/// The parent pid in a `/proc/PID/stat` line: the field after the state, which follows the last `)` (the command
-/// name before it may hold anything).
-pub fn parent_in_stat(stat: &[u8]) -> Option<libc::pid_t> {
-    let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
-    let text = std::str::from_utf8(after).ok()?;
-    text.split_ascii_whitespace().nth(1)?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_parent_is_read_after_the_command_name() {
-        assert_eq!(parent_in_stat(b"42 (cc1plus) S 41 42 7 0"), Some(41));
+    fn the_fields_are_read_after_the_command_name() {
+        let parent = |stat: &[u8]| parse_stat(stat).map(|s| s.parent);
+        assert_eq!(parse_stat(b"42 (cc1plus) S 41 42 7 0"), Some(Stat { state: b'S', parent: 41, group: 42 }));
         // A name holding `) ` and digits, as a program may call itself.
-        assert_eq!(parent_in_stat(b"42 (a) S 9 (b)) R 17 1 1"), Some(17));
-        assert_eq!(parent_in_stat(b"garbage"), None);
+        assert_eq!(parse_stat(b"42 (a) S 9 (b)) t 17 1 1"), Some(Stat { state: b't', parent: 17, group: 1 }));
+        assert_eq!(parent(b"garbage"), None);
+        assert_eq!(parent(b"42 (a)"), None);
     }
 
     #[test]
@@ -123,18 +110,5 @@ mod tests {
     #[test]
     fn this_tests_proc_is_its_own() {
         assert!(is_ours());
-    }
-
-    #[test]
-    fn only_a_process_below_this_one_is_signalled() {
-        let mut sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
-        let pid = sleeper.id() as libc::pid_t;
-        // This process's parent is not below it: a pid read before and now another's is left alone.
-        // SAFETY: getppid has no preconditions.
-        assert!(!signal_below_me(unsafe { libc::getppid() }, 0));
-        assert!(signal_below_me(pid, libc::SIGKILL));
-        let _ = sleeper.wait();
-        // Ended and reaped: its pid names nothing below this process.
-        assert!(!signal_below_me(pid, libc::SIGKILL));
     }
 }

@@ -1,6 +1,6 @@
-//! What the Nix side looks up (nix/answers.json): the binary's own answers to every question Nix asks at evaluation
+//! What the Nix side looks up (makeNvccWrapper's answers.json): the binary's own answers to every question Nix asks at evaluation
 //! time, decided by the planner's functions from the built-in tables and written in the binary's words, so that
-//! nix/compat.nix keeps no parser, no version arithmetic and no rule of its own, only lookups.
+//! makeNvccWrapper's compat.nix keeps no parser, no version arithmetic and no rule of its own, only lookups.
 //!
 //! Nix asks: is this release known; which platform do this Nix system and redist system name; does the release
 //! ship it; which host-compiler majors does the release accept, and what is said when no compiler is one; what does
@@ -27,7 +27,12 @@ use crate::plan::gpu::{self, Against};
 use crate::plan::target::{self, Named};
 
 mod refusal;
+mod render;
 pub use refusal::{refusal, Compiler, Compilers, Request};
+pub use render::render;
+
+/// Where the file Nix reads lies in the repository: beside makeNvccWrapper, in the change set for Nixpkgs.
+pub const FILE: &str = "nix/nixpkgs/pkgs/development/cuda-modules/packages/makeNvccWrapper/answers.json";
 
 /// An error and its help line, as the binary prints them after `nvcc-wrapper: error: ` and `help: `.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -268,7 +273,7 @@ pub fn answers(compat: &Compat) -> Answers {
         .map(|(name, ptx)| (name, gpu::forms_for(ptx).iter().map(|f| form_name(*f)).collect()))
         .collect();
     Answers {
-        about: "Made from the code by src/nix_answers/ (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference`) for nix/compat.nix to look up: do not edit.",
+        about: "Made from the code by src/nix_answers/ (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference`) for makeNvccWrapper's compat.nix to look up: do not edit.",
         capabilities: capabilities.iter().map(Capability::to_string).collect(),
         baselines: capabilities
             .iter()
@@ -489,35 +494,43 @@ fn platform_of<'c>(
 
 #[cfg(test)]
 mod tests {
-    /// Issues 32 and 40: the Nix side keeps no parser, no pattern either, in any file. The two that tell names apart
-    /// (nix/toml.nix: whether a TOML key needs quotes; nix/extend-cuda.nix: which attributes are CUDA package sets,
-    /// `cudaPackages_X_Y`) do it by the names' characters.
+    /// Issues 32 and 40: the Nix side keeps no parser, no pattern either, in any file (nix/ at any depth, the change
+    /// set for Nixpkgs included). The two that tell names apart (makeNvccWrapper's toml.nix: whether a TOML key needs
+    /// quotes; nix/extend-cuda.nix: which attributes are CUDA package sets, `cudaPackages_X_Y`) do it by the names'
+    /// characters.
     #[test]
     fn the_nix_side_parses_no_version_and_no_capability() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("nix");
         let mut read = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_str().unwrap().to_string();
-            if !name.ends_with(".nix") {
-                continue;
+        let mut dirs = vec![dir.clone()];
+        while let Some(at) = dirs.pop() {
+            for entry in std::fs::read_dir(&at).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                if !path.extension().is_some_and(|e| e == "nix") {
+                    continue;
+                }
+                let name = path.strip_prefix(&dir).unwrap().display().to_string();
+                let text = std::fs::read_to_string(&path).unwrap();
+                for parser in [
+                    "builtins.match",
+                    "lib.match",
+                    "splitString",
+                    "splitVersion",
+                    "lib.versions",
+                    "toInt",
+                    "versionAtLeast",
+                    "versionOlder",
+                    "compareVersions",
+                ] {
+                    assert!(!text.contains(parser), "nix/{name} uses {parser}: look the answer up in {}", super::FILE);
+                }
+                read += 1;
             }
-            let text = std::fs::read_to_string(&path).unwrap();
-            for parser in [
-                "builtins.match",
-                "lib.match",
-                "splitString",
-                "splitVersion",
-                "lib.versions",
-                "toInt",
-                "versionAtLeast",
-                "versionOlder",
-                "compareVersions",
-            ] {
-                assert!(!text.contains(parser), "nix/{name} uses {parser}: look the answer up in nix/answers.json");
-            }
-            read += 1;
         }
-        assert!(read >= 5, "read {read} files of {}", dir.display());
+        assert!(read >= 8, "read {read} files of {}", dir.display());
     }
 }

@@ -1,5 +1,5 @@
 //! A request as Nix makes it, refused or not as the binary decides (`refusal`): the drop-in's order over the same
-//! planner's functions, for tests/real/nix/answers.rs to compare with what nix/compat.nix makes of the answers.
+//! planner's functions, for tests/real/nix/answers.rs to compare with what makeNvccWrapper's compat.nix makes of the answers.
 
 use super::{nix_build_gpus, platform_of, Said, NIX_HOST_COMPILER_HELP};
 use crate::compat::{Compat, Platform, TargetList, Version, FAMILIES};
@@ -7,7 +7,7 @@ use crate::error::ErrorKind;
 use crate::plan::gpu::{self, Against};
 use crate::plan::target::{self, Named};
 
-/// A compiler as the config records it, and as makeNvccWrapper hands it to nix/compat.nix.
+/// A compiler as the config records it, and as makeNvccWrapper hands it to makeNvccWrapper's compat.nix.
 #[derive(Debug, Clone)]
 pub struct Compiler<'a> {
     pub path: &'a str,
@@ -23,7 +23,7 @@ pub struct Compilers<'a> {
     pub candidates: &'a [Compiler<'a>],
 }
 
-/// A request as Nix makes it (nix/compat.nix's `refusal`).
+/// A request as Nix makes it (makeNvccWrapper's `compat.nix`, its `refusal`).
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
     /// `cudaMajorMinorVersion`.

@@ -26,8 +26,8 @@ pub struct Planner {
 struct Recorded;
 
 impl Probes for Recorded {
-    fn nvcc_version(&self, _: &Path) -> Result<(Version, &'static str), String> {
-        Err("recorded in the config".into())
+    fn nvcc_version(&self, _: &Path) -> Result<(Version, &'static str), crate::probe::system::NvccUnknown> {
+        Err(crate::probe::system::NvccUnknown::Failed("recorded in the config".into()))
     }
     fn compiler(&self, _: &Path) -> Result<Known, String> {
         Err("recorded in the config".into())
@@ -75,6 +75,7 @@ impl Planner {
             scratch: Path::new("/nonexistent/scratch"),
             nvcc_process: &plan::NvccProcess::fixed(),
             jobserver: &crate::context::Jobserver::None,
+            unknown_variables: &[],
         })
         .expect("a plan");
         plan.changes.before.iter().chain(&plan.changes.after).map(|a| a.args.len()).sum()

@@ -8,7 +8,7 @@ use crate::plan::model::codes;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::model::Changes;
+use super::model::{Changes, FoundBy};
 pub use super::release::Release;
 use super::target::{self, Named};
 use crate::args::Invocation;
@@ -16,8 +16,8 @@ use crate::compat::Version;
 use crate::compat::{Compat, Platform};
 use crate::config::HostCompilerConfig;
 use crate::context::Jobserver;
-use crate::error::Result;
-use crate::probe::system::Probes;
+use crate::error::{Error, ErrorKind, Result};
+use crate::probe::system::{NvccUnknown, Probes};
 
 /// What the facts themselves say, once. `TargetHostCompilerUnused`: `[target.host-compiler]` holds settings, but the
 /// build is not a cross build, so only `[host-compiler]` counts.
@@ -37,6 +37,8 @@ pub enum Note {
     TargetHostCompilerUnused {
         platform: Text,
     },
+    /// The config's `cuda-version` says one release, and the toolkit's version.json another: the toolkit's is used.
+    StatedReleaseDiffers(super::release::StatedDiffers),
 }
 
 codes!(Note {
@@ -44,6 +46,7 @@ codes!(Note {
     ReleaseNewer => "release-newer",
     TargetIsNative => "target-is-native",
     TargetHostCompilerUnused => "target-host-compiler-unused",
+    StatedReleaseDiffers => "stated-release-differs",
 });
 
 impl fmt::Display for Note {
@@ -57,6 +60,7 @@ impl fmt::Display for Note {
                 f,
                 "nvcc {version} is newer than the compatibility tables: assuming what {newest}, the newest they describe, accepts"
             ),
+            Note::StatedReleaseDiffers(differs) => differs.fmt(f),
             Note::TargetIsNative { platform } => {
                 write!(f, "the target {platform} is this machine's: nothing is cross-compiled")
             }
@@ -206,9 +210,23 @@ impl<'a> Facts<'a> {
         let super::Inputs { invocation, config, compat, probes, scratch, nvcc_process, jobserver, .. } = *inputs;
         let nvcc = inputs.nvcc.path.as_path();
         plan.enter("facts");
-        let release = Release::of(config.cuda_version.as_ref(), probes, nvcc, compat);
+        let (release, differs) = Release::decide(config.cuda_version.as_ref(), probes, nvcc, compat);
+        if let Some(differs) = differs {
+            plan.warn(Note::StatedReleaseDiffers(differs));
+        }
         match &release {
-            Release::Unknown { why } => plan.warn(Note::ReleaseUnknown { why: why.clone() }),
+            // A program the config names as nvcc that says it is another (issue 60: `nvcc = "/usr/bin/gcc"` ran gcc
+            // with nvcc's arguments, which built nothing and exited 0).
+            Release::Unknown { why: why @ NvccUnknown::NotNvcc { .. } } => {
+                if let FoundBy::Config(origin) = &inputs.nvcc.found_by {
+                    return Err(Error::new(ErrorKind::Config, format!("`nvcc` ({origin}) is not nvcc: {why}"))
+                        .with_help(
+                            "name the `bin/nvcc` of a CUDA toolkit, or remove the key to run the first nvcc on PATH",
+                        ));
+                }
+                plan.warn(Note::ReleaseUnknown { why: why.to_string() })
+            }
+            Release::Unknown { why } => plan.warn(Note::ReleaseUnknown { why: why.to_string() }),
             Release::Newer { version, newest, .. } => {
                 plan.note(Note::ReleaseNewer { version: *version, newest: *newest })
             }

@@ -50,6 +50,7 @@ pub fn command_line(data: &[u8]) {
             scratch: Path::new("/nonexistent/scratch"),
             nvcc_process: &plan::NvccProcess::fixed(),
             jobserver: &crate::context::Jobserver::None,
+            unknown_variables: &[],
         };
         if let Ok(p) = plan::plan(inputs) {
             let _ = p.command(&invocation);
@@ -102,7 +103,7 @@ pub fn host_config(data: &[u8]) {
 struct Known12;
 
 impl Probes for Known12 {
-    fn nvcc_version(&self, _: &Path) -> Result<(Version, &'static str), String> {
+    fn nvcc_version(&self, _: &Path) -> Result<(Version, &'static str), crate::probe::system::NvccUnknown> {
         Ok((Version::new(13, 0, 88), "fuzz"))
     }
     fn compiler(&self, path: &Path) -> Result<Known, String> {

@@ -184,6 +184,8 @@ pub struct Inputs<'a> {
     pub scratch: &'a Path,
     pub nvcc_process: &'a NvccProcess,
     pub jobserver: &'a crate::context::Jobserver,
+    /// The `NVCC_WRAPPER_*` variables no one reads: each a warning.
+    pub unknown_variables: &'a [crate::config::env::UnknownVariable],
 }
 
 /// Decide what to run for this invocation.
@@ -195,6 +197,9 @@ pub fn plan(inputs: Inputs) -> Result<Plan> {
     if let Some(query) = inv.query_only() {
         changes.note(Note::Query { option: query.spelling });
         return Ok(plan);
+    }
+    for unknown in inputs.unknown_variables {
+        changes.warn(unknown.clone());
     }
     for unread in &inv.warnings {
         changes.warn(unread.clone());

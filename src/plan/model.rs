@@ -12,6 +12,7 @@ use std::sync::Arc;
 use super::release::Release;
 use crate::args::{Channel, Found, Invocation, Unread};
 use crate::compat::CompilerFamily;
+use crate::config::env::UnknownVariable;
 use crate::context::vars;
 
 /// A step's own words: a reason, note or warning, typed by the step (each step has its own enums, whose `Display`
@@ -53,6 +54,12 @@ pub(crate) use codes;
 codes!(Unread {
     NotRegular => "not-regular",
     Refused => "refused",
+});
+
+// Nor can the settings' layer: the codes of its warning about an `NVCC_WRAPPER_*` variable no one reads.
+codes!(UnknownVariable {
+    Misspelt => "misspelt",
+    Unknown => "unknown",
 });
 
 /// A message and the step that said it.

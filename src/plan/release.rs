@@ -8,7 +8,7 @@ use crate::compat::Compat;
 use crate::compat::Version;
 use crate::config::{Origin, Sourced};
 use crate::error::{Error, ErrorKind};
-use crate::probe::system::Probes;
+use crate::probe::system::{NvccUnknown, Probes};
 
 /// The NVCC release in use, as far as the decisions go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub enum Release {
     /// Newer than the newest release the tables describe: decided as that one.
     Newer { version: Version, from: From, newest: Version },
     /// Cannot be told: nothing is decided by release.
-    Unknown { why: String },
+    Unknown { why: NvccUnknown },
 }
 
 /// A release the tables do not know, named as the user gave it (`` `--cuda-version 12.7` ``, or Nix's
@@ -48,10 +48,51 @@ impl fmt::Display for From {
     }
 }
 
+/// The config's `cuda-version` says one release and the toolkit's version.json another: nvcc was upgraded under an
+/// old config (issue 60). The toolkit is what runs, so its release is decided by, and the user hears it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatedDiffers {
+    pub stated: Version,
+    pub origin: Origin,
+    pub found: Version,
+}
+
+impl fmt::Display for StatedDiffers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let StatedDiffers { stated, origin, found } = self;
+        write!(
+            f,
+            "`cuda-version` is {stated} ({origin}), but the nvcc that runs is {found} (its toolkit's version.json): deciding for {found}; set `cuda-version = \"{}\"`, or remove it",
+            found.release()
+        )
+    }
+}
+
 impl Release {
+    /// The release every personality decides by (the drop-in, `explain`, `doctor`, `gencode`): the config's
+    /// `cuda-version`, which spares a probe, unless the toolkit's version.json (read, not run) says another release;
+    /// else what the real nvcc says. With what differed, when the config was overruled.
+    pub fn decide(
+        cuda_version: Option<&Sourced<Version>>,
+        probes: &dyn Probes,
+        nvcc: &Path,
+        compat: &Compat,
+    ) -> (Release, Option<StatedDiffers>) {
+        let mut stated = cuda_version;
+        let mut differs = None;
+        if let Some((cuda_version, found)) = stated.zip(probes.toolkit_version(nvcc)) {
+            if cuda_version.value.release() != found.release() {
+                let origin = cuda_version.origin.clone();
+                differs = Some(StatedDiffers { stated: cuda_version.value, origin, found });
+                stated = None;
+            }
+        }
+        (Release::of(stated, probes, nvcc, compat), differs)
+    }
+
     /// The config's `cuda-version`, else what the real nvcc says (its toolkit's version.json, else `nvcc --version`),
     /// placed against the tables.
-    pub fn of(cuda_version: Option<&Sourced<Version>>, probes: &dyn Probes, nvcc: &Path, compat: &Compat) -> Release {
+    fn of(cuda_version: Option<&Sourced<Version>>, probes: &dyn Probes, nvcc: &Path, compat: &Compat) -> Release {
         let (version, from) = match cuda_version {
             Some(v) => (v.value, From::Config(v.origin.clone())),
             None => match probes.nvcc_version(nvcc) {

@@ -18,7 +18,7 @@ pub const NATIVE_SYSTEM: &str = if cfg!(target_arch = "aarch64") {
 
 /// How the user gave the two settings that select a target, so that a message names what they wrote, and what
 /// kind of error a bad value is: config keys (exit 78), `NVCC_WRAPPER_TARGET_*` variables (64) or the wrapper's own
-/// `gencode` flags (2); or, for the answers Nix looks up (nix/answers.json), `makeNvccWrapper`'s arguments.
+/// `gencode` flags (2); or, for the answers Nix looks up (makeNvccWrapper's answers.json), `makeNvccWrapper`'s arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Named {
     pub system: String,

@@ -13,6 +13,7 @@ use crate::context::{vars, Context};
 use crate::error::ErrorKind;
 use crate::plan::FoundBy;
 use crate::probe::compiler::{Known, StdenvLibstdcxx};
+use crate::probe::system::NvccUnknown;
 
 /// Facts of a Debian 12 machine like the CI one: g++-11, g++-12 (as `g++`), clang++-14/16/19, and the aarch64 and
 /// ppc64le cross compilers (GCC 12 as `TRIPLE-g++`, and GCC 11).
@@ -28,6 +29,10 @@ struct FakeProbes {
     launchers: BTreeMap<PathBuf, Version>,
     /// What `nvidia-smi` says of this machine's GPUs.
     gpus: std::result::Result<Vec<crate::compat::Capability>, String>,
+    /// Whether the keeper can hold nvcc's programs at their exec: yes, unless a test says otherwise.
+    hold: std::result::Result<(), crate::probe::hold::Unheld>,
+    /// The host compiler nvcc runs by itself: none known, unless a test says otherwise.
+    nvcc_default: Option<crate::probe::system::NvccDefault>,
 }
 
 impl FakeProbes {
@@ -63,6 +68,8 @@ impl FakeProbes {
             unusable: Default::default(),
             launchers: Default::default(),
             gpus: Err("no GPU here".into()),
+            hold: Ok(()),
+            nvcc_default: None,
         }
     }
 
@@ -89,12 +96,20 @@ impl FakeProbes {
 const CROSS_TRIPLES: [&str; 2] = ["aarch64-linux-gnu", "powerpc64le-linux-gnu"];
 
 impl Probes for FakeProbes {
+    fn hold(&self) -> std::result::Result<(), crate::probe::hold::Unheld> {
+        self.hold.clone()
+    }
+
+    fn nvcc_default_compiler(&self, _: &Path) -> Option<crate::probe::system::NvccDefault> {
+        self.nvcc_default.clone()
+    }
+
     fn gpus(&self) -> std::result::Result<Vec<crate::compat::Capability>, String> {
         self.gpus.clone()
     }
 
-    fn nvcc_version(&self, _: &Path) -> std::result::Result<(Version, &'static str), String> {
-        self.nvcc.clone().map(|v| (v, "the toolkit's version.json"))
+    fn nvcc_version(&self, _: &Path) -> std::result::Result<(Version, &'static str), NvccUnknown> {
+        self.nvcc.clone().map(|v| (v, "the toolkit's version.json")).map_err(NvccUnknown::Failed)
     }
     fn compiler(&self, path: &Path) -> std::result::Result<Known, String> {
         self.probed.borrow_mut().push(path.to_path_buf());
@@ -190,6 +205,7 @@ fn plan_for_with(
         scratch,
         nvcc_process: &NVCC_PROCESS,
         jobserver,
+        unknown_variables: &[],
     })
 }
 
@@ -308,6 +324,50 @@ fn host_compiler_rows() {
             assert!(!addition.why.to_string().is_empty());
         }
     }
+}
+
+/// Issue 57, item 3: where the compiler chosen is the one nvcc runs by itself (the `g++` on PATH beside a `gcc` of the
+/// same release), no `-ccbin` is added: nvcc's command lines stay as long as alone. Anything else is named: another
+/// compiler, a `gcc` of another release or directory, a profile that names a `compiler-bindir`, a cross build, a
+/// compiler recorded without its target.
+#[test]
+fn the_compiler_nvcc_runs_by_itself_is_not_named_again() {
+    use crate::probe::system::NvccDefault;
+    let own = NvccDefault { gcc: "/usr/bin/gcc".into(), gxx: "/usr/bin/g++".into() };
+    let with_gcc = |version: &str, default: Option<NvccDefault>| {
+        let mut probes = FakeProbes::debian("13.0.88");
+        let gcc = Known {
+            path: "/usr/bin/gcc".into(),
+            family: CompilerFamily::Gcc,
+            version: version.parse().unwrap(),
+            target: Some("x86_64-linux-gnu".into()),
+        };
+        probes.compilers.insert("/usr/bin/gcc".into(), gcc);
+        probes.nvcc_default = default;
+        probes
+    };
+    let probes = with_gcc("12.2.0", Some(own.clone()));
+    let p = plan_with(&["-c", "a.cu"], &[], "", &probes).unwrap();
+    assert!(!added(&p).iter().any(|a| a.starts_with("-ccbin")), "{:?}", added(&p));
+    let notes: Vec<String> = p.changes.notes.iter().map(|n| n.to_string()).collect();
+    assert!(
+        notes.iter().any(|n| n.contains("nvcc runs it by itself") && n.contains("/usr/bin/g++ (gcc 12.2.0)")),
+        "{notes:?}"
+    );
+    assert_eq!(p.decided.host.as_ref().map(|h| h.compiler.clone()), Some("/usr/bin/g++".into()));
+    let named = |probes: &FakeProbes, args: &[&str], cfg: &str, want: &str| {
+        let p = plan_with(args, &[], cfg, probes).unwrap();
+        assert!(added(&p).contains(&want.to_string()), "{args:?} {cfg:?}: {:?}", added(&p));
+    };
+    // Another compiler than nvcc's own; a `gcc` of another release; another directory; no default known (a profile
+    // naming a `compiler-bindir`); the stdenv recorded without its target.
+    named(&probes, &["-c", "a.cu"], "[host-compiler]\nstdenv = \"/usr/bin/g++-12\"", "-ccbin=/usr/bin/g++-12");
+    named(&with_gcc("12.3.0", Some(own.clone())), &["-c", "a.cu"], "", "-ccbin=/usr/bin/g++");
+    let elsewhere = NvccDefault { gcc: "/usr/local/bin/gcc".into(), gxx: "/usr/bin/g++".into() };
+    named(&with_gcc("12.2.0", Some(elsewhere)), &["-c", "a.cu"], "", "-ccbin=/usr/bin/g++");
+    named(&with_gcc("12.2.0", None), &["-c", "a.cu"], "", "-ccbin=/usr/bin/g++");
+    let recorded = "[host-compiler]\nstdenv = { path = \"/usr/bin/g++\", family = \"gcc\", version = \"12.2.0\" }";
+    named(&probes, &["-c", "a.cu"], recorded, "-ccbin=/usr/bin/g++");
 }
 
 /// Issue 14: the smallest fatbins by default, where a fatbin is written and the user chose no compression.

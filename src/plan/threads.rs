@@ -20,6 +20,7 @@ use crate::compat::Version;
 use crate::config::{Config, Origin, Sourced, ThreadCount};
 use crate::context::Jobserver;
 use crate::error::Result;
+use crate::probe::hold::Unheld;
 use crate::probe::memory::MemoryFree;
 
 pub struct Threads;
@@ -47,9 +48,9 @@ pub enum Note {
     NoJobserver {
         targets: u32,
     },
-    /// `why`: what is wrong with the jobserver `MAKEFLAGS` names, in the words of the context that read it.
+    /// `why`: what is wrong with the jobserver `MAKEFLAGS` names, as the context that read it found it.
     JobserverUnusable {
-        why: String,
+        why: crate::context::jobserver::Unusable,
         targets: u32,
     },
     ArgEdge {
@@ -79,6 +80,8 @@ pub enum NotFollowing {
     TurnedOff(Origin),
     /// A `launcher` (set here) may run nvcc where the keeper cannot see its programs.
     Launcher(Origin),
+    /// This machine cannot hold a program of nvcc's where job control does not see it (`exec::hold`).
+    Machine(Unheld),
 }
 
 impl fmt::Display for NotFollowing {
@@ -88,6 +91,10 @@ impl fmt::Display for NotFollowing {
             NotFollowing::Launcher(origin) => write!(
                 f,
                 "behind a `launcher` (in {origin}), whose compiler cache may run nvcc where the keeper cannot see its programs"
+            ),
+            NotFollowing::Machine(why) => write!(
+                f,
+                "the keeper holds nvcc's programs at their exec, where job control does not see them, and here {why}"
             ),
         }
     }
@@ -135,7 +142,7 @@ impl fmt::Display for Reason {
             ),
             Reason::Following { targets, most, per_thread_mib, release, origin } => write!(
                 f,
-                "`threads-follow` is true ({}): {targets} GPU targets, so nvcc gets {most} threads, and no more of its work runs at once than the job slots the call holds; a slot that frees while nvcc runs becomes a thread, as the memory free then holds one more at nvcc {release}'s {per_thread_mib} MiB (compat-data/threads.toml), and one it no longer uses goes back",
+                "`threads-follow` is true ({}): {targets} GPU targets, so nvcc gets {most} threads, and no more of its work runs at once than the job slots the call holds (a program beyond them waits at its exec, unseen by job control); a slot that frees while nvcc runs becomes a thread, as the memory free then holds one more at nvcc {release}'s {per_thread_mib} MiB (compat-data/threads.toml), and one it no longer uses goes back",
                 match origin {
                     Origin::Default => "by default; `threads-follow = false` takes them at the start".to_string(),
                     set => format!("in {set}"),
@@ -216,7 +223,7 @@ impl Step for Threads {
         let per_thread_mib = row.peak_per_thread_mib;
         // Following needs a keeper that sees nvcc's work: nvcc run directly (a compiler cache's server may run it
         // elsewhere), with no more threads than the keeper follows.
-        let following = following(config);
+        let following = following(config, facts);
         let follow = following.is_ok();
         let why = match following {
             Ok(origin) => plan.said(Reason::Following {
@@ -235,16 +242,19 @@ impl Step for Threads {
 }
 
 /// Whether the call's threads follow the build, and by whose setting; else why they are taken at the start. On
-/// unless `threads-follow = false`; never behind a `launcher`, whatever the setting.
-fn following(config: &Config) -> std::result::Result<Origin, NotFollowing> {
+/// unless `threads-follow = false`; never behind a `launcher`, whatever the setting, nor where this machine cannot
+/// hold a program without job control seeing it (asked last, only for a call that would follow).
+fn following(config: &Config, facts: &Facts) -> std::result::Result<Origin, NotFollowing> {
     if let Some(launcher) = &config.launcher {
         return Err(NotFollowing::Launcher(launcher.origin.clone()));
     }
-    match &config.threads_follow {
-        Some(Sourced { value: false, origin }) => Err(NotFollowing::TurnedOff(origin.clone())),
-        Some(Sourced { origin, .. }) => Ok(origin.clone()),
-        None => Ok(Origin::Default),
-    }
+    let origin = match &config.threads_follow {
+        Some(Sourced { value: false, origin }) => return Err(NotFollowing::TurnedOff(origin.clone())),
+        Some(Sourced { origin, .. }) => origin.clone(),
+        None => Origin::Default,
+    };
+    facts.probes.hold().map_err(NotFollowing::Machine)?;
+    Ok(origin)
 }
 
 /// What the memory free when nvcc starts says about its threads (read only once a slot was taken: a call that finds

@@ -173,7 +173,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
             // there is 127.
             let (kind, what) = match path.is_dir() {
                 true => (ErrorKind::CannotExec, "is a directory, not the nvcc program"),
-                false => (ErrorKind::NvccNotFound, "does not exist"),
+                false => (ErrorKind::NotFound, "does not exist"),
             };
             return Err(configured.error_of_kind(kind, "nvcc", what).with_help(
                 "set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH",
@@ -218,7 +218,7 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
     if !unusable.is_empty() {
         message += &format!(", and {} cannot be run (not an executable file)", unusable.join(", "));
     }
-    Err(Error::new(ErrorKind::NvccNotFound, message)
+    Err(Error::new(ErrorKind::NotFound, message)
         .with_help("add the CUDA toolkit's bin directory to PATH, or set `nvcc` in the config file"))
 }
 
@@ -269,7 +269,7 @@ mod tests {
 
         let only_me = dir.path().join("wrapper/bin").display().to_string();
         let err = find(&ctx(&only_me, Some(wrapper), None), &Loaded::default()).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::NvccNotFound);
+        assert_eq!(err.kind, ErrorKind::NotFound);
         assert!(err.message.contains("only runnable `nvcc` on PATH is this wrapper"), "{err}");
     }
 
@@ -364,7 +364,7 @@ mod tests {
         let found = find(&ctx("", None, None), &loaded("cuda/bin/nvcc")).unwrap();
         assert_eq!(found.path, dir.path().join("cuda/bin/nvcc"));
         let err = find(&ctx("", None, None), &loaded("missing/nvcc")).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::NvccNotFound);
+        assert_eq!(err.kind, ErrorKind::NotFound);
         assert!(err.message.contains("missing/nvcc, from the config) does not exist"), "{err}");
         let me = dir.path().join("cuda/bin/nvcc");
         let err = find(&ctx("", Some(me), None), &loaded("cuda/bin/nvcc")).unwrap_err();
@@ -375,7 +375,7 @@ mod tests {
     fn no_nvcc_at_all() {
         let dir = tempfile::tempdir().unwrap();
         let err = find(&ctx(&dir.path().display().to_string(), None, None), &Loaded::default()).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::NvccNotFound);
+        assert_eq!(err.kind, ErrorKind::NotFound);
         assert!(err.message.contains("no runnable `nvcc` on PATH"));
     }
 
@@ -403,7 +403,7 @@ mod tests {
         let ctx = Context { cwd: dir.path().to_path_buf(), ..Context::default() };
         match find(&ctx, &Loaded::default()) {
             Ok(found) => assert!(found.path.starts_with("/bin") || found.path.starts_with("/usr/bin"), "{found:?}"),
-            Err(err) => assert_eq!(err.kind, ErrorKind::NvccNotFound),
+            Err(err) => assert_eq!(err.kind, ErrorKind::NotFound),
         }
     }
 

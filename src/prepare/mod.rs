@@ -93,6 +93,7 @@ impl Setup {
             scratch: &self.scratch,
             nvcc_process: &nvcc_process,
             jobserver: &ctx.jobserver,
+            unknown_variables: &config::env::unknown_variables(&ctx.env),
         })?;
         Ok(Prepared { setup: self, invocation, plan })
     }

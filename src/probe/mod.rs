@@ -10,6 +10,7 @@ pub mod cache;
 pub mod compiler;
 pub mod glibcxx;
 pub mod gpus;
+pub mod hold;
 pub mod launcher;
 pub mod memory;
 pub mod ninja;
@@ -198,6 +199,8 @@ pub enum ProbeErrorKind {
     Failed { status: ExitStatus, first_line: String },
     /// The output did not say what we looked for.
     Unexpected { expected: &'static str, found: String },
+    /// Asked `--version` as nvcc, it said it is another program: its first line (`gcc (Debian 12.2.0-14) 12.2.0`).
+    NotNvcc { says: String },
     /// The program sat still, or ran too long, and was killed with everything it started.
     TimedOut(Stopped),
     /// The program printed more than this many bytes on stdout or on stderr and was killed, with everything it
@@ -206,7 +209,7 @@ pub enum ProbeErrorKind {
 }
 
 impl ProbeError {
-    fn new(program: &Path, args: &[&str], kind: ProbeErrorKind) -> Self {
+    pub(crate) fn new(program: &Path, args: &[&str], kind: ProbeErrorKind) -> Self {
         ProbeError { program: program.to_path_buf(), args: args.iter().map(|a| a.to_string()).collect(), kind }
     }
 
@@ -264,6 +267,7 @@ impl fmt::Display for ProbeError {
                     crate::error::bounded::size(*limit as u64)
                 )
             }
+            ProbeErrorKind::NotNvcc { says } => write!(f, "`{command}` says `{says}`: it is not nvcc"),
             ProbeErrorKind::Unexpected { expected, found } => {
                 let source = if self.args.is_empty() { "contents of" } else { "output from" };
                 write!(f, "unexpected {source} `{command}`: expected {expected}, got `{found}`")
@@ -282,7 +286,7 @@ impl std::error::Error for ProbeError {
 }
 
 /// The first non-blank line of `text`, trimmed and cut to a length fit for an error message.
-fn first_line(text: &str) -> &str {
+pub(crate) fn first_line(text: &str) -> &str {
     let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     match line.char_indices().nth(160) {
         Some((cut, _)) => &line[..cut],

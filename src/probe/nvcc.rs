@@ -38,8 +38,18 @@ pub fn parse_nvcc_version(out: &str) -> Result<NvccVersion, ProbeError> {
 }
 
 /// Runs `<nvcc> --version`. `nvcc` must be the path the build will run: nvcc finds its profile through it.
+/// A program whose output names neither nvcc's driver nor its release line says, by its first line, what it is.
 pub fn probe_nvcc(nvcc: &Path) -> Result<NvccVersion, ProbeError> {
-    parse_nvcc_version(&run(nvcc, &[VERSION])?).map_err(|e| e.with_program(nvcc))
+    let out = run(nvcc, &[VERSION])?;
+    parse_nvcc_version(&out).map_err(|e| {
+        let says = super::first_line(&out);
+        // nvcc's own words, in a banner or an error (`nvcc fatal   : Unknown option`).
+        let nvccs = ["Cuda compiler driver", "Cuda compilation tools", "nvcc"].iter().any(|w| out.contains(w));
+        match nvccs || says.is_empty() {
+            true => e.with_program(nvcc),
+            false => ProbeError::new(nvcc, &[VERSION], ProbeErrorKind::NotNvcc { says: says.to_string() }),
+        }
+    })
 }
 
 /// What a toolkit's `version.json` says. NVIDIA's installers (runfile, .deb/.rpm `cuda-toolkit-*` meta packages)
@@ -98,6 +108,14 @@ pub fn read_version_json(root: &Path) -> Result<Option<ToolkitVersions>, ProbeEr
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(ProbeError::io(&path, err)),
     }
+}
+
+/// Whether an `nvcc.profile`'s text sets `compiler-bindir` (Nixpkgs' cuda_nvcc appends one), which nvcc takes as its
+/// default host compiler's directory.
+pub fn profile_names_a_compiler(profile: &str) -> bool {
+    profile
+        .lines()
+        .any(|line| line.trim_start().strip_prefix("compiler-bindir").is_some_and(|r| r.trim_start().starts_with('=')))
 }
 
 /// The toolkit root an `nvcc` path runs from: what the upstream `nvcc.profile` calls `TOP = $(_HERE_)/..`.
@@ -244,6 +262,13 @@ mod tests {
         let err = probe_nvcc(&nvcc).unwrap_err();
         let expected = format!("unexpected output from `{} --version`", nvcc.display());
         assert!(err.to_string().starts_with(&expected), "{err}");
+
+        // Another program named as nvcc says what it is (issue 60: gcc's banner).
+        fs::write(&nvcc, "#!/bin/sh\necho 'gcc (Debian 12.2.0-14) 12.2.0'\necho 'Copyright (C) 2022'\n").unwrap();
+        let err = probe_nvcc(&nvcc).unwrap_err();
+        assert!(matches!(&err.kind, ProbeErrorKind::NotNvcc { says } if says == "gcc (Debian 12.2.0-14) 12.2.0"));
+        let expected = format!("`{} --version` says `gcc (Debian 12.2.0-14) 12.2.0`: it is not nvcc", nvcc.display());
+        assert_eq!(err.to_string(), expected);
     }
 
     #[cfg(unix)]

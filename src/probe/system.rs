@@ -14,10 +14,34 @@ use super::cache::{self, Entry, Failure, ProbeCache};
 use super::compiler::{CompilerFamily, CompilerInfo, Known, StdenvLibstdcxx};
 use crate::compat::Version;
 
+/// Why an nvcc's release cannot be told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NvccUnknown {
+    /// Asked `--version`, the program said it is another one (`/usr/bin/gcc --version` says `gcc ... 12.2.0`).
+    NotNvcc { command: String, says: String },
+    /// Anything else, in the probe's words.
+    Failed(String),
+}
+
+impl std::fmt::Display for NvccUnknown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NvccUnknown::NotNvcc { command, says } => write!(f, "`{command}` says `{says}`: it is not nvcc"),
+            NvccUnknown::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
 pub trait Probes {
     /// The version of the real nvcc (its own, `12.4.131`), from the toolkit's `version.json` or `nvcc --version`,
     /// and which of the two said it.
-    fn nvcc_version(&self, nvcc: &Path) -> Result<(Version, &'static str), String>;
+    fn nvcc_version(&self, nvcc: &Path) -> Result<(Version, &'static str), NvccUnknown>;
+    /// What the toolkit's `version.json` says of this nvcc, read without running anything: `None` where there is
+    /// none (Debian's packages, the PyPI wheels) or a probe that knows no file system.
+    fn toolkit_version(&self, nvcc: &Path) -> Option<Version> {
+        let _ = nvcc;
+        None
+    }
     /// Family, version and target of a compiler.
     fn compiler(&self, path: &Path) -> Result<Known, String>;
     /// Where a GCC-based compiler's libstdc++ lives.
@@ -48,6 +72,26 @@ pub trait Probes {
     fn gpus(&self) -> Result<Vec<crate::compat::Capability>, String> {
         Err("this machine's GPUs were not probed".into())
     }
+    /// The host compiler nvcc runs when it is given none: `gcc` to compile and `g++` to link, as PATH finds them;
+    /// `None` where its `nvcc.profile` names a `compiler-bindir` (that directory is nvcc's default then), or PATH
+    /// holds neither. Probes that know no machine know none.
+    fn nvcc_default_compiler(&self, nvcc: &Path) -> Option<NvccDefault> {
+        let _ = nvcc;
+        None
+    }
+    /// Whether the keeper can hold nvcc's programs at their exec here (`super::hold`), which threads that follow the
+    /// build need. Probes that know no machine were not asked.
+    fn hold(&self) -> Result<(), super::hold::Unheld> {
+        Err(super::hold::Unheld::NotProbed)
+    }
+}
+
+/// nvcc's own host compiler: the programs it runs, by name, when given no `-ccbin` (measured with 11.8, 12.4 and 13.5:
+/// `gcc` for every compile step, `g++` for the link).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NvccDefault {
+    pub gcc: PathBuf,
+    pub gxx: PathBuf,
 }
 
 /// Where an output goes, as far as nvcc's files beside it are concerned (`Probes::output_place`).
@@ -80,24 +124,30 @@ impl System {
 }
 
 impl Probes for System {
-    fn nvcc_version(&self, nvcc: &Path) -> Result<(Version, &'static str), String> {
+    fn nvcc_version(&self, nvcc: &Path) -> Result<(Version, &'static str), NvccUnknown> {
+        let mut not_nvcc = None;
         let (found, cached) = self
             .cache
-            .get_or_probe(nvcc, || {
-                let from_json = super::nvcc::toolkit_root_of(nvcc)
-                    .ok()
-                    .and_then(|root| super::nvcc::read_version_json(&root).ok().flatten())
-                    .and_then(|v| v.nvcc.or(v.cuda));
-                match from_json {
-                    Some(version) => Ok(NvccRelease { version, from: ReleaseSource::VersionJson }),
-                    None => super::nvcc::probe_nvcc(nvcc)
-                        .map(|v| NvccRelease { version: v.full, from: ReleaseSource::NvccVersion })
-                        .map_err(failure),
-                }
+            .get_or_probe(nvcc, || match self.toolkit_version(nvcc) {
+                Some(version) => Ok(NvccRelease { version, from: ReleaseSource::VersionJson }),
+                None => super::nvcc::probe_nvcc(nvcc)
+                    .map(|v| NvccRelease { version: v.full, from: ReleaseSource::NvccVersion })
+                    .map_err(|e| {
+                        if let super::ProbeErrorKind::NotNvcc { says } = &e.kind {
+                            not_nvcc = Some(NvccUnknown::NotNvcc { command: e.command(), says: says.clone() });
+                        }
+                        failure(e)
+                    }),
             })
             // The planner says an unknown release on stderr itself, with this message in it.
-            .map_err(|f| described(f, false))?;
+            .map_err(|f| not_nvcc.take().unwrap_or_else(|| NvccUnknown::Failed(described(f, false))))?;
         Ok((found.version, found.from.describe(cached)))
+    }
+
+    fn toolkit_version(&self, nvcc: &Path) -> Option<Version> {
+        let root = super::nvcc::toolkit_root_of(nvcc).ok()?;
+        let versions = super::nvcc::read_version_json(&root).ok().flatten()?;
+        versions.nvcc.or(versions.cuda)
     }
 
     fn compiler(&self, path: &Path) -> Result<Known, String> {
@@ -203,6 +253,24 @@ impl Probes for System {
         super::gpus::probe(&smi).map_err(|e| e.to_string())
     }
 
+    fn hold(&self) -> Result<(), super::hold::Unheld> {
+        super::hold::check()
+    }
+
+    fn nvcc_default_compiler(&self, nvcc: &Path) -> Option<NvccDefault> {
+        let profile = nvcc.parent()?.join("nvcc.profile");
+        // One that cannot be read may name one: nvcc's default is not known then.
+        let profile = match crate::error::bounded::read(&profile, 64 << 10) {
+            Ok(text) => text,
+            Err(crate::error::bounded::Refused::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(_) => return None,
+        };
+        if super::nvcc::profile_names_a_compiler(&String::from_utf8_lossy(&profile)) {
+            return None;
+        }
+        Some(NvccDefault { gcc: self.resolve(Path::new("gcc"))?, gxx: self.resolve(Path::new("g++"))? })
+    }
+
     fn launcher_version(&self, launcher: &Path) -> Result<Version, String> {
         let (found, _) = self
             .cache
@@ -218,7 +286,8 @@ fn failure(err: super::ProbeError) -> Failure {
     use super::ProbeErrorKind as Kind;
     Failure {
         message: err.to_string(),
-        keep: !matches!(err.kind, Kind::Io(_)),
+        // Not nvcc at all: said each call, as the error it is where the config names it (`plan::facts`).
+        keep: !matches!(err.kind, Kind::Io(_) | Kind::NotNvcc { .. }),
         stopped: matches!(err.kind, Kind::TimedOut(_) | Kind::TooMuchOutput(_)),
         remembered: None,
     }

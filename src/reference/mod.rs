@@ -49,7 +49,8 @@ fn environment_page() -> String {
     let mut page = String::from("# Environment variables\n\n");
     page += GENERATED;
     page += "Switches take `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`; anything else is an error (exit code 64). A \
-             value the wrapper cannot read is an error naming the variable, never ignored.\n\n| variable | meaning |\n|---|---|\n";
+             value the wrapper cannot read is an error naming the variable, never ignored. An `NVCC_WRAPPER_*` variable \
+             not in this table changes nothing, and is a warning naming the one it is nearest to.\n\n| variable | meaning |\n|---|---|\n";
     for (name, own) in VARIABLES {
         let _ = writeln!(page, "| `{name}` | {} |", cell(&variable_meaning(name, own)));
     }
@@ -138,7 +139,6 @@ fn role_meaning(role: Role) -> &'static str {
 /// The man page: the name, synopsis and each command with its options from clap's definition of the command line,
 /// and ENVIRONMENT, FILES and EXIT STATUS from the tables above.
 fn man_page() -> String {
-    let escape = |s: &str| s.replace('\\', "\\\\").replace('-', "\\-").replace('`', "");
     let cmd = crate::cli::command();
     let man = clap_mangen::Man::new(cmd.clone());
     let mut out = Vec::new();
@@ -175,8 +175,7 @@ fn man_page() -> String {
         );
         for arg in sub.get_arguments().filter(|a| a.get_long().is_some() && a.get_id() != "help") {
             let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-            let _ =
-                writeln!(page, ".RS\n.TP\n\\fB\\-\\-{}\\fR\n{}\n.RE", escape(arg.get_long().unwrap()), escape(&help));
+            let _ = writeln!(page, ".RS\n.TP\n\\fB{}\\fR\n{}\n.RE", option_spelling(arg), escape(&help));
         }
     }
     page += ".SH ENVIRONMENT\n";
@@ -203,6 +202,30 @@ fn man_page() -> String {
     page
 }
 
+/// An option as a man page shows it, with its short name and its value (issue 60: `--jobs` stood without `-j <N>`):
+/// `-j, --jobs <N>`, escaped for roff.
+fn option_spelling(arg: &clap::Arg) -> String {
+    let mut spelled = String::new();
+    if let Some(short) = arg.get_short() {
+        spelled += &format!("\\-{short}, ");
+    }
+    spelled += &format!("\\-\\-{}", escape(arg.get_long().unwrap_or_default()));
+    let takes_value = arg.get_action().takes_values();
+    if let (true, Some(names)) = (takes_value, arg.get_value_names()) {
+        for name in names {
+            spelled += &format!(" \\fI<{}>\\fB", escape(name.as_str()));
+        }
+    } else if takes_value {
+        spelled += &format!(" \\fI<{}>\\fB", escape(&arg.get_id().as_str().to_ascii_uppercase()));
+    }
+    spelled
+}
+
+/// Text for roff: its backslashes and hyphens escaped, Markdown's backquotes left out.
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('-', "\\-").replace('`', "")
+}
+
 /// The generated files and what makes each.
 fn pages() -> Vec<(&'static str, String)> {
     vec![
@@ -211,48 +234,13 @@ fn pages() -> Vec<(&'static str, String)> {
         ("docs/reference/config.md", config_page()),
         ("docs/reference/nvcc-options.md", options_page()),
         ("docs/man/nvcc-wrapper.1", man_page()),
-        ("nix/answers.json", nix_answers()),
+        (crate::nix_answers::FILE, nix_answers()),
     ]
 }
 
-/// What nix/compat.nix looks up (src/nix_answers/).
+/// What makeNvccWrapper's compat.nix looks up (src/nix_answers/), as `nvcc-wrapper compat nix-answers` prints it.
 fn nix_answers() -> String {
-    let answers = crate::nix_answers::answers(&crate::compat::Compat::built_in());
-    inline_scalar_arrays(&serde_json::to_string_pretty(&answers).expect("the answers are JSON")) + "\n"
-}
-
-/// Pretty JSON with each array of strings or numbers on one line (`["8.6", "9.0"]`): a third of the lines.
-fn inline_scalar_arrays(pretty: &str) -> String {
-    let mut out = String::with_capacity(pretty.len());
-    let mut lines = pretty.lines().peekable();
-    while let Some(line) = lines.next() {
-        if line.ends_with('[') {
-            let mut items = Vec::new();
-            while let Some(next) = lines.peek() {
-                let item = next.trim().trim_end_matches(',');
-                if item.starts_with(['[', '{', ']']) {
-                    break;
-                }
-                items.push(item.to_string());
-                lines.next();
-            }
-            if lines.peek().is_some_and(|l| l.trim_start().starts_with(']')) {
-                let close = lines.next().unwrap().trim_start();
-                out += &format!("{}{}{close}\n", line, items.join(", "));
-                continue;
-            }
-            // Not an array of scalars: as it was.
-            out += line;
-            out.push('\n');
-            for item in items {
-                out += &format!("{item}\n");
-            }
-            continue;
-        }
-        out += line;
-        out.push('\n');
-    }
-    out.trim_end().to_string()
+    crate::nix_answers::render(&crate::compat::Compat::built_in())
 }
 
 mod tests;

@@ -55,7 +55,7 @@ pub fn exit_meaning(kind: ErrorKind) -> &'static str {
              calls nvcc; a `launcher` that is the wrapper)"
         }
         ErrorKind::CannotExec => "the real nvcc (or the launcher) was found but could not be started",
-        ErrorKind::NvccNotFound => "no real nvcc was found",
+        ErrorKind::NotFound => "no real nvcc was found, or no program `nvcc-wrapper jobserver` was asked to run (as a shell's 127 for a command it cannot find)",
     }
 }
 
@@ -109,6 +109,12 @@ pub const VARIABLES: &[(&str, &str)] = &[
          absolute, else `~/.config`",
     ),
     (
+        vars::NO_MACHINE_CONFIG,
+        "a switch: on, the machine's `/etc/nvcc-wrapper/config.toml` is not looked at (as git's \
+         `GIT_CONFIG_NOSYSTEM`); with `XDG_CONFIG_HOME` pointed at a directory of its own, a script or a test suite \
+         reads no configuration file it did not write. The test suite sets both",
+    ),
+    (
         vars::HOME,
         "`$HOME/.cache/nvcc-wrapper` is the cache directory when `XDG_CACHE_HOME` gives none: used only when `HOME` is \
          an existing directory, which the wrapper never creates (Nix's `/homeless-shelter`); with neither, there is no \
@@ -155,12 +161,22 @@ pub const VARIABLES: &[(&str, &str)] = &[
          with a warning, and chooses the host compiler itself",
     ),
     (
-        "NVCC_WRAPPER_CACHE",
+        vars::SCRIPTS_CACHE,
         "(scripts and tests) their download cache: real toolkits, tools, Nix; default `~/.cache/nvcc-wrapper`. The wrapper never reads it: its own cache is the probe cache (`NVCC_WRAPPER_PROBE_CACHE_DIR`)",
     ),
     (
-        "NVCC_WRAPPER_SKIP_MISSING",
+        vars::SCRIPTS_SKIP_MISSING,
         "(tests) `1`: a real-toolchain test skips what this machine lacks (a toolkit, a compiler, root) instead of failing; each skip is said on stderr and counted in a line after the test binary's summary. CI never sets it",
+    ),
+    (
+        vars::SCRIPTS_UPDATE_REFERENCE,
+        "(tests) `1`: `cargo test --lib reference` writes the reference pages, the man page and makeNvccWrapper's answers.json from \
+         the code instead of failing on a difference",
+    ),
+    (
+        vars::SCRIPTS_DEBIAN_MIRROR,
+        "(scripts) the Debian mirror the scripts fetch cross sysroots and Nix's installer's packages from; default \
+         `http://deb.debian.org/debian`",
     ),
 ];
 
@@ -180,13 +196,15 @@ pub const KEYS: &[Key] = &[
     Key {
         key: "nvcc",
         kind: "path; default: the first `nvcc` on PATH that is not the wrapper",
-        meaning: "the real nvcc to run",
+        meaning: "the real nvcc to run; a program that says it is another (`gcc --version`'s line) is an error \
+                  naming this line",
         example: "\"/opt/cuda/bin/nvcc\"",
     },
     Key {
         key: "cuda-version",
         kind: "`\"12.4\"`; default: probed",
-        meaning: "the NVCC release, so it need not be probed",
+        meaning: "the NVCC release, so it need not be probed (nvcc is not run); where the toolkit's `version.json` \
+                  says another release (a toolkit upgraded under an old config), the toolkit's is used, with a warning",
         example: "\"12.4\"",
     },
     Key {
@@ -364,7 +382,7 @@ pub const PLACES: &str = "The configuration file is TOML, read from the first of
     file). 2. The installation's own `DIR/../share/nvcc-wrapper/config.toml`, DIR the directory of the `nvcc` you ran \
     (symlinks kept), then that of the wrapper's executable. 3. The user's `$XDG_CONFIG_HOME/nvcc-wrapper/config.toml` \
     (`~/.config/nvcc-wrapper/config.toml` when `XDG_CONFIG_HOME` is unset or relative). 4. The machine's \
-    `/etc/nvcc-wrapper/config.toml`. A Nix build (`NIX_BUILD_TOP` set, not `nix-shell`) reads neither 3 nor 4, and a \
+    `/etc/nvcc-wrapper/config.toml`, unless `NVCC_WRAPPER_NO_MACHINE_CONFIG` is on. A Nix build (`NIX_BUILD_TOP` set, not `nix-shell`) reads neither 3 nor 4, and a \
     wrapper made by Nix always has its own file at 2. `nvcc-wrapper explain` and `doctor` say which file applies and \
     list the places looked at before it and the files of later places, ignored whole; `doctor` also names files in \
     places that are never read (`~/.config/nvcc-wrapper.toml`, a `config.toml` beside the binary).";

@@ -54,6 +54,15 @@ fn every_variable_has_its_row() {
     }
 }
 
+#[test]
+fn every_wrapper_variable_is_known_and_only_those() {
+    let own: BTreeSet<String> = crate::context::vars::OWN.iter().map(|n| n.to_string()).collect();
+    let constants: BTreeSet<String> =
+        variable_constants().into_iter().filter(|n| n.starts_with("NVCC_WRAPPER_")).collect();
+    assert_eq!(own, constants, "vars::OWN and the NVCC_WRAPPER_ constants of context::vars differ");
+    assert_eq!(own.len(), crate::context::vars::OWN.len(), "a name twice in vars::OWN");
+}
+
 /// The keys serde takes in one table of the config, from its own error for a key it does not know.
 fn keys_of(section: &str) -> BTreeSet<String> {
     let header = if section.is_empty() { String::new() } else { format!("[{section}]\n") };
@@ -135,6 +144,8 @@ fn origin_of<'a>(config: &'a crate::config::Config, key: &str) -> Option<&'a cra
 #[test]
 fn the_man_page_has_its_sections() {
     let page = man_page();
+    // An option with its short name and its value (issue 60, row 18).
+    assert!(page.contains("\\fB\\-j, \\-\\-jobs \\fI<N>\\fB\\fR"), "{page}");
     for section in [".SH NAME", ".SH SYNOPSIS", ".SH ENVIRONMENT", ".SH FILES", ".SH EXIT STATUS"] {
         assert!(page.contains(section), "no {section}");
     }

@@ -30,7 +30,7 @@ pub fn plan(prepared: &Prepared) -> Value {
         Release::Newer { version, from, newest } => json!({
             "status": "newer", "version": version.to_string(), "from": from.to_string(), "decided-as": newest.to_string()
         }),
-        Release::Unknown { why } => json!({"status": "unknown", "why": why}),
+        Release::Unknown { why } => json!({"status": "unknown", "why": why.to_string()}),
     });
     let host = plan.decided.host.as_ref().map(|h| {
         json!({
@@ -110,6 +110,7 @@ pub fn plan(prepared: &Prepared) -> Value {
                     State::Used => "used",
                     State::Missing => "missing",
                     State::NixBuild => "not-read-in-nix-build",
+                    State::SwitchedOff => "switched-off",
                     State::Unusable(_) => "unusable",
                 },
                 "what": match l.state {

@@ -68,11 +68,7 @@ impl Sandbox {
         std::os::unix::fs::symlink(fake_nvcc(), cuda_bin.join("nvcc")).unwrap();
         let record = dir.path().join("record.json");
         // A toolkit says its release in version.json, as NVIDIA's do: the wrapper reads it instead of running nvcc.
-        std::fs::write(
-            dir.path().join("cuda/version.json"),
-            r#"{"cuda_nvcc": {"name": "CUDA NVCC", "version": "13.0.88"}}"#,
-        )
-        .unwrap();
+        toolkit_says(&dir.path().join("cuda"), "13.0.88");
         let cc = dir.path().join("cc/bin/g++");
         std::fs::create_dir_all(cc.parent().unwrap()).unwrap();
         std::fs::write(&cc, "").unwrap();
@@ -86,6 +82,12 @@ impl Sandbox {
         );
         std::fs::write(&config, text).unwrap();
         Sandbox { dir, wrapper_bin, cuda_bin, record, config, cc }
+    }
+
+    /// Make the sandbox's toolkit say it is `version` (`12.4.131`) in its version.json, as a toolkit of that release
+    /// does: a config's `cuda-version` the toolkit contradicts is said, and the toolkit's release decides (issue 60).
+    pub fn toolkit_says(&self, version: &str) {
+        toolkit_says(&self.dir.path().join("cuda"), version);
     }
 
     /// The default sandbox's first addition: its stdenv compiler, which nvcc 13.0 accepts.
@@ -116,6 +118,7 @@ impl Sandbox {
             .env("FAKE_NVCC_RECORD", &self.record)
             .env("NVCC_WRAPPER_CONFIG", &self.config)
             .current_dir(self.dir.path());
+        isolate(&mut cmd, self.dir.path(), false);
         cmd
     }
 
@@ -123,6 +126,7 @@ impl Sandbox {
     pub fn wrapper_cli(&self) -> Command {
         let mut cmd = Command::new(WRAPPER);
         cmd.env_clear().env("PATH", self.path()).current_dir(self.dir.path());
+        isolate(&mut cmd, self.dir.path(), false);
         cmd
     }
 
@@ -398,36 +402,25 @@ impl RealSandbox {
         cmd
     }
 
-    /// Give `cmd` the sandbox's environment: its PATH and probe cache, the wrapper's own variables cleared.
+    /// Give `cmd` the sandbox's environment: its PATH and probe cache, and none of the caller's settings: the
+    /// wrapper's own variables and nvcc's cleared, and no configuration file of the caller's read (`isolate`).
     pub fn prepare(&self, cmd: &mut Command) {
         // Each sandbox starts with an empty probe cache of its own, so that it probes as a first call does.
         cmd.env("PATH", self.path())
             .env("NVCC_WRAPPER_PROBE_CACHE_DIR", self.dir.path().join("probe-cache"))
             .current_dir(self.dir.path());
-        for var in [
-            "NVCC_WRAPPER_CONFIG",
-            "NVCC_WRAPPER_LOG",
-            "NVCC_WRAPPER_DRY_RUN",
-            "NVCC_WRAPPER_DISABLE",
-            "NVCC_WRAPPER_DEPTH",
-            "NVCC_PREPEND_FLAGS",
-            "NVCC_APPEND_FLAGS",
-            "NVCC_CCBIN",
-            "NVCC_WRAPPER_CAPABILITIES",
-            "NVCC_WRAPPER_FORWARD_COMPAT",
-            "NVCC_WRAPPER_COMPRESS_FATBIN",
-            "NVCC_WRAPPER_TARGET_SYSTEM",
-            "NVCC_WRAPPER_TARGET_PLATFORM",
-            "NVCC_WRAPPER_TARGET_SYSROOT",
-            "NVCC_WRAPPER_TARGET_CUDA_ROOT",
-            "NVCC_WRAPPER_TARGET_CUDA_COMPAT",
-            "NVCC_WRAPPER_PROBE_CACHE",
-            "NVCC_WRAPPER_DEPFILE_INPUTS",
-            "NVCC_WRAPPER_THREADS",
-            "NVCC_WRAPPER_THREADS_FOLLOW",
-        ] {
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            // The suite's own (its download cache, its skips) are not the wrapper's: the wrapper never reads them.
+            let suites = ["NVCC_WRAPPER_CACHE", "NVCC_WRAPPER_SKIP_MISSING"];
+            if name.starts_with("NVCC_WRAPPER_") && !suites.contains(&name.as_ref()) {
+                cmd.env_remove(name.as_ref());
+            }
+        }
+        for var in ["NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"] {
             cmd.env_remove(var);
         }
+        isolate(cmd, self.dir.path(), true);
     }
 
     pub fn write(&self, relative: &str, text: &str) -> PathBuf {
@@ -439,6 +432,41 @@ impl RealSandbox {
 
     pub fn file(&self, relative: &str) -> PathBuf {
         self.dir.path().join(relative)
+    }
+}
+
+/// Keep `cmd` from reading a configuration file of the machine's or of the user who runs the suite (issue 60: a
+/// user who followed the README's "A first config" saw the real tests build their targets, and one fail): the
+/// machine's place is switched off, and the user's is a directory of the sandbox `dir` (`XDG_CONFIG_HOME`) where the
+/// caller's environment is kept; a cleared one has no home, so no user's file. A test that asks for a place sets its
+/// own afterwards.
+pub fn isolate<C: Envs>(cmd: &mut C, dir: &Path, kept_environment: bool) {
+    if kept_environment {
+        cmd.set_env("XDG_CONFIG_HOME", dir.join("xdg-config").as_os_str());
+    }
+    cmd.set_env("NVCC_WRAPPER_NO_MACHINE_CONFIG", std::ffi::OsStr::new("1"));
+}
+
+/// Write the version.json of the toolkit at `root`, as NVIDIA's installers do, saying nvcc is `version`.
+fn toolkit_says(root: &Path, version: &str) {
+    let json = format!(r#"{{"cuda_nvcc": {{"name": "CUDA NVCC", "version": "{version}"}}}}"#);
+    std::fs::write(root.join("version.json"), json).unwrap();
+}
+
+/// A command whose environment a test sets: `std::process::Command` and assert_cmd's.
+pub trait Envs {
+    fn set_env(&mut self, name: &str, value: &std::ffi::OsStr);
+}
+
+impl Envs for std::process::Command {
+    fn set_env(&mut self, name: &str, value: &std::ffi::OsStr) {
+        self.env(name, value);
+    }
+}
+
+impl Envs for Command {
+    fn set_env(&mut self, name: &str, value: &std::ffi::OsStr) {
+        self.env(name, value);
     }
 }
 
@@ -516,69 +544,6 @@ pub fn fenced_blocks(text: &str, lang: &str) -> Vec<(usize, Vec<String>)> {
     out
 }
 
-/// A cgroup of its own under this process's (in the v1 hierarchy of `controller`, or else the v2 one), with the
-/// settings of that version written (file, value), removed when dropped; `None` (after a note) when none
-/// can be made here (not root, no such controller), which fails the test (`cannot_run`).
-pub struct Cgroup {
-    dir: PathBuf,
-}
-
-impl Cgroup {
-    pub fn new(controller: &str, v1: &[(&str, String)], v2: &[(&str, String)]) -> Option<Cgroup> {
-        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-        let under_v1 = own.lines().find_map(|l| l.split_once(&format!(":{controller}:")).map(|(_, p)| p.to_string()));
-        let (dir, settings) = match under_v1 {
-            Some(path) => (Path::new("/sys/fs/cgroup").join(controller).join(path.trim_start_matches('/')), v1),
-            None => {
-                let path = own.lines().find_map(|l| l.strip_prefix("0::")).unwrap_or("/").to_string();
-                (Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/')), v2)
-            }
-        };
-        // One name per cgroup of this process: tests running at once each make their own.
-        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let dir = dir.join(format!("nvcc-wrapper-test-{}-{n}-{controller}", std::process::id()));
-        let made = std::fs::create_dir(&dir)
-            .and_then(|()| settings.iter().try_for_each(|(file, value)| std::fs::write(dir.join(file), value)));
-        if let Err(e) = made {
-            let _ = std::fs::remove_dir(&dir);
-            let what = format!("cannot make a {controller} cgroup at {} ({e})", dir.display());
-            cannot_run(&format!("{what}: run the tests as root"));
-            return None;
-        }
-        Some(Cgroup { dir })
-    }
-
-    /// A file of the cgroup's (`memory.max_usage_in_bytes`, say).
-    pub fn file(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    /// Whether it is in the v1 hierarchy (else v2), whose files have other names.
-    pub fn v1(&self) -> bool {
-        self.dir.starts_with("/sys/fs/cgroup/memory") || !self.dir.join("cgroup.controllers").exists()
-    }
-
-    /// `program args` run inside the cgroup: through `sh`, which moves itself in and then execs it.
-    pub fn wrap(&self, program: &Path, args: &[&str]) -> std::process::Command {
-        let mut cmd = std::process::Command::new("sh");
-        cmd.arg("-c").arg("echo $$ > \"$0\" && exec \"$@\"").arg(self.dir.join("cgroup.procs")).arg(program).args(args);
-        cmd
-    }
-}
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        // Empty once its processes ended; a few tries, as the kernel lets go of it a little later.
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    }
-}
-
 /// The processes whose working directory is `dir` or under it, zombies left out: pid, name and state letter (`T`
 /// stopped, `t` stopped under a tracer).
 pub fn process_states(dir: &Path) -> Vec<(i32, String, char)> {
@@ -596,6 +561,17 @@ pub fn process_states(dir: &Path) -> Vec<(i32, String, char)> {
         }
     }
     found
+}
+
+/// The processes in `dir` that the wrapper's keeper holds at their exec for want of a job slot (threads that follow
+/// the build, issue 57): asleep (`S`) in the kernel's wait for a seccomp listener's answer, as `/proc/PID/wchan`
+/// names it. Not stopped: job control and the kernel's check of an orphaned group never count them.
+pub fn held_in(dir: &Path) -> Vec<i32> {
+    let held = |pid: i32| {
+        let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+        wchan.starts_with("seccomp_do_user_notif")
+    };
+    process_states(dir).into_iter().filter(|(pid, _, state)| *state == 'S' && held(*pid)).map(|(p, _, _)| p).collect()
 }
 
 /// The processes in `dir` for a failure's message, one a line: pid, name, state, parent and the kernel function it

@@ -31,7 +31,7 @@ let
       attrs = f (attrs // { finalPackage = result; });
       result = {
         type = "derivation";
-        name = "${attrs.pname}-${attrs.version}";
+        name = attrs.name or "${attrs.pname}-${attrs.version}";
         outPath = "${root}/${attrs.pname}-${attrs.version}";
       }
       // attrs.passthru;
@@ -57,7 +57,7 @@ let
   # makeNvccWrapper as a package set whose buildPackages has the GCCs a release may need, for the stdenv's target.
   makeNvccWrapper =
     targetPrefix:
-    import ../../nix/make-nvcc-wrapper.nix {
+    import ../../nix/nixpkgs/pkgs/development/cuda-modules/packages/makeNvccWrapper/package.nix {
       inherit lib;
       buildPackages = {
         inherit runCommand stdenvNoCC;

@@ -29,7 +29,7 @@ let
     f:
     let
       attrs = f (attrs // { finalPackage = result; });
-      result = package "${attrs.pname}-${attrs.version}" { } attrs.passthru;
+      result = package (attrs.name or "${attrs.pname}-${attrs.version}") { } attrs.passthru;
     in
     result;
   runCommand = name: _env: _script: package name { } { };
@@ -59,6 +59,8 @@ let
       base = self: {
         inherit pkgs;
         cudaMajorMinorVersion = version;
+        # As Nixpkgs' of 2025-26 (pkgs/development/cuda-modules/default.nix): what the set's packages' names start with.
+        cudaNamePrefix = "cuda${version}";
         callPackage = lib.callPackageWith (pkgs // self);
         # Nixpkgs' nvcc, whose nvcc.profile names backendStdenv's compiler: a derivation (never built), so that its
         # drvPath says whether it is exactly the same.
@@ -79,14 +81,48 @@ let
           inherit (self.backendStdenv) cudaCapabilities cudaForwardCompat;
           isJetsonBuild = self.backendStdenv.hasJetsonCudaCapability;
         };
-        # Nixpkgs' backendStdenv: a GCC nvcc accepts, with the attributes flags and packages read.
-        backendStdenv = s.stdenv { cc = gcc "13.3.0" ""; } // {
-          cudaCapabilities = capabilities;
-          cudaForwardCompat = true;
-          hasJetsonCudaCapability = jetson;
-          hostRedistSystem = if jetson then "linux-aarch64" else "linux-${pkgs.stdenv.hostPlatform.parsed.cpu.name}";
-          nvccHostCCMatchesStdenvCC = false;
-        };
+        # Nixpkgs' backendStdenv: a GCC nvcc accepts, with every attribute Nixpkgs' own adds (packages/
+        # backendStdenv.nix, read with the search look-up: the 13 of `backendStdenvAttributes`), here computed from the
+        # case's list; where CUDA is not (darwin: hostRedistSystem "unsupported"), the plain stdenv, as there. A
+        # Jetson list of Thor's only (10.1 and 11.0 families) is of the linux-sbsa redist, as getRedistSystem says.
+        backendStdenv =
+          let
+            thor = [
+              "10.1"
+              "10.1a"
+              "10.1f"
+              "11.0"
+              "11.0a"
+              "11.0f"
+            ];
+            redist =
+              if !pkgs.stdenv.hostPlatform.isLinux then
+                "unsupported"
+              else if jetson && lib.all (c: lib.elem c thor) capabilities then
+                "linux-sbsa"
+              else if jetson then
+                "linux-aarch64"
+              else
+                "linux-${pkgs.stdenv.hostPlatform.parsed.cpu.name}";
+            suffixed = suffix: lib.filter (c: lib.hasSuffix suffix c) capabilities;
+            jetsons = if jetson then capabilities else [ ];
+          in
+          (if redist == "unsupported" then pkgs.stdenv else s.stdenv { cc = gcc "13.3.0" ""; })
+          // {
+            nvccHostCCMatchesStdenvCC = redist == "unsupported";
+            hostNixSystem = pkgs.stdenv.hostPlatform.system;
+            hostRedistSystem = redist;
+            cudaForwardCompat = true;
+            supportedCudaCapabilities = capabilities ++ [ "12.0" ];
+            defaultCudaCapabilities = [ "8.6" ];
+            cudaCapabilities = capabilities;
+            requestedArchitectureSpecificCudaCapabilities = suffixed "a";
+            hasArchitectureSpecificCudaCapability = suffixed "a" != [ ];
+            requestedFamilySpecificCudaCapabilities = suffixed "f";
+            hasFamilySpecificCudaCapability = suffixed "f" != [ ];
+            requestedJetsonCudaCapabilities = jetsons;
+            hasJetsonCudaCapability = jetsons != [ ];
+          };
       };
     in
     if shape == "extensions" then
@@ -133,18 +169,34 @@ let
           callPackage = lib.callPackageWith self;
           buildPackages = if buildPackages == null then self else buildPackages;
           targetPackages = if targetPackages == null then self else targetPackages;
-          # Nixpkgs' rustPlatform, recording what package.nix asks it to build (a set, or a function of finalAttrs).
-          rustPlatform.buildRustPackage =
-            f:
-            let
-              args = if lib.isFunction f then f (args // { finalPackage = result; }) else f;
-              result = package "${args.pname}-${args.version}" { } { recorded = args; };
-            in
-            result;
+          # Nixpkgs' rustPlatform, recording what package.nix asks it to build (a function of finalAttrs, which
+          # nix/package.nix overrides with mkDerivation's overrideAttrs), and fetchFromGitHub.
+          rustPlatform = {
+            buildRustPackage =
+              f:
+              let
+                args = f (args // { finalPackage = result; });
+                result = package "${args.pname}-${args.version}" { } {
+                  recorded = args;
+                  overrideAttrs = more: self.rustPlatform.buildRustPackage (final: f final // more);
+                };
+              in
+              result;
+            importCargoLock = lock: lock;
+          };
+          fetchFromGitHub = args: package "source" { } args;
           glibc = package "glibc-2.40" { } { static = package "glibc-2.40-static" { } { }; };
           file = package "file-5.45" { } { };
           installShellFiles = package "install-shell-files" { } { };
           symlinkJoin = args: package args.name { } { inherit (args) paths; };
+          # A package that does not use CUDA, built by the stdenv: a derivation (never built), so that its drvPath
+          # says whether an overlay rebuilds it.
+          zlib = derivation {
+            name = "zlib-1.3.1";
+            system = "x86_64-linux";
+            builder = "/bin/sh";
+            cc = "${stdenv.cc}";
+          };
           _cuda = lib.makeExtensible (
             _:
             if shape == "extensions" then
@@ -235,6 +287,12 @@ let
           # What step 2's package set builds with its own backendStdenv, for contrast.
           withStep2Stdenv = native.cudaPackages.backendStdenv.cc.name;
         };
+      # A package that does not use CUDA, without the overlays, with step 1 and with both: the same derivation.
+      notCuda = map (set: set.zlib.drvPath) [
+        nativeNone
+        nativeStep1
+        native
+      ];
       step1 = {
         cudaNvcc = nativeStep1.cudaPackages.cuda_nvcc.name;
         backendStdenvCc = nativeStep1.cudaPackages.backendStdenv.cc.name;
@@ -315,6 +373,10 @@ let
 
   names = map (p: p.name);
 
+  # Whether evaluating `value` deeply fails in a way `builtins.tryEval` catches (a `throw`, as Nixpkgs' CI's own
+  # tryEval skips); an `abort` would stop the whole evaluation instead.
+  fails = value: !(builtins.tryEval (builtins.deepSeq value value)).success;
+
   # A native package set (GCC 14 stdenv) asking for what nvcc-wrapper refuses, with step 1 and with both steps: what
   # uses the wrapped nvcc, or step 2's backendStdenv, must stop evaluating with the binary's words.
   refused =
@@ -349,6 +411,137 @@ let
         cudaNvcc = both.cudaPackages.cuda_nvcc.name;
         backendStdenv = both.cudaPackages.backendStdenv.cc.name;
       };
+      # The refusal breaks only what is CUDA's, and as a failure tryEval catches: the package outside CUDA evaluates.
+      caught = {
+        notCuda = fails both.zlib.drvPath;
+        step1 = fails (set [ step1 ]).cudaPackages.nvcc-wrapped.name;
+        cudaNvcc = fails both.cudaPackages.cuda_nvcc.name;
+        backendStdenv = fails both.cudaPackages.backendStdenv.cc.name;
+      };
+    };
+
+  # The names Nixpkgs' backendStdenv adds to the stdenv's (packages/backendStdenv.nix at
+  # c10e8fecb9071c4d786f84d2ee04a11122476e36, read with the search look-up).
+  backendStdenvAttributes = [
+    "nvccHostCCMatchesStdenvCC"
+    "hostNixSystem"
+    "hostRedistSystem"
+    "cudaForwardCompat"
+    "supportedCudaCapabilities"
+    "defaultCudaCapabilities"
+    "cudaCapabilities"
+    "requestedArchitectureSpecificCudaCapabilities"
+    "hasArchitectureSpecificCudaCapability"
+    "requestedFamilySpecificCudaCapabilities"
+    "hasFamilySpecificCudaCapability"
+    "requestedJetsonCudaCapabilities"
+    "hasJetsonCudaCapability"
+  ];
+
+  # backendStdenv's contract under step 2 (issue 58, item 3): for the default list and the Jetson ones, each of
+  # Nixpkgs' attributes, as Nixpkgs' backendStdenv has it (without the overlays) and as step 2's (and step 2's after
+  # the CUDA set's overrideScope, which a user's override goes through).
+  contract =
+    let
+      cases = {
+        default = {
+          system = "x86_64-linux";
+          version = "12.4";
+          capabilities = [
+            "8.6"
+            "8.9"
+            "9.0"
+          ];
+          jetson = false;
+        };
+        orin = {
+          system = "aarch64-linux";
+          version = "12.4";
+          capabilities = [ "8.7" ];
+          jetson = true;
+        };
+        xavier-and-orin = {
+          system = "aarch64-linux";
+          version = "12.4";
+          capabilities = [
+            "7.2"
+            "8.7"
+          ];
+          jetson = true;
+        };
+        thor = {
+          system = "aarch64-linux";
+          version = "13.0";
+          capabilities = [ "11.0" ];
+          jetson = true;
+        };
+      };
+      set =
+        case: overlays:
+        packageSet {
+          stdenv = s.stdenv {
+            cc = gcc "14.2.0" "";
+            buildPlatform = case.system;
+          };
+          gccPrefix = "";
+          inherit (case) version capabilities jetson;
+          inherit overlays;
+        };
+      attributes = stdenv: lib.genAttrs backendStdenvAttributes (name: stdenv.${name} or "(missing)");
+    in
+    lib.mapAttrs (
+      _: case:
+      let
+        both = set case [
+          step1
+          step2
+        ];
+      in
+      {
+        nixpkgs = attributes (set case [ ]).cudaPackages.backendStdenv;
+        step2 = attributes both.cudaPackages.backendStdenv;
+        overridden = attributes (both.cudaPackages.overrideScope (_: _: { })).backendStdenv;
+        isStdenv = both.cudaPackages.backendStdenv.cc.name;
+      }
+    ) cases;
+
+  # A package set where CUDA is not (aarch64-darwin, a Clang stdenv, as Nixpkgs' CI evaluates it): nothing outside
+  # CUDA fails, step 2's backendStdenv is Nixpkgs' (the plain stdenv, as there), and what needs nvcc fails in a way
+  # tryEval catches.
+  darwin =
+    let
+      set =
+        overlays:
+        packageSet {
+          stdenv = s.stdenv {
+            cc = s.wrapCC {
+              cc = s.unwrappedClang { version = "19.1.7"; };
+              isClang = true;
+            };
+            buildPlatform = "aarch64-darwin";
+          };
+          gccPrefix = "";
+          capabilities = [ "8.6" ];
+          shape = "extensions";
+          inherit overlays;
+        };
+      both = set [
+        step1
+        step2
+      ];
+    in
+    {
+      notCuda = map (overlays: fails (set overlays).zlib.drvPath) [
+        [ ]
+        [ step1 ]
+        [
+          step1
+          step2
+        ]
+      ];
+      backendStdenv = both.cudaPackages.backendStdenv.cc.name;
+      wrapped = fails (set [ step1 ]).cudaPackages.nvcc-wrapped.name;
+      cudaNvcc = fails both.cudaPackages.cuda_nvcc.name;
     };
 
   # The example derivation, with a stdenv whose mkDerivation records its arguments.
@@ -369,6 +562,17 @@ in
     "modules"
   ] (shape: lib.mapAttrs (_: refused shape) refusalCases);
 
+  inherit darwin contract;
+  # The evaluation cost of each step (NIX_SHOW_STATS): the same native package set without the overlays, with step 1
+  # and with both.
+  cost = {
+    none = nativeSet "extensions" [ ];
+    step1 = nativeSet "extensions" [ step1 ];
+    both = nativeSet "extensions" [
+      step1
+      step2
+    ];
+  };
   native = nativeFacts "extensions";
   # The same, in a Nixpkgs whose `_cuda` has no `extensions`.
   nativeModules = nativeFacts "modules";

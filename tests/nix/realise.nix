@@ -86,7 +86,7 @@ let
           ([ (builtins.placeholder "out") ] ++ map (name: toString attrs.${name}) substituted)
           (builtins.readFile attrs.setupHook);
       drv =
-        shellDerivation "${attrs.pname}-${attrs.version}"
+        shellDerivation (attrs.name or "${attrs.pname}-${attrs.version}")
           (
             removeAttrs attrs phaseAttrs
             // {
@@ -200,7 +200,7 @@ let
     archiver = "/usr/bin/aarch64-linux-gnu-ar";
   };
 
-  makeNvccWrapper = import ../../nix/make-nvcc-wrapper.nix {
+  makeNvccWrapper = import ../../nix/nixpkgs/pkgs/development/cuda-modules/packages/makeNvccWrapper/package.nix {
     inherit lib;
     buildPackages = {
       inherit

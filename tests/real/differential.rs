@@ -295,6 +295,7 @@ fn run(
         .env("HOME", dir)
         .env("TMPDIR", dir.join("tmp"))
         .envs(env.iter().map(|(k, v)| (*k, v)));
+    isolate(&mut cmd, dir, false);
     match shape.stdin {
         Input::Null => {
             cmd.stdin(Stdio::null());

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::cgroup::Cgroup;
 use crate::support::*;
 
 /// Item 8 with the real nvcc 12.4, which ignores `NVCC_CCBIN`: nvcc alone builds with `NVCC_CCBIN=/nonexistent/g++`,
@@ -83,11 +84,9 @@ fn at_the_argument_length_edge_what_nvcc_alone_builds_the_wrapper_builds() {
             let out = nvcc.args(["-c", "k.cu", "-o", &output]).args(defines(n)).output().unwrap();
             out.status.success() && sb.file(&output).is_file()
         };
-        let alone = |n| {
-            let mut nvcc = sb.real_nvcc();
-            nvcc.arg("-ccbin=/usr/bin/g++");
-            builds(nvcc, n)
-        };
+        // nvcc alone as it runs without the wrapper: with its own `gcc` and `g++`, the compiler the config names
+        // (issue 57: the wrapper then adds no `-ccbin`).
+        let alone = |n| builds(sb.real_nvcc(), n);
         let (lo, hi) = (1000, 1400);
         assert!(alone(lo) && !alone(hi), "{release}: the edge is not between {lo} and {hi} flags");
         let lo = largest_that_builds(lo, hi, alone);
@@ -100,11 +99,7 @@ fn at_the_argument_length_edge_what_nvcc_alone_builds_the_wrapper_builds() {
             nvcc.arg(format!("-DY={}", "t".repeat(tail)));
             builds(nvcc, lo)
         };
-        let alone_tail = |tail| {
-            let mut nvcc = sb.real_nvcc();
-            nvcc.arg("-ccbin=/usr/bin/g++");
-            with_tail(nvcc, tail)
-        };
+        let alone_tail = |tail| with_tail(sb.real_nvcc(), tail);
         let (short, long) = (0, 101);
         assert!(alone_tail(short), "{release}: nvcc alone does not build with {lo} flags and a short one");
         let short = largest_that_builds(short, long, alone_tail);
@@ -119,52 +114,93 @@ fn at_the_argument_length_edge_what_nvcc_alone_builds_the_wrapper_builds() {
     }
 }
 
-/// Issue 48, item 4, with real nvcc 12.4 and 13.5: the edge moves with the flags' shape and the output's name, and
-/// the wrapper builds what nvcc alone builds at each. gcc's `COLLECT_GCC_OPTIONS`, the one string that meets the
-/// kernel's 128 KiB first, holds each option quoted and a joined value apart (`-DX1=1` as `'-D' 'X1=1' `, twice its
-/// length for short flags), and `-objtemp` and the seeds repeat the output's name. For each shape (many short
-/// `-DXi=1`; 100-byte `-D` flags) and output (`k.o`; a 202-byte name), the largest number of flags nvcc alone builds
-/// with is found by bisection, and the wrapper must build with as many. (The 8,760 short flags with a 202-byte output
-/// that nvcc alone built and the wrapper did not, on d46c469, lie within.)
+/// A shape of flags for the edge test below: its name, the flag, and the range of counts the edge lies in.
+type Shape<'a> = (&'a str, fn(usize) -> String, (usize, usize));
+
+/// One case of the edge test below: its name, the flags' shape, the output, PATH, the wrapper's config, and the
+/// `-ccbin` nvcc alone gets (none where the compiler is its own).
+struct EdgeCase<'a> {
+    case: &'a str,
+    shape: Shape<'a>,
+    output: &'a str,
+    path: std::ffi::OsString,
+    config: Option<&'a Path>,
+    ccbin: Option<String>,
+}
+
+/// Issue 48, item 4, and issue 57, item 3, with real nvcc 12.4 and 13.5: the edge moves with the flags' shape, the
+/// output's name and the host compiler's spelling, and the wrapper builds what nvcc alone builds at each. gcc's
+/// `COLLECT_GCC_OPTIONS`, the one string that meets the kernel's 128 KiB first, holds each option quoted and a joined
+/// value apart (`-DX1=1` as `'-D' 'X1=1' `, twice its length for short flags); `-objtemp` and the seeds repeat the
+/// output's name; the `g++` driver adds an option of its own there that nvcc alone's `gcc` does not (so
+/// `-ccbin=/usr/bin/g++` failed at 8,765 short flags and a 202-byte output where nvcc alone built, on 2133ec2); and
+/// the compiler's path is in every `sh -c` line nvcc writes for it. For each case the largest number of flags nvcc
+/// alone builds with is found by bisection, nvcc alone run as it is run without the wrapper: with no `-ccbin` where
+/// the compiler is the one it runs by itself, with the same `-ccbin` where the wrapper names another. The cases: the
+/// compiler nvcc runs by itself (`/usr/bin`), for each shape (many short `-DXi=1`; 100-byte `-D` flags) and output
+/// (`k.o`; a 202-byte name); the same compiler first on PATH from a 200-byte directory; and a configured `g++` at a
+/// 200-byte path, which nvcc alone is given too.
 #[test]
 #[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn the_argument_length_edge_follows_the_flags_shape_and_the_outputs_name() {
-    type Shape = fn(usize) -> String;
-    let shapes: [(&str, Shape, (usize, usize)); 2] = [
-        ("-DXi=1", |i| format!("-DX{i}=1"), (7000, 9800)),
-        ("100-byte -D", |i| format!("-DX{i:05}={}", "v".repeat(92)), (1000, 1400)),
-    ];
+fn the_argument_length_edge_follows_the_flags_shape_the_outputs_name_and_the_compilers_path() {
+    let short: Shape = ("-DXi=1", |i| format!("-DX{i}=1"), (7000, 9800));
+    let long_flags: Shape = ("100-byte -D", |i| format!("-DX{i:05}={}", "v".repeat(92)), (1000, 1400));
     let long = format!("o/{}.o", "a".repeat(198));
     for release in ["12.4", "13.5"] {
         let Some(root) = real_toolkit(release) else { return };
         let sb = RealSandbox::new(&root);
         sb.write("k.cu", "__global__ void k(int *p) { p[0] = 1; }\n");
         std::fs::create_dir_all(sb.file("o")).unwrap();
-        let config = sb.write("config.toml", "[host-compiler]\nstdenv = \"/usr/bin/g++\"\n");
-        for (shape, flag, (low, high)) in shapes {
+        // GCC 12 (every release here takes it) by a 200-byte directory: as nvcc's own first on PATH, or configured.
+        let far = sb.file(&format!("{}/bin", "c".repeat(196)));
+        std::fs::create_dir_all(&far).unwrap();
+        for (name, real) in [("gcc", "/usr/bin/gcc-12"), ("g++", "/usr/bin/g++-12")] {
+            std::os::unix::fs::symlink(real, far.join(name)).unwrap();
+        }
+        let far_first =
+            std::env::join_paths(std::iter::once(far.clone()).chain(std::env::split_paths(&sb.path()))).unwrap();
+        let configured =
+            sb.write("far.toml", &format!("[host-compiler]\nstdenv = \"{}\"\n", far.join("g++").display()));
+        let mut cases = Vec::new();
+        for shape in [short, long_flags] {
             for output in ["o/k.o", long.as_str()] {
-                let builds = |mut nvcc: assert_cmd::Command, n: usize| {
-                    let _ = std::fs::remove_file(sb.file(output));
-                    let out = nvcc.args(["-c", "k.cu", "-o", output]).args((0..n).map(flag)).output().unwrap();
-                    out.status.success() && sb.file(output).is_file()
-                };
-                let alone = |n| {
-                    let mut nvcc = sb.real_nvcc();
-                    nvcc.arg("-ccbin=/usr/bin/g++");
-                    builds(nvcc, n)
-                };
-                let (lo, hi) = (low, high);
-                assert!(alone(lo) && !alone(hi), "{release}, {shape}, {output}: the edge is not within {lo}..{hi}");
-                let lo = largest_that_builds(lo, hi, alone);
-                let mut nvcc = sb.nvcc();
-                nvcc.env("NVCC_WRAPPER_CONFIG", &config);
-                let name = output.len();
-                assert!(
-                    builds(nvcc, lo),
-                    "{release}: nvcc alone builds with {lo} flags {shape} and an output of {name} bytes, the wrapper does not"
-                );
-                eprintln!("{release}: nvcc alone and the wrapper build with {lo} flags {shape}, output {name} bytes");
+                cases.push(EdgeCase {
+                    case: "nvcc's own g++",
+                    shape,
+                    output,
+                    path: sb.path(),
+                    config: None,
+                    ccbin: None,
+                });
             }
+        }
+        let case = "nvcc's own g++ by a 200-byte directory";
+        cases.push(EdgeCase { case, shape: short, output: &long, path: far_first, config: None, ccbin: None });
+        let ccbin = Some(format!("-ccbin={}", far.join("g++").display()));
+        let case = "a configured g++ at a 200-byte path";
+        cases.push(EdgeCase { case, shape: short, output: &long, path: sb.path(), config: Some(&configured), ccbin });
+        for EdgeCase { case, shape: (shape, flag, (low, high)), output, path, config, ccbin } in cases {
+            let builds = |mut nvcc: assert_cmd::Command, n: usize| {
+                let _ = std::fs::remove_file(sb.file(output));
+                nvcc.env("PATH", &path);
+                let out = nvcc.args(["-c", "k.cu", "-o", output]).args((0..n).map(flag)).output().unwrap();
+                out.status.success() && sb.file(output).is_file()
+            };
+            let alone = |n| {
+                let mut nvcc = sb.real_nvcc();
+                nvcc.args(&ccbin);
+                builds(nvcc, n)
+            };
+            let (lo, hi) = (low, high);
+            let what = format!("{release}, {case}, {shape}, an output of {} bytes", output.len());
+            assert!(alone(lo) && !alone(hi), "{what}: the edge is not within {lo}..{hi}");
+            let lo = largest_that_builds(lo, hi, alone);
+            let mut nvcc = sb.nvcc();
+            if let Some(config) = config {
+                nvcc.env("NVCC_WRAPPER_CONFIG", config);
+            }
+            assert!(builds(nvcc, lo), "{what}: nvcc alone builds with {lo} flags, the wrapper does not");
+            eprintln!("{what}: nvcc alone and the wrapper build with {lo} flags");
         }
     }
 }
@@ -350,4 +386,82 @@ fn without_proc_a_compiler_busy_for_12_s_is_waited_for() {
     assert!(!log.contains("was stopped"), "{log}");
     assert!(log.contains(&format!("+ -ccbin={} ", cc.display())), "{log}");
     assert!(sb.file("k.o").is_file());
+}
+
+/// Issue 57, item 2: the wrapper, its keeper and the keeper's guard never die of their own writes. With the debug log
+/// on, stderr a pipe whose reader has gone (EPIPE, and SIGPIPE by default), `/dev/full` (ENOSPC), or a file already
+/// at the process's file size limit (`ulimit -f`: EFBIG, and SIGXFSZ by default), nvcc alone builds (it writes
+/// nothing to stderr on success), and so must the wrapper, whether it execs nvcc or keeps it (threads that follow the
+/// build, under `nvcc-wrapper jobserver -j 2`). On 2133ec2 the keeper died of SIGPIPE and the wrapper of SIGXFSZ.
+/// nvcc itself still gets the caller's dispositions of both.
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn the_wrappers_own_writes_end_nothing() {
+    use std::os::unix::process::CommandExt;
+    const LIMIT: u64 = 8 << 20;
+    for (release, compiler) in [("11.8", "/usr/bin/g++-11"), ("13.5", "/usr/bin/g++-12")] {
+        let Some(root) = real_toolkit(release) else { return };
+        let sb = RealSandbox::new(&root);
+        sb.write("k.cu", "__global__ void k(float *p) { p[threadIdx.x] *= 2.0f; }\n");
+        let config = format!(
+            "[host-compiler]\nstdenv = \"{compiler}\"\n[gpu]\ncapabilities = [\"7.5\", \"8.0\", \"8.6\", \"9.0\"]\n"
+        );
+        let config = sb.write("config.toml", &config);
+        let targets = ["75", "80", "86", "90"].map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}"));
+        for stderr_is in ["a pipe whose reader left", "/dev/full", "a file at the size limit"] {
+            for how in ["nvcc alone", "the wrapper, exec", "the wrapper, keeping nvcc"] {
+                let case = format!("{release}, stderr {stderr_is}, {how}");
+                let mut cmd = match how {
+                    "nvcc alone" => {
+                        let mut cmd = std::process::Command::new(root.join("bin/nvcc"));
+                        cmd.arg(format!("-ccbin={compiler}")).args(&targets);
+                        cmd
+                    }
+                    "the wrapper, exec" => std::process::Command::new(sb.wrapper_bin.join("nvcc")),
+                    _ => {
+                        let mut cmd = std::process::Command::new(WRAPPER);
+                        cmd.args(["jobserver", "-j", "2", "--"]).arg(sb.wrapper_bin.join("nvcc"));
+                        cmd
+                    }
+                };
+                cmd.args(["-c", "k.cu", "-o", "k.o"])
+                    .env("PATH", sb.path())
+                    .env("NVCC_WRAPPER_PROBE_CACHE_DIR", sb.file("probe-cache"))
+                    .env("NVCC_WRAPPER_CONFIG", &config)
+                    .env("NVCC_WRAPPER_LOG", "debug")
+                    .env_remove("MAKEFLAGS")
+                    .env_remove("NVCC_WRAPPER_THREADS_FOLLOW")
+                    .current_dir(sb.dir.path());
+                let _ = std::fs::remove_file(sb.file("k.o"));
+                let status = match stderr_is {
+                    "a pipe whose reader left" => {
+                        let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+                        drop(child.stderr.take());
+                        child.wait().unwrap()
+                    }
+                    "/dev/full" => {
+                        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+                        cmd.stderr(full).status().unwrap()
+                    }
+                    _ => {
+                        let log = sb.file("full.log");
+                        std::fs::write(&log, vec![b'.'; LIMIT as usize]).unwrap();
+                        let log = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+                        // SAFETY: setrlimit is async-signal-safe and reads a local struct.
+                        unsafe {
+                            cmd.pre_exec(|| {
+                                let limit = libc::rlimit { rlim_cur: LIMIT, rlim_max: LIMIT };
+                                libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+                                Ok(())
+                            });
+                        }
+                        cmd.stderr(log).status().unwrap()
+                    }
+                };
+                assert!(status.success(), "{case}: {status}");
+                assert!(sb.file("k.o").is_file(), "{case}: no object");
+            }
+        }
+        eprintln!("{release}: nvcc alone and the wrapper build with stderr a pipe whose reader left, full, and at the size limit");
+    }
 }

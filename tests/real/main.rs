@@ -13,6 +13,9 @@
 #[path = "../common/support.rs"]
 mod support;
 
+#[path = "../common/cgroup.rs"]
+mod cgroup;
+
 mod cmake;
 mod combinations;
 mod compat;

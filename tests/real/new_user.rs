@@ -60,9 +60,19 @@ fn issue_33_a_new_users_session_from_a_fresh_clone() {
     };
 
     // The demo: builds, installs before real NVCC 13.0, compiles examples/hello.cu and runs it.
+    let began = std::time::SystemTime::now();
     let out = user(&system_path).args(["-c", "scripts/demo.sh"]).output().unwrap();
     assert!(out.status.success(), "scripts/demo.sh: {}", shown(&out));
     let text = stdout(&out);
+    // What the wrapper decides is shown once, by explain, not again as the compile's debug log; only the wrapper is
+    // built, not the test suite's stand-ins; and the two install lines, the demo's and the README's, are explained
+    // (issue 60, rows 11 and 12).
+    assert_eq!(text.matches("runs:        ").count(), 1, "{text}");
+    assert!(!stderr(&out).contains("nvcc-wrapper[DEBUG]"), "{}", stderr(&out));
+    let fake = target.join("release/fake-nvcc");
+    let built = std::fs::metadata(&fake).and_then(|m| m.modified()).is_ok_and(|at| at >= began);
+    assert!(!built, "the demo built the test suite's fake nvcc");
+    assert!(text.contains("linked dynamically,\n   is the same wrapper and works as well"), "{text}");
     assert!(text.contains("== nvcc is the wrapper:"), "{text}");
     assert!(text.contains("Cuda compilation tools, release 13.0"), "{text}");
     // Its fetch line names the cache it fills, NVCC_WRAPPER_CACHE's (issue 50, row 12: it said ~/.cache/nvcc-wrapper).
@@ -189,4 +199,38 @@ fn inline_code(markdown: &str, paragraph: &str, start: &str) -> String {
         .find(|code| code.starts_with(start))
         .unwrap_or_else(|| panic!("no `{start}...` in the README's {paragraph:?} paragraph"))
         .to_string()
+}
+
+/// `scripts/test.sh | tee log` (issue 60, rows 4 and 5): the script's own set-up steps, each done already here, then
+/// the tests (here a stand-in `cargo` that prints two tests' lines at once): the pipe ends when the tests do, not up
+/// to a minute later when the heartbeat's `sleep` would have let it go; and the script says how many tests it runs,
+/// the M of the heartbeat's "N of M".
+#[test]
+#[ignore = "needs real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn the_suites_script_through_a_pipe_ends_when_its_tests_do() {
+    if real_toolkit("13.0").is_none() || !as_root("the Debian packages' check of scripts/install-deps.sh") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cargo = dir.path().join("cargo");
+    let fake = "#!/bin/sh\ncase \"$*\" in\n  *--no-run*) echo '   Compiling nothing';;\n  *--list*) printf 'a: test\\nb: test\\n';;\n  *) echo 'test a ... ok'; echo 'test b ... ok';;\nesac\n";
+    std::fs::write(&cargo, fake).unwrap();
+    std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    #[allow(clippy::disallowed_methods)]
+    let path = format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap());
+    let at = std::time::Instant::now();
+    let out = Command::new("bash")
+        .args(["-c", "scripts/test.sh 2>&1 | cat"])
+        .current_dir(repo)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let took = at.elapsed();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", shown(&out));
+    assert!(text.contains("test a ... ok") && text.contains("test b ... ok"), "{text}");
+    assert!(text.contains(" in, 2 tests to run\n"), "the script did not say how many tests it runs:\n{text}");
+    // The set-up steps take a second or two here; the heartbeat's sleep would have held the pipe for 60 s.
+    assert!(took < std::time::Duration::from_secs(40), "the pipe ended {took:?} after the script began:\n{text}");
 }

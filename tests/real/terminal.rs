@@ -7,7 +7,7 @@
 //! The cases: Ctrl-Z and `fg`, Ctrl-Z and `bg`, Ctrl-C, each with the call at a pipeline's head, middle and end, with
 //! the source on stdin, under make, with threads from make's job slots and with threads that follow the build; `stty
 //! tostop` with the wrapper's debug log on; and a kill by name (`pkill -9 nvcc`) of a call whose keeper holds slots
-//! and has stopped programs of nvcc's. The calls complete a dependency file (`-MD`), or take threads, so that the
+//! and programs of nvcc's at their exec. The calls complete a dependency file (`-MD`), or take threads, so that the
 //! wrapper waits for nvcc in a keeper rather than execs it: the path where job control can go wrong. The common cases
 //! run on nvcc 11.8, 12.4 and 13.5; those where only the wrapper's own keeping differs on 13.5.
 //!
@@ -36,33 +36,48 @@ enum Step {
     /// each prompt).
     Line(&'static str),
     /// Keys (tmux's names: `C-z`, `C-c`), sent once nvcc's compiler (`cicc`) runs, or, where the case says, once a
-    /// program of nvcc's is stopped.
+    /// program of nvcc's is held by the keeper.
     Keys(&'static str),
     /// `pkill -9 -x nvcc` over the pane's session, once nvcc compiles (and, where the case says, a program of nvcc's
-    /// is stopped by the keeper for want of a slot): a kill by name, of every process called `nvcc` there.
+    /// is held by the keeper for want of a slot): a kill by name, of every process called `nvcc` there.
     KillByName,
+    /// A command line typed once nvcc compiles (or, where the case says, once a program of nvcc's is held): `exit`
+    /// or `disown` while a build runs in the background.
+    Later(&'static str),
+    /// The terminal closed (tmux's server killed, so that the shell is hung up), once nvcc compiles or a program is
+    /// held.
+    CloseTerminal,
+    /// `make` alone killed by SIGKILL (by pid), once nvcc compiles or a program is held: its compiles run on.
+    KillMake,
+    /// The file `go` written, once nvcc compiles or a program is held: the script `leave.sh` then exits, leaving the
+    /// build it started running.
+    Go,
 }
 
 struct Case {
     steps: &'static [Step],
-    /// On the wrapper's side, wait for a stopped program of nvcc's (threads that follow the build) rather than a
-    /// running `cicc`.
-    until_stopped: bool,
+    /// On the wrapper's side, wait for a program of nvcc's held at its exec (threads that follow the build) rather
+    /// than a running `cicc`.
+    until_held: bool,
     /// Variables for the wrapper's side only.
     wrapper_env: &'static [(&'static str, &'static str)],
     /// An interrupt reaches nvcc running with the threads the call took: it fails with nvcc's own code for that
     /// (`nvcc -t 2` ends SIGINT with 255 where nvcc alone ends with 2: docs/reliability.md), so only that make's rule
     /// failed is compared, not its code.
     interrupting_threads: bool,
+    /// The build outlives the shell or the command that started it (a logout, a script that exits, make killed): the
+    /// outcome is read from the files `rc` and `log` it writes (`(make; echo $? > rc) > log 2>&1 &`) once everything
+    /// has ended, with the pane's lines while it lasts.
+    outlives: bool,
 }
 
 impl Case {
     fn typing(steps: &'static [Step]) -> Case {
-        Case { steps, until_stopped: false, wrapper_env: &[], interrupting_threads: false }
+        Case { steps, until_held: false, wrapper_env: &[], interrupting_threads: false, outlives: false }
     }
 
-    fn until_stopped(self) -> Case {
-        Case { until_stopped: true, ..self }
+    fn until_held(self) -> Case {
+        Case { until_held: true, ..self }
     }
 
     fn wrapper_env(self, wrapper_env: &'static [(&'static str, &'static str)]) -> Case {
@@ -71,6 +86,10 @@ impl Case {
 
     fn interrupting_threads(self) -> Case {
         Case { interrupting_threads: true, ..self }
+    }
+
+    fn outlives(self) -> Case {
+        Case { outlives: true, ..self }
     }
 }
 
@@ -119,9 +138,22 @@ impl Pane {
         self.run(&[&["send-keys", "-t", "0"], keys].concat(), None);
     }
 
-    /// The pane's text, wrapped lines joined.
+    /// The pane's text, wrapped lines joined; nothing once the pane is gone (its shell ended, the terminal closed).
     fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", "0"], None)
+        let args = ["-p", "-J", "-S", "-", "-t", "0"];
+        let out =
+            std::process::Command::new(&self.tmux).arg("-S").arg(&self.socket).arg("capture-pane").args(args).output();
+        out.ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Whether the pane's shell still runs (tmux's server ends with its last pane).
+    fn alive(&self) -> bool {
+        let mut cmd = std::process::Command::new(&self.tmux);
+        cmd.arg("-S").arg(&self.socket).args(["has-session", "-t", "0"]);
+        cmd.output().is_ok_and(|o| o.status.success())
     }
 
     /// The shell's session (its pid: it leads it).
@@ -129,12 +161,12 @@ impl Pane {
         self.run(&["display-message", "-p", "-t", "0", "#{pane_pid}"], None).trim().to_string()
     }
 
-    /// Wait until the shell has given its prompt `n` times (its `PROMPT_COMMAND` writes `S=<status>` before each);
-    /// false after `HUNG`.
+    /// Wait until the shell has given its prompt `n` times (its `PROMPT_COMMAND` writes `S=<status>` before each), or
+    /// has ended (`exit`, the terminal closed); false after `HUNG`.
     fn until_prompts(&self, n: usize) -> bool {
         let deadline = Instant::now() + HUNG;
         while Instant::now() < deadline {
-            if self.screen().lines().filter(|l| l.starts_with("S=")).count() >= n {
+            if self.screen().lines().filter(|l| l.starts_with("S=")).count() >= n || !self.alive() {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -149,15 +181,16 @@ impl Drop for Pane {
     }
 }
 
-/// Wait until a process named `cicc` runs in `dir` (or, with `stopped`, until any process there is stopped); false
-/// after `HUNG`.
-fn until_compiling(dir: &Path, stopped: bool) -> bool {
+/// Wait until a process named `cicc` runs in `dir` (or, with `held`, until the keeper holds one there for want of a
+/// slot: at its exec, or stopped as the keeper of 2133ec2 and before held them, so that a case shows what it fixed);
+/// false after `HUNG`.
+fn until_compiling(dir: &Path, held: bool) -> bool {
     let deadline = Instant::now() + HUNG;
     while Instant::now() < deadline {
-        let procs = process_states(dir);
-        let seen = match stopped {
-            true => procs.iter().any(|(_, name, state)| *state == 'T' && name != "bash"),
-            false => procs.iter().any(|(_, name, _)| name == "cicc"),
+        let stopped = || process_states(dir).iter().any(|(_, name, state)| *state == 'T' && name != "bash");
+        let seen = match held {
+            true => !held_in(dir).is_empty() || stopped(),
+            false => process_states(dir).iter().any(|(_, name, _)| name == "cicc"),
         };
         if seen {
             return true;
@@ -174,6 +207,8 @@ fn side(case: &Case, root: &Path, tmux: &Path, wrapper: bool) -> Outcome {
     let dir = dir.path();
     std::fs::write(dir.join("s.cu"), SLOW_CU).unwrap();
     std::fs::write(dir.join("Makefile"), MAKEFILE).unwrap();
+    std::fs::write(dir.join("leave.sh"), LEAVE).unwrap();
+    std::fs::set_permissions(dir.join("leave.sh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let bin = dir.join("bin");
     std::fs::create_dir(&bin).unwrap();
     if wrapper {
@@ -186,12 +221,15 @@ fn side(case: &Case, root: &Path, tmux: &Path, wrapper: bool) -> Outcome {
         ("PS1", "'$ '".to_string()),
         ("PROMPT_COMMAND", "'echo S=$?'".to_string()),
         ("NVCC_WRAPPER_PROBE_CACHE_DIR", probe_cache.display().to_string()),
+        // No configuration file of the machine's (`isolate`); the pane's home is the case's own.
+        ("NVCC_WRAPPER_NO_MACHINE_CONFIG", "1".to_string()),
     ];
     if wrapper {
         env.extend(case.wrapper_env.iter().map(|(n, v)| (*n, v.to_string())));
     }
     let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (*n, v.as_str())).collect();
     let pane = Pane::new(tmux, dir, &path, &env);
+    let shell: i32 = pane.session().parse().unwrap();
     // The first prompt, then one for each line.
     let mut lines = 1;
     let mut said = Vec::new();
@@ -208,7 +246,7 @@ fn side(case: &Case, root: &Path, tmux: &Path, wrapper: bool) -> Outcome {
                 lines += 1;
             }
             Step::Keys(keys) => {
-                if !until_compiling(dir, case.until_stopped && wrapper) {
+                if !until_compiling(dir, case.until_held && wrapper) {
                     said.push(format!("nothing compiled before {keys}"));
                     break;
                 }
@@ -216,13 +254,42 @@ fn side(case: &Case, root: &Path, tmux: &Path, wrapper: bool) -> Outcome {
                 pane.keys(&[keys]);
             }
             Step::KillByName => {
-                if !until_compiling(dir, case.until_stopped && wrapper) {
-                    said.push("nothing stopped before the kill".into());
+                if !until_compiling(dir, case.until_held && wrapper) {
+                    said.push("nothing held before the kill".into());
                     break;
                 }
                 let session = pane.session();
                 let out = std::process::Command::new("pkill").args(["-9", "-x", "-s", &session, "nvcc"]).output();
                 assert!(out.is_ok_and(|o| o.status.success()), "pkill found no nvcc in session {session}");
+            }
+            Step::Later(_) | Step::CloseTerminal | Step::KillMake | Step::Go => {
+                if !until_compiling(dir, case.until_held && wrapper) {
+                    said.push(format!("nothing compiled before {step:?}"));
+                    break;
+                }
+                match step {
+                    Step::Later(line) => {
+                        pane.keys(&[line, "Enter"]);
+                        lines += 1;
+                    }
+                    Step::CloseTerminal => {
+                        // Only once the shell has taken the line before (its prompt is back): the CI run of
+                        // 2026-12-02 closed the terminal before bash had read `disown`, and bash hung up its job.
+                        if !pane.until_prompts(lines) {
+                            said.push("no prompt before the terminal closed".into());
+                            break;
+                        }
+                        pane.run(&["kill-server"], None);
+                    }
+                    Step::KillMake => {
+                        let make = process_states(dir).into_iter().find(|(_, name, _)| name == "make");
+                        let (pid, _, _) = make.expect("no make compiling");
+                        // SAFETY: kill takes plain integers; this side's make.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                    }
+                    // The prompt these give back is the one their command line counted.
+                    _ => std::fs::write(dir.join("go"), "").unwrap(),
+                }
             }
         }
     }
@@ -231,11 +298,19 @@ fn side(case: &Case, root: &Path, tmux: &Path, wrapper: bool) -> Outcome {
     }
     // What the call left: wait for it to end (nvcc alone's programs outlive a kill of nvcc, and finish).
     let deadline = Instant::now() + HUNG;
-    let busy = || process_states(dir).into_iter().filter(|(_, name, _)| name != "bash").collect::<Vec<_>>();
+    // Everything but the pane's own shell: a subshell of the case's (`(make; echo $? > rc) &`) is a bash too.
+    let busy = || process_states(dir).into_iter().filter(|(pid, _, _)| *pid != shell).collect::<Vec<_>>();
     while busy().iter().any(|(_, _, state)| *state != 'T') && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
     let left_stopped = busy().into_iter().map(|(pid, name, state)| format!("{pid} {name} {state}")).collect();
+    if case.outlives {
+        // What the build said of itself once its shell or its make was gone: its status, and make's own lines.
+        let rc = std::fs::read_to_string(dir.join("rc")).unwrap_or_else(|_| "none".into());
+        said.push(format!("rc={}", rc.trim()));
+        let log = std::fs::read_to_string(dir.join("log")).unwrap_or_default();
+        said.extend(log.lines().filter(|l| l.starts_with("make")).map(str::to_string));
+    }
     let screen = pane.screen();
     drop(pane);
     for (pid, _, _) in process_states(dir) {
@@ -269,6 +344,9 @@ fn same_as_alone(release: &str, case: Case) {
     let alone = side(&case, &root, &tmux, false);
     let wrapper = side(&case, &root, &tmux, true);
     assert!(alone.left_stopped.is_empty(), "{release}: nvcc alone left stopped: {alone:?}");
+    // The harness's own failures (a prompt or a compile that never came) would make two sides alike for nothing.
+    let harness = |l: &String| l.starts_with("no prompt") || l.starts_with("nothing ");
+    assert!(!alone.said.iter().any(harness), "{release}: the case did not run with nvcc alone: {alone:?}");
     assert_eq!(wrapper, alone, "{release}: the wrapper (left) and nvcc alone (right) ended otherwise");
     eprintln!("{release}: both ended so: {alone:?}");
 }
@@ -281,6 +359,10 @@ macro_rules! terminal {
 }
 
 use Step::*;
+
+/// A script that starts a build in the background and exits once `go` is written, leaving the build running in its
+/// process group, which the script's exit leaves orphaned.
+const LEAVE: &str = "#!/bin/bash\n(make -j2; echo $? > rc) > log 2>&1 &\nwhile [ ! -e go ]; do sleep 0.05; done\n";
 
 /// A dependency file to complete: the wrapper waits for nvcc in a keeper.
 const END: &str = "true | nvcc $G -c s.cu -o s.o -MD -MF s.d";
@@ -334,7 +416,7 @@ terminal!(
 terminal!(
     ctrl_z_then_fg_with_threads_that_follow_the_build,
     [nvcc_13_5],
-    Case::typing(&[Line("make -j2"), Keys("C-z"), Line("fg")]).until_stopped()
+    Case::typing(&[Line("make -j2"), Keys("C-z"), Line("fg")]).until_held()
 );
 terminal!(
     stty_tostop_and_the_debug_log_with_threads_that_follow_the_build,
@@ -344,5 +426,45 @@ terminal!(
 terminal!(
     a_kill_by_name_with_threads_that_follow_the_build,
     [nvcc_13_5],
-    Case::typing(&[Line("make -j2"), KillByName]).until_stopped()
+    Case::typing(&[Line("make -j2"), KillByName]).until_held()
+);
+
+// Issue 57: a build that outlives what started it. When the shell exits, a script ends or make is killed, the build's
+// process group loses its last parent outside it, and the kernel hangs up and continues the whole group if anything
+// in it is stopped (POSIX's orphaned process group). nvcc alone never has a stopped process, and its build goes on;
+// the keeper once held programs with SIGSTOP, and the build died of "Hangup". Each case waits, on the wrapper's side,
+// until the keeper holds a program (make -j2: one slot free for three targets).
+
+/// The background build the logout cases leave: its status in `rc`, its output in `log`.
+const IN_THE_BACKGROUND: Step = Line("(make -j2; echo $? > rc) > log 2>&1 &");
+
+terminal!(
+    a_build_left_running_at_logout_with_disown_and_exit,
+    [nvcc_11_8, nvcc_12_4, nvcc_13_5],
+    Case::typing(&[IN_THE_BACKGROUND, Later("disown; exit")]).until_held().outlives()
+);
+terminal!(
+    a_build_left_running_at_logout_with_exit,
+    [nvcc_13_5],
+    Case::typing(&[IN_THE_BACKGROUND, Later("exit")]).until_held().outlives()
+);
+terminal!(
+    a_build_left_running_when_the_terminal_closes_after_disown,
+    [nvcc_13_5],
+    Case::typing(&[IN_THE_BACKGROUND, Later("disown"), CloseTerminal]).until_held().outlives()
+);
+terminal!(
+    a_build_a_script_leaves_running,
+    [nvcc_12_4, nvcc_13_5],
+    Case::typing(&[Line("./leave.sh"), Go]).until_held().outlives()
+);
+terminal!(
+    make_alone_killed_while_its_compile_runs,
+    [nvcc_13_5],
+    Case::typing(&[Line("make -j2"), KillMake]).until_held().outlives()
+);
+terminal!(
+    the_debug_log_read_through_head,
+    [nvcc_11_8, nvcc_13_5],
+    Case::typing(&[Line("(NVCC_WRAPPER_LOG=debug make -j2; echo $? > rc) 2>&1 | head -1")]).outlives()
 );

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::cgroup::Cgroup;
 use crate::support::*;
 
 const KERNEL: &str = "__global__ void k(float *p) {\n  float a = p[threadIdx.x];\n#pragma unroll\n  for (int i = 0; i < 200; i++) a = a * 1.0001f + __sinf(a);\n  p[threadIdx.x] = a;\n}\n";

@@ -91,16 +91,24 @@ fn a_configured_compiler_left_out_and_a_stated_release_name_their_lines() {
 #[test]
 fn bad_config_files_are_errors_with_exit_78() {
     let sb = Sandbox::new();
+    // (file, text, what stderr says): the position; then (issue 60, row 7) where a key belongs, the form a key takes,
+    // and which key or table is there twice; and (row 14) a capability written with a decimal comma, named whole.
     let cases = [
         ("unknown.toml", "nvcc = \"x\"\nhost-compilers = []\n", "unknown.toml:2:1"),
         ("syntax.toml", "[gpu\ncapabilities = 1\n", "syntax.toml:1:"),
         ("value.toml", "[gpu]\nforward-compat = \"yes\"\n", "value.toml:2:18"),
+        ("above.toml", "capabilities = [\"8.6\"]\n[gpu]\n", "help: `capabilities` is a key of `[gpu]`: put it below a `[gpu]` line"),
+        ("table.toml", "host-compiler = \"clang++-21\"\n", "help: `host-compiler` is a table: write `[host-compiler]` on a line of its own, and its keys below it (`stdenv`"),
+        ("array.toml", "[host-compiler]\ncandidates = \"g++-11\"\n", "help: `candidates` takes an array: `candidates = [\"g++-11\"]`"),
+        ("twice.toml", "[gpu]\ncapabilities = [\"8.6\"]\n[gpu]\nforward-compat = true\n", "twice.toml:3:2: the table `[gpu]` is opened twice\nhelp: put all of its keys below one `[gpu]` line"),
+        ("key-twice.toml", "[gpu]\nforward-compat = true\nforward-compat = false\n", "the key `forward-compat` is set twice in one table\nhelp: keep one of the two lines"),
+        ("comma.toml", "[gpu]\ncapabilities = [\"8,6\"]\n", "`8,6` is not a GPU target: did you mean 8.6?"),
     ];
-    for (name, text, position) in cases {
+    for (name, text, said) in cases {
         let path = sb.write(name, text);
         let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &path).arg("-c").output().unwrap();
-        assert_eq!(out.status.code(), Some(78), "{name}");
-        assert!(stderr(&out).contains(position), "{name}: {}", stderr(&out));
+        assert_eq!(out.status.code(), Some(78), "{name}: {}", stderr(&out));
+        assert!(stderr(&out).contains(said), "{name}: {}", stderr(&out));
         assert!(!sb.ran(), "{name}: nvcc must not run with a bad config");
     }
     let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", sb.dir.path().join("missing.toml")).arg("-c").output().unwrap();
@@ -315,4 +323,83 @@ fn compat_dump_writes_all_of_its_files_or_none() {
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(74), "{}", stderr(&out));
     assert!(names(&full).is_empty(), "a failed dump left {:?}", names(&full));
+}
+
+/// An `NVCC_WRAPPER_*` variable no one reads (issue 60, row 8: `NVCC_WRAPPER_CAPABILITES=8.6`, a typo, and
+/// `NVCC_WRAPPER_NVCC`, a guess, were ignored silently): the call goes on as without it, with a warning naming the
+/// variable and, for a typo, the one meant; explain shows the warning, and doctor counts it a problem.
+#[test]
+fn an_unknown_wrapper_variable_is_a_warning_that_names_the_one_meant() {
+    let sb = Sandbox::new();
+    let out = sb.nvcc().env("NVCC_WRAPPER_CAPABILITES", "8.6").args(["-c", "k.cu"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        warnings(&out),
+        ["nvcc-wrapper: warning: $NVCC_WRAPPER_CAPABILITES is not a variable the wrapper reads, so it changes nothing: did you mean NVCC_WRAPPER_CAPABILITIES?"]
+    );
+    let want = [sb.ccbin(), sb.compression(), "-c".into(), "k.cu".into()];
+    assert_eq!(sb.recorded().args(), want, "the typo changed the call");
+
+    let guess = "$NVCC_WRAPPER_NVCC is not a variable the wrapper reads, so it changes nothing: `man nvcc-wrapper` lists the ones it reads, and the config file's keys set the rest";
+    let guessed = || {
+        let mut cmd = sb.wrapper_cli();
+        cmd.env("NVCC_WRAPPER_CONFIG", &sb.config).env("NVCC_WRAPPER_NVCC", "/usr/bin/nvcc");
+        cmd
+    };
+    let out = guessed().args(["explain", "--", "-c", "k.cu"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(&format!("  warning: {guess}\n")), "{}", stdout(&out));
+    let out = guessed().arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    assert!(stdout(&out).contains(&format!("problem: {guess}")), "{}", stdout(&out));
+    // The suite's own variables and every one the wrapper reads are known: no warning.
+    let mut known = sb.nvcc();
+    let out =
+        known.env("NVCC_WRAPPER_CACHE", "/c").env("NVCC_WRAPPER_LOG", "warn").args(["-c", "k.cu"]).output().unwrap();
+    assert!(warnings(&out).is_empty(), "{}", stderr(&out));
+}
+
+/// `compat show RELEASE` (issue 60, row 18: no command answered "which GCC does 12.4 take"): the host compilers and
+/// the GPU capabilities the tables give one release; a release they do not know is a usage error with the range.
+#[test]
+fn compat_show_says_what_one_release_accepts() {
+    let sb = Sandbox::new();
+    let out = sb.wrapper_cli().args(["compat", "show", "12.4"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("nvcc 12.4\n  host compilers:   GCC up to 13 and Clang up to 17 ("), "{text}");
+    assert!(text.contains("\n  GPU capabilities: 5.0 ") && text.contains(" 9.0a"), "{text}");
+    assert!(!text.contains(" 10.0"), "12.4 compiles nothing for Blackwell:\n{text}");
+    for wrong in ["12.99", "12", "twelve", "99.0"] {
+        let out = sb.wrapper_cli().args(["compat", "show", wrong]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{wrong}: {}", stderr(&out));
+        assert!(stderr(&out).contains("is not an NVCC release the tables know"), "{wrong}: {}", stderr(&out));
+    }
+}
+
+/// `compat nix-answers` prints the file the Nix side reads, byte for byte (issue 58: one source of truth; the Nix
+/// package's `passthru.tests.answers` compares the file it is packaged with against its binary the same way). A config
+/// naming other tables changes nothing: the file is of the built-in ones, which the binary Nix packages holds.
+#[test]
+fn compat_nix_answers_prints_the_file_nix_reads() {
+    let sb = Sandbox::new();
+    let file = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/nix/nixpkgs/pkgs/development/cuda-modules/packages/makeNvccWrapper/answers.json"
+    ))
+    .unwrap();
+    let out = sb.wrapper_cli().args(["compat", "nix-answers"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout == file, "compat nix-answers differs from makeNvccWrapper's answers.json:\n{}", stdout(&out));
+    let dumped = sb.dir.path().join("tables");
+    assert!(sb.wrapper_cli().args(["compat", "dump"]).arg(&dumped).output().unwrap().status.success());
+    let table = dumped.join("host-compilers.toml");
+    let built_in = std::fs::read_to_string(&table).unwrap();
+    let edited = built_in.replacen("accepts = { gcc = 9,", "accepts = { gcc = 8,", 1);
+    assert_ne!(edited, built_in, "the dumped table's first row moved");
+    std::fs::write(&table, edited).unwrap();
+    let config = sb.dir.path().join("other-tables.toml");
+    std::fs::write(&config, format!("compat-data = {:?}\n", dumped.display().to_string())).unwrap();
+    let out = sb.wrapper_cli().args(["compat", "nix-answers"]).env("NVCC_WRAPPER_CONFIG", &config).output().unwrap();
+    assert!(out.status.success() && out.stdout == file, "with compat-data: {}", stderr(&out));
 }

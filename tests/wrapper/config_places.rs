@@ -267,3 +267,38 @@ fn what_is_at_a_config_place_and_cannot_be_read_is_said_and_passed_over() {
         assert_eq!(named.status.code(), Some(78), "{what}: {}", stderr(&named));
     }
 }
+
+/// `NVCC_WRAPPER_NO_MACHINE_CONFIG` (issue 60, row 0; the suite sets it on every call, so that a machine's file never
+/// reaches a test): on, the machine's place is not looked at, and explain says why, in text and JSON; a value that
+/// is not a switch is the environment's error, in every personality.
+#[test]
+fn the_machines_file_is_switched_off_by_a_variable_that_must_be_a_switch() {
+    let sb = Sandbox::new();
+    let explain = |value: &str, format: &[&str]| {
+        let mut cmd = sb.wrapper_cli();
+        cmd.env("NVCC_WRAPPER_NO_MACHINE_CONFIG", value).arg("explain").args(format).args(["--", "-c", "k.cu"]);
+        cmd.output().unwrap()
+    };
+    let out = explain("1", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let off =
+        "  looked at: /etc/nvcc-wrapper/config.toml (the machine's): not read, $NVCC_WRAPPER_NO_MACHINE_CONFIG is on\n";
+    assert!(stdout(&out).starts_with("config file: none"), "{}", stdout(&out));
+    assert!(stdout(&out).contains(off), "{}", stdout(&out));
+    let out = explain("yes", &["--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let last = json["config"]["looked-at"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!((last["place"].as_str(), last["state"].as_str()), (Some("machine"), Some("switched-off")), "{json}");
+    // Off (`0`), the place is looked at again.
+    let out = explain("0", &[]);
+    assert!(!stdout(&out).contains("NO_MACHINE_CONFIG"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("/etc/nvcc-wrapper/config.toml (the machine's)"), "{}", stdout(&out));
+    // A typo must not silently change which file is read.
+    for (mut cmd, args) in [(sb.nvcc(), &["-c", "k.cu"][..]), (sb.wrapper_cli(), &["explain", "--", "-c", "k.cu"])] {
+        cmd.env_remove("NVCC_WRAPPER_CONFIG").env("NVCC_WRAPPER_NO_MACHINE_CONFIG", "sometimes");
+        let out = cmd.args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(64), "{}", stderr(&out));
+        assert!(!sb.ran(), "nvcc ran with a bad switch");
+        assert!(stderr(&out).contains("NVCC_WRAPPER_NO_MACHINE_CONFIG=sometimes is not a switch"), "{}", stderr(&out));
+    }
+}

@@ -193,6 +193,8 @@ fn target_paths_reach_nvcc_byte_for_byte_or_are_refused_by_name() {
     // A sysroot or cuda-compat directory with a space: nvcc would split it, so the call stops, naming it; the file's
     // setting is exit 78, the variable's 64.
     let (sb, _) = cross_sandbox(&["aarch64-linux"], "");
+    // The config says 12.4: so does the toolkit.
+    sb.toolkit_says("12.4.131");
     let spaced = sb.dir.path().join("my root");
     std::fs::create_dir_all(&spaced).unwrap();
     sb.write("my root/libcuda.so", "");

@@ -19,8 +19,10 @@ fn the_default_is_added_with_its_reason_and_each_opt_out_removes_it() {
     );
     // The release decides the flags: 12.4 has no --compress-mode.
     let cfg = with_config(&sb, "cuda-version = \"12.4\"");
+    sb.toolkit_says("12.4.131");
     sb.nvcc().env("NVCC_WRAPPER_CONFIG", &cfg).args(["-c", "a.cu"]).assert().success();
     assert_eq!(sb.recorded().args(), [sb.ccbin().as_str(), "-Xfatbin=-compress-all", "-c", "a.cu"]);
+    sb.toolkit_says("13.0.88");
     // Off in the config, and from the environment (which wins over the config either way).
     let off = sb.write(
         "off.toml",

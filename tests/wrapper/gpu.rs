@@ -217,6 +217,36 @@ fn gencode_checks_what_it_is_told_to() {
     }
 }
 
+/// `gencode` decides the release as the drop-in does (issue 59: it had a copy of the rule, which trusted the config's
+/// `cuda-version` over the toolkit's version.json): a config saying 12.4 under a toolkit of 13.0 is said and overruled,
+/// by both, with the same words; with no nvcc found, the config's release stands.
+#[test]
+fn gencode_decides_the_release_as_the_drop_in_does() {
+    let sb = Sandbox::new();
+    let config = sb.dir.path().join("old.toml");
+    std::fs::write(&config, "cuda-version = \"12.4\"\n").unwrap();
+    let warning = "`cuda-version` is 12.4 (";
+    let overruled = "but the nvcc that runs is 13.0.88 (its toolkit's version.json): deciding for 13.0.88";
+    let out = sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &config).args(["gencode", "7.0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains(warning) && err.contains(overruled), "{err}");
+    assert!(err.contains("7.0 was last accepted by nvcc 12.9"), "{err}");
+    let explained = sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &config).args(["explain", "--", "-c", "a.cu"]).output();
+    let explained = explained.unwrap();
+    assert!(stdout(&explained).contains(overruled) || stderr(&explained).contains(overruled), "{explained:?}");
+    // No nvcc on PATH: nothing contradicts the config, and 12.4 accepts 7.0.
+    let out = sb
+        .wrapper_cli()
+        .env("NVCC_WRAPPER_CONFIG", &config)
+        .env("PATH", "/usr/bin:/bin")
+        .args(["gencode", "7.0"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "-gencode=arch=compute_70,code=sm_70\n");
+}
+
 /// One `nvcc-wrapper: error:` line and one `help:` line, exit 65, nvcc not run.
 fn refused_before_nvcc(sb: &Sandbox, out: &std::process::Output) -> (String, String) {
     let err = stderr(out);

@@ -158,10 +158,12 @@ fn a_call_at_the_argument_limit_still_runs_when_the_additions_do_not_fit() {
     assert_eq!(sb.recorded().args()[1..], ["-c", "k.cu"], "nvcc ran with the user's arguments only");
 }
 
-/// nvcc starts with the SIGPIPE disposition the wrapper's caller gave it. Rust's runtime ignores SIGPIPE before
-/// `main` and std's exec sets it back to the default, so nvcc used to get the default whatever the caller chose.
+/// nvcc starts with the SIGPIPE and SIGXFSZ dispositions the wrapper's caller gave it, whether the wrapper execs it or
+/// keeps it (threads from a jobserver). Rust's runtime ignores SIGPIPE before `main` and std's exec sets it back to
+/// the default, so nvcc used to get the default whatever the caller chose; the wrapper, its keeper and its guard
+/// ignore both for their own writes (issue 57), and must not hand that to nvcc.
 #[test]
-fn nvcc_starts_with_the_callers_sigpipe_disposition() {
+fn nvcc_starts_with_the_callers_sigpipe_and_sigxfsz_dispositions() {
     let sb = Sandbox::new();
     // A real nvcc's stand-in that writes its own SigIgn mask (a shell keeps what it was started with).
     let nvcc = sb.write("sig/bin/nvcc", "#!/bin/sh\ngrep '^SigIgn:' /proc/self/status > \"$SIG_RECORD\"\n");
@@ -170,22 +172,31 @@ fn nvcc_starts_with_the_callers_sigpipe_disposition() {
     let config = std::fs::read_to_string(&sb.config).unwrap();
     let config = sb.write("sig.toml", &format!("nvcc = \"{}\"\n{config}", nvcc.display()));
     let record = sb.dir.path().join("sigign");
-    for (caller, ignored) in [("trap '' PIPE; ", true), ("", false)] {
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("{caller}exec nvcc -c k.cu"))
-            .env_clear()
-            .env("PATH", sb.path())
-            .env("NVCC_WRAPPER_CONFIG", &config)
-            .env("SIG_RECORD", &record)
-            .current_dir(sb.dir.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        let line = std::fs::read_to_string(&record).unwrap();
-        let mask = u64::from_str_radix(line.trim().trim_start_matches("SigIgn:").trim(), 16).unwrap();
-        // SIGPIPE is signal 13: bit 12 of the mask.
-        assert_eq!(mask & (1 << 12) != 0, ignored, "caller {caller:?}: nvcc's {line}");
+    let kept = format!(
+        "{} jobserver -j 2 -- nvcc -c k.cu -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90",
+        WRAPPER
+    );
+    for (caller, ignored) in [("trap '' PIPE XFSZ; ", true), ("", false)] {
+        for call in ["nvcc -c k.cu", kept.as_str()] {
+            let _ = std::fs::remove_file(&record);
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("{caller}exec {call}"))
+                .env_clear()
+                .env("PATH", sb.path())
+                .env("NVCC_WRAPPER_CONFIG", &config)
+                .env("SIG_RECORD", &record)
+                .current_dir(sb.dir.path())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", stderr(&out));
+            let line = std::fs::read_to_string(&record).unwrap();
+            let mask = u64::from_str_radix(line.trim().trim_start_matches("SigIgn:").trim(), 16).unwrap();
+            // SIGPIPE is signal 13 (bit 12 of the mask), SIGXFSZ 25 (bit 24).
+            for (signal, bit) in [("SIGPIPE", 12), ("SIGXFSZ", 24)] {
+                assert_eq!(mask & (1 << bit) != 0, ignored, "caller {caller:?}, {call}: nvcc's {signal} in {line}");
+            }
+        }
     }
 }
 

@@ -184,7 +184,9 @@ fn gencode_reads_the_configs_capabilities_when_none_are_given() {
     // Capabilities named on the command line take the place of the config's, forward-compat included.
     let out = gencode(&[], &["7.5"]);
     assert_eq!(stdout(&out), "-gencode=arch=compute_75,code=sm_75\n", "{}", stderr(&out));
-    // The config's release judges them: 11.8 has no 9.0a.
+    // The config's release judges them where the toolkit does not say another (as the drop-in decides it; here the
+    // toolkit says 11.8 too): 11.8 has no 9.0a.
+    sb.toolkit_says("11.8.89");
     let old = sb.write("old.toml", &format!("cuda-version = \"11.8\"\n{config}{gpu}"));
     let out = sb.wrapper_cli().env("NVCC_WRAPPER_CONFIG", &old).arg("gencode").output().unwrap();
     assert_eq!(out.status.code(), Some(65), "{}", stderr(&out));

@@ -8,20 +8,22 @@ use std::path::{Path, PathBuf};
 /// The programs a script could install or download with: each a stand-in that records its call and fails.
 const INSTALLERS: [&str; 10] = ["apt-get", "apt", "pip", "pip3", "cargo", "curl", "wget", "mmdebstrap", "nix", "sudo"];
 
-/// The scripts a user may run: every `scripts/*.sh` but the one others source, and the Python ones run by name.
+/// The scripts a user may run: every file of `scripts/` itself, each an executable with its interpreter named
+/// (issue 60, row 9: two modules and a sourced file there answered `--help` with nothing). What is not run by
+/// itself lives in a directory of its own (`scripts/lib/`, `scripts/fetch_toolkits/`).
 fn entry_points() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts");
-    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_str().unwrap();
-            let text = std::fs::read_to_string(p).unwrap_or_default();
-            (name.ends_with(".sh") && text.starts_with("#!"))
-                || (name.ends_with(".py") && text.starts_with("#!") && text.contains("__main__"))
-                || name == "test_programs.py"
-        })
-        .collect();
+    let mut found: Vec<PathBuf> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
+    for script in &found {
+        let text = std::fs::read_to_string(script).unwrap_or_default();
+        let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(script).unwrap().permissions());
+        assert!(
+            text.starts_with("#!") && mode & 0o111 != 0,
+            "{} is in scripts/ but is not a program",
+            script.display()
+        );
+    }
     found.sort();
     found
 }
@@ -99,4 +101,57 @@ fn fetch_toolkits_with_no_target_downloads_nothing() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: scripts/fetch-toolkits.sh"));
     assert_eq!(place.traces(), (String::new(), 0));
+}
+
+/// A fetch that waits for another one says so, with the other's pid (issue 60, row 6: two minutes of silence on the
+/// cache's lock). Here the other is a process of the test's that holds the lock as a fetch does; the waiting one is
+/// ended once it has said it, before it could download anything.
+#[test]
+fn a_fetch_that_waits_for_another_says_for_whom() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+    let place = Place::new();
+    let cache = place.dir.path().join("cache");
+    let holder_code = "import fcntl, os, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f, fcntl.LOCK_EX)\nf.write(f'{os.getpid()}\\n')\nf.flush()\nprint('held', flush=True)\ntime.sleep(60)\n";
+    let mut holder = std::process::Command::new("python3")
+        .args(["-c", holder_code])
+        .arg(cache.join(".lock"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line, "held\n");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fetch-toolkits.sh");
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", place.dir.path().join("bin").display());
+    let mut fetch = std::process::Command::new("bash")
+        .arg(&script)
+        .arg("13.0")
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", place.dir.path().join("home"))
+        .env("NVCC_WRAPPER_CACHE", &cache)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let said = std::sync::mpsc::channel();
+    let stderr = fetch.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = said.0.send(line);
+        }
+    });
+    let first = said.1.recv_timeout(std::time::Duration::from_secs(20));
+    // SAFETY: kill takes plain integers; the fetch leads a process group of its own, and the holder is our child.
+    unsafe {
+        libc::kill(-(fetch.id() as i32), libc::SIGKILL);
+        libc::kill(holder.id() as i32, libc::SIGKILL);
+    }
+    let _ = (fetch.wait(), holder.wait());
+    let want =
+        format!("fetch-toolkits: waiting for another fetch (pid {}) to finish with {}", holder.id(), cache.display());
+    assert_eq!(first.as_deref(), Ok(want.as_str()));
+    assert_eq!(place.traces().0, "", "the waiting fetch ran an installer");
 }

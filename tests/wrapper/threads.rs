@@ -271,6 +271,17 @@ fn the_jobserver_subcommand_runs_a_build_under_n_slots() {
     let out = sb.wrapper_cli().args(["jobserver", "-j", "4294967295", "--", "true"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("help: give `-j "), "{}", stderr(&out));
+    // Issue 60, row 13: a command that is not there is said in the wrapper's words, with a shell's 127 (it was a
+    // crate's `cannot find binary path`, 126).
+    for (command, said) in [
+        ("nosuchprog", "nvcc-wrapper: error: no program nosuchprog on PATH\n"),
+        ("./nosuchprog", "nvcc-wrapper: error: no program ./nosuchprog: there is no executable file at that path\n"),
+    ] {
+        let out = sb.wrapper_cli().args(["jobserver", "-j", "2", "--", command]).output().unwrap();
+        assert_eq!(out.status.code(), Some(127), "{}", stderr(&out));
+        assert!(stderr(&out).starts_with(said), "{}", stderr(&out));
+        assert!(stderr(&out).contains("help: give the build tool's name on PATH, or its path"), "{}", stderr(&out));
+    }
 }
 
 /// Issue 39, item 3: a Ninja that would ignore the jobserver (before 1.13, or given `-j`) is refused before it runs,

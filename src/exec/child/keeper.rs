@@ -8,45 +8,16 @@ use std::process::ExitStatus;
 
 use super::guard::Guard;
 use super::leftovers::{remove_leftovers, settle, signal_tree, stop_orphans};
-use super::spawn::Spawn;
+use super::spawn::{Spawn, Unstarted};
 use super::{close, mask, set_of, Start, NOT_STARTED, PARENT_DIED};
-use crate::exec::follow::{self, Follow, Ledger};
+use crate::exec::follow::{self, Follow};
+use crate::exec::ledger::{self, Ledger};
 use crate::exec::lend::{Lend, ThreadsIn};
 
 /// K's name, in place of W's `nvcc`: its command name (`ps -o comm`, `pkill`, `killall`) and its command line (`ps
-/// -f`, `pkill -f`). A kill by nvcc's name ends W and the real nvcc, as it would end nvcc alone; K, left, continues
-/// what it stopped, stops what nvcc started and gives the job slots back.
+/// -f`, `pkill -f`). A kill by nvcc's name ends W and the real nvcc, as it would end nvcc alone; K, left, lets what
+/// it holds go, stops what nvcc started and gives the job slots back.
 const KEEPER_NAME: &str = "wrapper-keeper";
-
-/// Give K (or G) its own name: the command name through `prctl`, and the command line by writing the name over the
-/// arguments it has from W (the memory `/proc/self/cmdline` shows, between `arg_start` and `arg_end` of
-/// `/proc/self/stat`), cut to fit, the rest zeros. Neither reads an argument after the fork: W's own copy is untouched.
-pub(super) fn name_process(name: &str) {
-    let name = name.as_bytes();
-    let mut comm = [0u8; 16];
-    comm[..name.len().min(15)].copy_from_slice(&name[..name.len().min(15)]);
-    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes from `comm`.
-    unsafe { libc::prctl(libc::PR_SET_NAME, comm.as_ptr() as libc::c_ulong, 0, 0, 0) };
-    let Some((start, end)) = std::fs::read("/proc/self/stat").ok().and_then(|stat| arguments_in_stat(&stat)) else {
-        return;
-    };
-    let Some(len) = end.checked_sub(start).filter(|&len| len > 0) else { return };
-    // SAFETY: [arg_start, arg_end) is this process's own argument strings, on the stack the kernel laid out at exec,
-    // writable and never moved; nothing in K reads them after the fork (Rust's `std::env::args` is W's).
-    unsafe {
-        let at = start as *mut u8;
-        std::ptr::write_bytes(at, 0, len);
-        std::ptr::copy_nonoverlapping(name.as_ptr(), at, name.len().min(len - 1));
-    }
-}
-
-/// Where a process's arguments lie in its memory (`arg_start`, `arg_end`: fields 48 and 49 of `/proc/PID/stat`,
-/// counted from the pid; the command name before them may hold anything).
-fn arguments_in_stat(stat: &[u8]) -> Option<(usize, usize)> {
-    let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
-    let mut fields = std::str::from_utf8(after).ok()?.split_ascii_whitespace().skip(45);
-    Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
-}
 
 /// K: take the lent slots, start nvcc, leave the caller's session, pass signals on, stop what is left when told to,
 /// remove what a failed call left, give the slots back, and end as nvcc ended. `command` is the one W built. Slots
@@ -60,26 +31,14 @@ pub(super) fn keep(
     caller_mask: libc::sigset_t,
     report: libc::c_int,
 ) -> ! {
-    let waited = become_keeper(wrapper, caught);
+    let signals = become_keeper(wrapper, caught);
     let lend = start.lend.as_ref();
     let ledger = start.ledger;
-    // Following needs to see nvcc's children, and a ledger for W; else the slots free now are taken at the start.
-    let follows =
-        lend.filter(|l| l.follow && matches!(l.channel, ThreadsIn::Argv(_)) && ledger.is_some() && Follow::possible());
-    let mut held = match (follows, lend) {
-        (None, Some(lend)) => take(lend, ledger),
-        _ => Vec::new(),
-    };
-    let command = match lend {
-        Some(lend) => with_threads(command, &start, lend, follows.is_some(), held.len()),
-        None => Ok(command),
-    };
     // A file's times are taken from a coarse clock: a second earlier than the start, to miss none of nvcc's.
     let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
-    let nvcc = match command.map_err(|_| libc::EINVAL).and_then(|c| c.spawn(&caller_mask)) {
-        Ok(pid) => pid,
+    let (nvcc, listener, mut held) = match begin(&start, command, &caller_mask) {
+        Ok(begun) => begun,
         Err(errno) => {
-            give_back(lend, ledger, &held);
             let errno = errno.to_ne_bytes();
             // SAFETY: writes four bytes from a local array to the pipe W reads; then ends this process.
             unsafe {
@@ -92,11 +51,14 @@ pub(super) fn keep(
     close(report);
     // Named once nvcc runs, off the path W waits on (a `/proc` read): a kill by name before this instant finds K
     // holding only the slots it took, which its death would lose, as any jobserver client's would.
-    name_process(KEEPER_NAME);
-    let mut follow = follows.zip(ledger).map(|(lend, ledger)| Follow::new(lend, ledger, nvcc));
-    // Held until K ends: G then settles what a SIGKILL of K and W left.
-    let guard = follows.zip(ledger).and_then(|(lend, ledger)| Guard::start(ledger, lend.client));
-    let (status, stopping) = wait_for(nvcc, wrapper, caught, &waited, &mut follow, &mut held);
+    super::name::name_process(KEEPER_NAME);
+    let following = lend.zip(ledger).zip(listener);
+    // Held until K ends: G then answers what outlives nvcc, or stops the call and settles the ledger if K was killed.
+    let guard = following
+        .as_ref()
+        .and_then(|((lend, ledger), listener)| Guard::start(ledger, lend.client, listener.raw(), nvcc));
+    let mut follow = following.map(|((lend, ledger), listener)| Follow::new(lend, ledger, nvcc, listener));
+    let (status, stopping) = wait_for(nvcc, wrapper, caught, &signals, &mut follow);
     if let Some(mut follow) = follow.take() {
         follow.release_all();
         held.append(&mut follow.held);
@@ -113,13 +75,58 @@ pub(super) fn keep(
     }
     // Nothing of nvcc's runs any more: its threads' slots go back to the build.
     give_back(lend, ledger, &held);
+    if let Some(ledger) = ledger {
+        ledger.ended();
+    }
     end_as_status(status)
 }
 
+/// Start nvcc with its threads: held, where its threads follow the build (a thread for each target, as many
+/// running as K holds slots); else with the slots free now taken. nvcc's pid, the listener of its execs where they
+/// are held, and the slots taken; or the errno of a start that failed (the slots taken then given back).
+fn begin(
+    start: &Start,
+    command: Spawn,
+    mask: &libc::sigset_t,
+) -> Result<(libc::pid_t, Option<crate::exec::hold::Listener>, Vec<u8>), i32> {
+    let Some(lend) = start.lend.as_ref() else {
+        return command.spawn(mask, &start.defaults).map(|p| (p, None, vec![]));
+    };
+    // Following needs its `--threads` among the arguments, and a ledger for W and G.
+    if let (true, ThreadsIn::Argv(_), Some(_)) = (lend.follow, lend.channel, start.ledger) {
+        let threads = lend.most.min(ledger::MOST as u32);
+        tracing::debug!("threads follow the build: nvcc runs with --threads {threads}");
+        let held = threaded(start, lend, threads).map_err(|_| libc::EINVAL)?;
+        match held.as_ref().unwrap_or(&command).spawn_held(mask, &start.defaults) {
+            Ok((pid, listener)) => return Ok((pid, Some(listener), Vec::new())),
+            Err(Unstarted::Failed(errno)) => return Err(errno),
+            Err(Unstarted::Refused(errno)) => tracing::debug!(
+                "the kernel refused the filter that holds nvcc's programs at their exec ({}): the job slots free now are taken instead",
+                io::Error::from_raw_os_error(errno)
+            ),
+        }
+    }
+    let held = take(lend, start.ledger);
+    if !held.is_empty() {
+        tracing::debug!("{} job slots taken: nvcc runs with --threads {}", held.len(), held.len() + 1);
+    }
+    let threaded = threaded(start, lend, held.len() as u32 + 1);
+    let started =
+        threaded.map_err(|_| libc::EINVAL).and_then(|t| t.as_ref().unwrap_or(&command).spawn(mask, &start.defaults));
+    match started {
+        Ok(pid) => Ok((pid, None, held)),
+        Err(errno) => {
+            give_back(Some(lend), start.ledger, &held);
+            Err(errno)
+        }
+    }
+}
+
 /// K's own footing, first of all: the signals it waits for blocked (the forwarded ones, inherited blocked, with
-/// SIGCHLD and W's death; the set is returned), SIGTTOU blocked, W's death told by the kernel, and the processes nvcc
-/// starts kept below it when nvcc dies first. A W that died already sent nothing: K ends.
-fn become_keeper(wrapper: libc::pid_t, caught: &[libc::c_int]) -> libc::sigset_t {
+/// SIGCHLD and W's death) and read from a signalfd (returned), SIGTTOU blocked, W's death told by the kernel, the
+/// processes nvcc starts kept below it when nvcc dies first, and K's own writes unable to end it. A W that died
+/// already sent nothing: K ends.
+fn become_keeper(wrapper: libc::pid_t, caught: &[libc::c_int]) -> Signals {
     let mut waited: Vec<libc::c_int> = caught.to_vec();
     waited.extend([libc::SIGCHLD, PARENT_DIED]);
     let waited = set_of(&waited);
@@ -128,6 +135,9 @@ fn become_keeper(wrapper: libc::pid_t, caught: &[libc::c_int]) -> libc::sigset_t
     // then from a session of its own: stopped for that, it would stop what it holds. Blocked, the write goes through;
     // nvcc gets the caller's mask.
     mask(libc::SIG_BLOCK, &set_of(&[libc::SIGTTOU]));
+    // A write to a pipe whose reader left fails with EPIPE, one past the file size limit with EFBIG, one to a
+    // terminal gone with EIO: the log line is lost, never K (`crate::exec::OWN_WRITES` are ignored, as in W, and
+    // never changed here: nvcc gets the caller's dispositions through `Start::defaults`).
     // SAFETY: prctl with these options takes plain integers.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, PARENT_DIED as libc::c_ulong, 0, 0, 0);
@@ -136,7 +146,40 @@ fn become_keeper(wrapper: libc::pid_t, caught: &[libc::c_int]) -> libc::sigset_t
         }
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
     }
-    waited
+    Signals::new(&waited)
+}
+
+/// The signals K waits for, as a descriptor it polls beside the listener of nvcc's execs.
+struct Signals(std::os::fd::OwnedFd);
+
+impl Signals {
+    fn new(set: &libc::sigset_t) -> Signals {
+        // SAFETY: signalfd reads the set and returns a new descriptor; the set is blocked in this, K's only thread.
+        let fd = unsafe { libc::signalfd(-1, set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) };
+        if fd < 0 {
+            // No descriptor (out of them): K cannot wait for nvcc as it must, and ends as if it never started it.
+            // SAFETY: ends this process at once.
+            unsafe { libc::_exit(NOT_STARTED) };
+        }
+        // SAFETY: a descriptor just opened, owned here.
+        Signals(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
+    }
+
+    /// The next signal waiting: its number and code (`SI_KERNEL` for a terminal's).
+    fn next(&self) -> Option<(libc::c_int, libc::c_int)> {
+        // SAFETY: signalfd_siginfo is plain data; read fills one whole.
+        let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::signalfd_siginfo>();
+        // SAFETY: reads at most `size` bytes into `info`.
+        let n = unsafe {
+            libc::read(
+                std::os::fd::AsRawFd::as_raw_fd(&self.0),
+                (&mut info as *mut libc::signalfd_siginfo).cast(),
+                size,
+            )
+        };
+        (n == size as isize).then_some((info.ssi_signo as libc::c_int, info.ssi_code))
+    }
 }
 
 /// Once nvcc runs in the caller's group, K leaves for a session of its own (a group of its own where the kernel
@@ -178,26 +221,18 @@ fn leave_the_callers_session(wrapper: libc::pid_t, caught: &[libc::c_int]) {
     }
 }
 
-/// nvcc's command with its threads, where the call took slots (`held`) or follows the build: W's command built again
-/// with `--threads N` where `lend` says it goes. With one thread, W's command as it is.
-fn with_threads(command: Spawn, start: &Start, lend: &Lend, follows: bool, held: usize) -> io::Result<Spawn> {
-    let threads = match follows {
-        true => lend.most.min(follow::MOST as u32),
-        false => held as u32 + 1,
-    };
+/// nvcc's command with `threads`: W's command built again with `--threads N` where `lend` says it goes. `None`
+/// with one thread: W's command as it is.
+fn threaded(start: &Start, lend: &Lend, threads: u32) -> io::Result<Option<Spawn>> {
     if threads < 2 {
-        return Ok(command);
-    }
-    match follows {
-        true => tracing::debug!("threads follow the build: nvcc runs with --threads {threads}"),
-        false => tracing::debug!("{held} job slots taken: nvcc runs with --threads {threads}"),
+        return Ok(None);
     }
     let threads = threads.to_string();
     match lend.channel {
         ThreadsIn::Argv(at) => {
             let mut args = start.args.to_vec();
             args.splice(at..at, [OsString::from("--threads"), OsString::from(threads)]);
-            Spawn::new(start.program, &args, start.env)
+            Spawn::new(start.program, &args, start.env).map(Some)
         }
         ThreadsIn::PrependFlags => {
             let name = crate::context::vars::NVCC_PREPEND_FLAGS;
@@ -208,63 +243,62 @@ fn with_threads(command: Spawn, start: &Start, lend: &Lend, follows: bool, held:
             }
             let mut env = start.env.clone();
             env.set(name, flags);
-            Spawn::new(start.program, start.args, &env)
+            Spawn::new(start.program, start.args, &env).map(Some)
         }
     }
 }
 
-/// Wait for nvcc to end, following the build meanwhile (a tick at a time) and passing on the signals W passes and
-/// the caller did not ignore; on W's death, every process of nvcc's gets it at once. How nvcc ended (`waitpid`'s
-/// status), and whether a signal told K to stop (what K stopped is then continued, and following ends: its slots
-/// join `held`).
+/// Wait for nvcc to end, following the build meanwhile (its execs, its units' ends, a tick while something waits)
+/// and passing on the signals W passes and the caller did not ignore; on W's death, every process of nvcc's gets it
+/// at once. How nvcc ended (`waitpid`'s status), and whether a signal told K to stop (following then lets every exec
+/// go on).
 fn wait_for(
     nvcc: libc::pid_t,
     wrapper: libc::pid_t,
     caught: &[libc::c_int],
-    waited: &libc::sigset_t,
+    signals: &Signals,
     follow: &mut Option<Follow>,
-    held: &mut Vec<u8>,
 ) -> (i32, bool) {
     let mut stopping = false;
-    let tick = libc::timespec { tv_sec: 0, tv_nsec: follow::TICK.as_nanos() as libc::c_long };
     loop {
-        // SAFETY: siginfo_t is plain data that sigwaitinfo fills.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `waited` is blocked in this thread, as sigwaitinfo and sigtimedwait require.
-        let signal = match follow {
-            Some(_) => unsafe { libc::sigtimedwait(waited, &mut info, &tick) },
-            None => unsafe { libc::sigwaitinfo(waited, &mut info) },
-        };
-        if signal < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN) {
+        let signal_fd = std::os::fd::AsRawFd::as_raw_fd(&signals.0);
+        let mut polled = vec![libc::pollfd { fd: signal_fd, events: libc::POLLIN, revents: 0 }];
+        polled.extend(follow.as_ref().map(Follow::descriptors).unwrap_or_default());
+        let tick = follow.as_ref().filter(|f| f.wants_ticks()).map_or(-1, |_| follow::TICK.as_millis() as libc::c_int);
+        // SAFETY: poll reads and writes the pollfds of a local vector.
+        let ready = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, tick) };
+        if let Some(follow) = follow.as_mut() {
+            match ready {
+                0 => follow.tick(),
+                1.. => follow.on_events(&polled[1..]),
+                _ => {}
+            }
+        }
+        while let Some((signal, code)) = signals.next() {
+            if signal == libc::SIGCHLD {
+                if let Some(status) = reap(nvcc) {
+                    return (status, stopping);
+                }
+                continue;
+            }
+            // SAFETY: getppid has no preconditions.
+            let wrapper_gone = unsafe { libc::getppid() } != wrapper;
+            if !wrapper_gone && !caught.contains(&signal) {
+                // A signal the caller ignores, sent to K itself: ignored, as by nvcc alone.
+                continue;
+            }
+            stopping = true;
+            // What waits must run to hear what comes, and nothing waits any more.
             if let Some(follow) = follow.as_mut() {
-                follow.tick();
+                follow.release_all();
             }
-            continue;
-        }
-        if signal == libc::SIGCHLD || signal < 0 {
-            if let Some(status) = reap(nvcc) {
-                return (status, stopping);
+            if wrapper_gone {
+                // Nobody is left to hear nvcc's answer: everything stops at once.
+                signal_tree(nvcc, signal);
+            } else if code != libc::SI_KERNEL {
+                // SAFETY: kill takes plain integers.
+                unsafe { libc::kill(nvcc, signal) };
             }
-            continue;
-        }
-        // SAFETY: getppid has no preconditions.
-        let wrapper_gone = unsafe { libc::getppid() } != wrapper;
-        if !wrapper_gone && !caught.contains(&signal) {
-            // A signal the caller ignores, sent to K itself: ignored, as by nvcc alone.
-            continue;
-        }
-        stopping = true;
-        // What K stopped must run to hear what comes, and nothing is stopped any more.
-        if let Some(mut follow) = follow.take() {
-            follow.release_all();
-            held.append(&mut follow.held);
-        }
-        if wrapper_gone {
-            // Nobody is left to hear nvcc's answer: everything stops at once.
-            signal_tree(nvcc, signal);
-        } else if info.si_code != libc::SI_KERNEL {
-            // SAFETY: kill takes plain integers.
-            unsafe { libc::kill(nvcc, signal) };
         }
     }
 }
@@ -331,22 +365,4 @@ fn end_as_status(status: i32) -> ! {
     // SAFETY: ends this process at once, without running the wrapper's exit handlers or flushing its buffers (they
     // are W's, and W flushes them).
     unsafe { libc::_exit(status.code().unwrap_or(1)) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_arguments_place_is_read_after_the_command_name() {
-        // Fields 3 to 47 as a kernel writes them, then arg_start and arg_end, then two more.
-        let middle: String = (3..48).map(|n| format!("{n} ")).collect();
-        let stat = format!("42 (a) b) {middle}140737000 140737100 140737200 140737300");
-        assert_eq!(arguments_in_stat(stat.as_bytes()), Some((140737000, 140737100)));
-        assert_eq!(arguments_in_stat(b"42 (cc1plus) S 41 42"), None);
-        let own = std::fs::read("/proc/self/stat").unwrap();
-        let (start, end) = arguments_in_stat(&own).unwrap();
-        let cmdline = std::fs::read("/proc/self/cmdline").unwrap();
-        assert_eq!(end - start, cmdline.len(), "/proc/self/stat's arguments are not /proc/self/cmdline's");
-    }
 }

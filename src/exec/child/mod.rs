@@ -31,9 +31,13 @@
 //!   that a launcher started lives on).
 //! - K ends as nvcc ended (its exit code, or the same signal), and W then does: the caller sees nvcc's status.
 //! - nvcc starts with what exec would give it: argv, environment, the caller's signal mask and ignored signals, the
-//!   caller's SIGPIPE disposition, its descriptors (a make jobserver's included), and the standard streams the caller
-//!   closed, closed (as `super::command` gives exec). Only SIGCHLD is at its default even where the caller ignored
-//!   it: nvcc waits for its own programs. K starts it with `posix_spawn`, which copies no memory.
+//!   caller's SIGPIPE and SIGXFSZ dispositions (W, K and G ignore both for their own writes: `super::OWN_WRITES`),
+//!   its descriptors (a make jobserver's included), and the standard streams the caller closed, closed (as
+//!   `super::command` gives exec). Only SIGCHLD is at its default even where the caller ignored it: nvcc waits for
+//!   its own programs. K starts it with `posix_spawn`, which copies no memory; where its threads follow the build,
+//!   with a child of the same kind that puts the filter of `super::hold` in nvcc's process first (`spawn`).
+//! - Where threads follow the build, K's guard (`guard`) outlives K: after K's ordinary end it answers the execs of
+//!   what outlives nvcc; after K's SIGKILL it ends the call as W's death does, and gives back K's slots.
 //!
 //! When `run` returns, the forwarded signals are blocked and W's handlers are gone: whatever W does next (replacing
 //! a dependency file) cannot be cut in half by one, and `super::end_as` lets a pending one end the wrapper after it.
@@ -48,11 +52,12 @@ use std::sync::atomic::{AtomicI32, Ordering};
 mod guard;
 mod keeper;
 mod leftovers;
+mod name;
 mod spawn;
 
 pub use leftovers::Leftovers;
 
-use super::follow::Ledger;
+use super::ledger::Ledger;
 use super::lend::Lend;
 use crate::context::Env;
 use spawn::Spawn;
@@ -118,6 +123,11 @@ fn action_of(signal: libc::c_int) -> libc::sigaction {
     }
 }
 
+/// The signals of `super::OWN_WRITES` that the caller left at their default action, as a set for nvcc's start.
+fn callers_defaults() -> libc::sigset_t {
+    set_of(&super::callers_defaults().collect::<Vec<_>>())
+}
+
 /// Run `program` (nvcc, or the launcher in front of it) with `args` and exactly `env` as described above, and wait for
 /// it: how it ended, or why it could not start. With `lend`, K takes free job slots as nvcc's threads and gives them
 /// back once nvcc and what it started have ended, whatever ends them, W's death included. Returns with the forwarded
@@ -129,7 +139,7 @@ pub fn run(
     lend: Option<Lend>,
     leftovers: Option<Leftovers>,
 ) -> io::Result<ExitStatus> {
-    // What K holds and stops, for W to put right if K is killed (`follow::Ledger`).
+    // The slots K holds, for W to give back if K is killed (`exec::ledger`).
     let ledger = lend.as_ref().and_then(|_| Ledger::shared());
     let client = lend.as_ref().map(|l| l.client);
     let saved: Vec<(libc::c_int, libc::sigaction)> =
@@ -169,7 +179,8 @@ pub fn run(
             unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
         }
     };
-    let start = Start { program, args, env, group: caller_group, lend, leftovers, ledger };
+    let defaults = callers_defaults();
+    let start = Start { program, args, env, group: caller_group, lend, leftovers, ledger, defaults };
     let result = start_keeper(start, &caught, caller_mask);
     if let (Some(ledger), Some(client)) = (ledger, client) {
         let back = ledger.settle(client);
@@ -259,4 +270,7 @@ struct Start<'a> {
     lend: Option<Lend<'a>>,
     leftovers: Option<Leftovers>,
     ledger: Option<&'static Ledger>,
+    /// The signals nvcc gets at their default action though K ignores them (`super::OWN_WRITES`, unless the caller
+    /// ignored them): K's own writes must not end it; nvcc's are the caller's business.
+    defaults: libc::sigset_t,
 }

@@ -71,6 +71,12 @@ pub enum Note {
         dir: PathBuf,
         byte: Unpassable,
     },
+    /// The compiler chosen is the one nvcc runs by itself: why it was chosen, and nvcc's own two programs.
+    NvccsOwn {
+        why: Box<Reason>,
+        gcc: PathBuf,
+        gxx: PathBuf,
+    },
     /// A warning: `$NVCC_CCBIN` that a release before 12.5 ignores, and that would break the build if passed on.
     NvccCcbinIgnored {
         value: OsString,
@@ -92,6 +98,7 @@ codes!(Note {
     NoLibstdcxx => "no-libstdcxx",
     LibstdcxxUnpassable => "libstdcxx-unpassable",
     NvccCcbinIgnored => "nvcc-ccbin-ignored",
+    NvccsOwn => "nvccs-own",
 });
 
 /// How the user named the host compiler: an option, as spelled and where, or `$NVCC_CCBIN`.
@@ -213,6 +220,12 @@ impl fmt::Display for Note {
             Note::Given { how, value } => {
                 write!(f, "the host compiler is given by {how} ({}): nothing is added", value.to_string_lossy())
             }
+            Note::NvccsOwn { why, gcc, gxx } => write!(
+                f,
+                "{why}, and nvcc runs it by itself ({} to compile, {} to link, the same GCC, found on PATH): no `-ccbin` is added, so that nvcc's command lines stay as long as alone",
+                crate::error::shell::path(gcc),
+                crate::error::shell::path(gxx)
+            ),
             Note::GivenRejected { release, accepts, how, compiler } => write!(
                 f,
                 "nvcc {release} accepts {}, and the host compiler given by {how} is {compiler}: nvcc will reject it",

@@ -34,7 +34,7 @@ use crate::compat::Version;
 use crate::compat::{Accepts, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, HostCompilerConfig, LtoMismatch};
 use crate::error::{Error, ErrorKind, Result};
-use crate::probe::compiler::{Known, StdenvLibstdcxx};
+use crate::probe::compiler::{CompilerFamily, Known, StdenvLibstdcxx};
 
 pub struct HostCompiler;
 
@@ -69,7 +69,12 @@ impl Step for HostCompiler {
             // target: the stdenv one, checked.
             if facts.cross {
                 let stdenv = compilers.stdenv(plan)?.ok_or_else(|| compilers.no_cross_compiler())?;
-                return Ok(Some(ccbin(plan, &stdenv, Reason::CrossStdenvUnchecked { compiler: stdenv.clone() })));
+                return Ok(Some(ccbin(
+                    facts,
+                    plan,
+                    &stdenv,
+                    Reason::CrossStdenvUnchecked { compiler: stdenv.clone() },
+                )));
             }
             return Ok(None);
         };
@@ -97,7 +102,7 @@ impl Step for HostCompiler {
         // nvcc checks the compiler's version only when it preprocesses; a link of objects never does, so the stdenv
         // compiler itself can link them, with its own libstdc++ and no skew.
         if let (true, Some(s)) = (inv.links_objects_only(), &stdenv) {
-            return Ok(Some(ccbin(plan, s, Reason::LinksObjectsOnly { compiler: s.clone() })));
+            return Ok(Some(ccbin(facts, plan, s, Reason::LinksObjectsOnly { compiler: s.clone() })));
         }
 
         let allow = *settings.allow_unsupported || inv.allows_unsupported_compiler();
@@ -112,16 +117,19 @@ impl Step for HostCompiler {
         }
         let cross = facts.cross;
         match choice {
-            Ok(Choice::Stdenv(s)) => {
-                Ok(Some(ccbin(plan, &s, Reason::StdenvAccepted { compiler: s.clone(), release, accepts, cross })))
-            }
+            Ok(Choice::Stdenv(s)) => Ok(Some(ccbin(
+                facts,
+                plan,
+                &s,
+                Reason::StdenvAccepted { compiler: s.clone(), release, accepts, cross },
+            ))),
             Ok(Choice::Other { chosen, stdenv }) => {
                 if let (Some(s), Some(lto)) = (&stdenv, &lto) {
                     lto_mismatch(&compilers, &chosen, s, lto, release, accepts, plan)?;
                 }
                 let why =
                     Reason::NewestAccepted { chosen: chosen.clone(), stdenv: stdenv.clone(), release, accepts, cross };
-                let mut decision = ccbin(plan, &chosen, why);
+                let mut decision = ccbin(facts, plan, &chosen, why);
                 decision.stdenv = stdenv.as_ref().map(|s| s.path.clone());
                 if let Some(s) = stdenv {
                     decision.libstdcxx_dir = share_libstdcxx(&compilers, &chosen, &s, plan);
@@ -130,7 +138,7 @@ impl Step for HostCompiler {
             }
             Ok(Choice::Unsupported(s)) => {
                 let why = Reason::UnsupportedKept { compiler: s.clone(), release, accepts, lto };
-                let decision = ccbin(plan, &s, why);
+                let decision = ccbin(facts, plan, &s, why);
                 if !inv.allows_unsupported_compiler() {
                     let section = compilers.section();
                     plan.add_before(vec!["-allow-unsupported-compiler".into()], Reason::AllowUnsupported { section });
@@ -310,15 +318,42 @@ fn share_libstdcxx(compilers: &Compilers, chosen: &Known, stdenv: &Known, plan: 
     Some(dirs.runtime_dir)
 }
 
-/// Tell nvcc to use `chosen`: the decision.
-fn ccbin(plan: &mut Changes, chosen: &Known, why: Reason) -> HostDecision {
-    let mut arg = OsString::from("-ccbin=");
-    arg.push(&chosen.path);
-    plan.add_before(vec![arg], why);
+/// Tell nvcc to use `chosen`: the decision. Where `chosen` is the compiler nvcc runs by itself, nothing is added (the
+/// shortest spelling that selects it): nvcc's command lines for the host compiler then stay exactly as long as alone,
+/// which at the kernel's argument limit decides whether a call builds (issue 57: `-ccbin=/usr/bin/g++` made gcc's
+/// `COLLECT_GCC_OPTIONS` longer than nvcc alone's `gcc` does, and cc1plus failed where nvcc alone built).
+fn ccbin(facts: &Facts, plan: &mut Changes, chosen: &Known, why: Reason) -> HostDecision {
+    match nvccs_own(facts, chosen) {
+        Some(own) => plan.note(Note::NvccsOwn { why: Box::new(why), gcc: own.gcc, gxx: own.gxx }),
+        None => {
+            let mut arg = OsString::from("-ccbin=");
+            arg.push(&chosen.path);
+            plan.add_before(vec![arg], why);
+        }
+    }
     HostDecision {
         compiler: chosen.path.clone(),
         family: chosen.family,
         stdenv: Some(chosen.path.clone()),
         libstdcxx_dir: None,
     }
+}
+
+/// nvcc's own host compiler, where `chosen` is it: a native GCC that is the `g++` nvcc links with, beside the `gcc`
+/// (nvcc's compiler for every other step) of the same release for the same target. nvcc's default comes from PATH
+/// unless its `nvcc.profile` names a `compiler-bindir`; the same PATH reaches nvcc, as the wrapper changes none. A
+/// compiler whose target is not known (recorded in the config, as the Nix package does) is never taken for it: that
+/// would take a probe the config is there to spare.
+fn nvccs_own(facts: &Facts, chosen: &Known) -> Option<crate::probe::system::NvccDefault> {
+    let target = chosen.target.as_ref()?;
+    if facts.cross || chosen.family != CompilerFamily::Gcc {
+        return None;
+    }
+    let own = facts.probes.nvcc_default_compiler(facts.nvcc)?;
+    if own.gxx != chosen.path || own.gcc.parent() != own.gxx.parent() {
+        return None;
+    }
+    let gcc = facts.probes.compiler(&own.gcc).ok()?;
+    let same = gcc.family == chosen.family && gcc.version == chosen.version && gcc.target.as_ref() == Some(target);
+    same.then_some(own)
 }

@@ -149,6 +149,7 @@ fn the_pid_is_named_only_when_nvcc_will_have_the_wrappers() {
             nix_build: false,
         },
         jobserver: &crate::context::Jobserver::None,
+        unknown_variables: &[],
     })
     .unwrap();
     assert_eq!(ours(&p)[0], "-Xcompiler=-ffile-prefix-map=/build/tmp/tmpxft_0000beef_=tmpxft_");

@@ -56,8 +56,18 @@ let
   concatMapStrings = f: list: concatStrings (map f list);
   optional = cond: x: if cond then [ x ] else [ ];
   optionals = cond: list: if cond then list else [ ];
+  optionalAttrs = cond: attrs: if cond then attrs else { };
   optionalString = cond: s: if cond then s else "";
   hasPrefix = prefix: s: substring 0 (stringLength prefix) s == prefix;
+  hasSuffix =
+    suffix: s:
+    stringLength s >= stringLength suffix
+    && substring (stringLength s - stringLength suffix) (stringLength suffix) s == suffix;
+  stringToCharacters = s: genList (i: substring i 1 s) (stringLength s);
+  lowerChars = stringToCharacters "abcdefghijklmnopqrstuvwxyz";
+  upperChars = stringToCharacters "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  toLower = replaceStrings upperChars lowerChars;
+  toUpper = replaceStrings lowerChars upperChars;
   removePrefix =
     prefix: s:
     if hasPrefix prefix s then substring (stringLength prefix) (stringLength s - stringLength prefix) s else s;
@@ -113,12 +123,18 @@ let
         extend = overlay: makeExtensible (extends overlay rattrs);
       }
     );
+  # As the real one, an argument without a default that neither set has is refused at the call.
   callPackageWith =
     autoArgs: fn: args:
     let
       f = if isFunction fn then fn else import fn;
+      given = intersectAttrs (functionArgs f) autoArgs // args;
+      missing = filter (name: !(functionArgs f).${name} && !(given ? ${name})) (attrNames (functionArgs f));
     in
-    f (intersectAttrs (functionArgs f) autoArgs // args);
+    if missing != [ ] then
+      abort "lib.customisation.callPackageWith: Function called without required argument \"${head missing}\""
+    else
+      f given;
 
   # Packages' outputs.
   getOutput = output: pkg: pkg.${output} or pkg;
@@ -148,6 +164,12 @@ let
       config = "powerpc64le-unknown-linux-gnu";
       cpu = "powerpc64le";
     };
+    # A system without CUDA, as Nixpkgs' CI evaluates it too.
+    aarch64-darwin = {
+      config = "arm64-apple-darwin";
+      cpu = "aarch64";
+      kernel = "darwin";
+    };
   };
   systemOfConfig = listToAttrs (mapAttrsToList (system: known: nameValuePair known.config system) knownSystems);
   elaborate =
@@ -164,12 +186,13 @@ let
       inherit (known) config;
       parsed = {
         cpu.name = known.cpu;
-        kernel.name = "linux";
+        kernel.name = known.kernel or "linux";
       };
-      isLinux = true;
-      # Every known config is *-linux-gnu.
-      isGnu = true;
-      libc = "glibc";
+      isLinux = !(known ? kernel);
+      isDarwin = known.kernel or "" == "darwin";
+      # Every Linux config known here is *-linux-gnu.
+      isGnu = !(known ? kernel);
+      libc = if known ? kernel then "libSystem" else "glibc";
       isx86_64 = known.cpu == "x86_64";
       isAarch64 = known.cpu == "aarch64";
       isPower64 = known.cpu == "powerpc64le";
@@ -327,6 +350,7 @@ in
     getExe'
     getOutput
     hasPrefix
+    hasSuffix
     head
     isAttrs
     isBool
@@ -343,6 +367,10 @@ in
     mapAttrsToList
     nameValuePair
     optional
+    optionalAttrs
+    stringToCharacters
+    toLower
+    toUpper
     optionalString
     optionals
     range

@@ -1,8 +1,8 @@
-//! nix/compat.nix against the binary, over the whole table (issue 32): every release the tables know (and one they
+//! makeNvccWrapper's compat.nix against the binary, over the whole table (issue 32): every release the tables know (and one they
 //! do not), every target Nix can name (native and cross, Jetson and not, and systems nvcc does not build for), every
 //! word of every dialect alone, every pair of capabilities and runs of three and four, with and without forward
 //! compatibility, and sets of host compilers, alone and with capabilities refused too (issue 40). Nix answers
-//! each request by looking nix/answers.json up; the binary answers it with the planner's own checks
+//! each request by looking makeNvccWrapper's answers.json up; the binary answers it with the planner's own checks
 //! (`nvcc_wrapper::nix_answers::refusal`); both must say the same, word for word, or nothing.
 
 use std::process::Command;
@@ -129,13 +129,14 @@ fn requests(answers: &serde_json::Value) -> Vec<Request> {
 fn nix_answers_every_request_of_the_whole_table_as_the_binary_does() {
     let Some(lib) = nixpkgs_lib() else { return };
     let answers: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(Path::new(REPO).join("nix/answers.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(Path::new(REPO).join(nvcc_wrapper::nix_answers::FILE)).unwrap())
+            .unwrap();
     let requests = requests(&answers);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("requests.json");
     std::fs::write(&file, serde_json::to_string(&requests).unwrap()).unwrap();
     let expr = format!(
-        "let lib = import {}; compat = import {}/nix/compat.nix {{ inherit lib; }}; in \
+        "let lib = import {}; compat = import {}/{MAKE_NVCC_WRAPPER}/compat.nix {{ inherit lib; }}; in \
          map compat.refusal (lib.importJSON {})",
         path_str(&lib),
         REPO,
@@ -197,7 +198,7 @@ fn nix_answers_every_request_of_the_whole_table_as_the_binary_does() {
         requests.len()
     );
     eprintln!(
-        "note: nix/compat.nix and the binary agree on {} requests ({refused} refused for the release, target or \
+        "note: makeNvccWrapper's compat.nix and the binary agree on {} requests ({refused} refused for the release, target or \
          capabilities, {no_compiler} for the host compilers, {accepted} accepted)",
         requests.len()
     );

@@ -22,6 +22,8 @@ use std::sync::OnceLock;
 use crate::support::*;
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
+/// makeNvccWrapper's directory, in the change set for Nixpkgs (nix/nixpkgs/, the paths it would have there).
+const MAKE_NVCC_WRAPPER: &str = "nix/nixpkgs/pkgs/development/cuda-modules/packages/makeNvccWrapper";
 
 /// Nix settings for every call: no build users or daemon (Debian's nix-bin, as root), no sandbox (the stand-ins
 /// point outside the store), no binary cache (offline).
@@ -161,27 +163,49 @@ fn path_str(path: &Path) -> &str {
     path.to_str().expect("a UTF-8 path")
 }
 
-#[test]
-#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn every_nix_file_parses() {
-    if nix_program("nix-instantiate").is_none() {
-        return;
-    }
-    let mut files = Vec::new();
-    for dir in ["nix", "nix/examples", "nix/examples/hello-cmake", "tests/nix", "tests/nix/lib"] {
-        for entry in std::fs::read_dir(Path::new(REPO).join(dir)).unwrap() {
+/// Every `.nix` file of the repository (nix/ and tests/nix/, at any depth).
+fn nix_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "nix") {
+            if path.is_dir() {
+                walk(&path, files);
+            } else if path.extension().is_some_and(|e| e == "nix") {
                 files.push(path);
             }
         }
     }
-    for name in ["nix/package.nix", "nix/make-nvcc-wrapper.nix", "nix/overlay.nix", "nix/overlay-backend-stdenv.nix"] {
+    let mut files = Vec::new();
+    walk(&Path::new(REPO).join("nix"), &mut files);
+    walk(&tests_nix(), &mut files);
+    files.sort();
+    files
+}
+
+/// Every `.nix` file parses, and deadnix, the linter Nixpkgs' CI runs on the files a change touches, finds no unused
+/// binding in any (issue 58: lint what can be linted here; Nixpkgs' formatter cannot be installed here, see
+/// nix/nixpkgs/README.md).
+#[test]
+#[ignore = "needs Nix and real toolchains: scripts/test.sh runs it (cargo test -- --include-ignored)"]
+fn every_nix_file_parses_and_has_no_unused_binding() {
+    if nix_program("nix-instantiate").is_none() {
+        return;
+    }
+    let files = nix_files();
+    let make_nvcc_wrapper = format!("{MAKE_NVCC_WRAPPER}/package.nix");
+    for name in ["nix/package.nix", &make_nvcc_wrapper, "nix/overlay.nix", "nix/overlay-backend-stdenv.nix"] {
         assert!(files.contains(&Path::new(REPO).join(name)), "{name} is missing");
     }
     for file in &files {
         ok(nix("nix-instantiate").unwrap().arg("--parse").arg(file));
     }
+    let deadnix = cache_dir().join("tools/deadnix/bin/deadnix");
+    if !deadnix.is_file() {
+        cannot_run(&format!("{} is not installed: run scripts/install-tools.sh", deadnix.display()));
+        return;
+    }
+    let out = run(Command::new(&deadnix).args(["--fail", "--output-format", "json"]).args(&files));
+    assert!(out.status.success(), "deadnix finds unused bindings:\n{}{}", stdout(&out), stderr(&out));
 }
 
 fn empty_executable(path: &Path) {
@@ -206,5 +230,6 @@ fn executed(trace: &Path) -> Vec<String> {
 
 mod answers;
 mod eval;
+mod nixpkgs;
 mod overlay;
 mod realise;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::cgroup::Cgroup;
 use crate::support::*;
 
 pub const KERNEL: &str = "__global__ void k(int *p) { p[threadIdx.x] *= 2; }\n";
@@ -326,6 +327,7 @@ fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) 
         .env("TMPDIR", dir.join("tmp"))
         .env("NVCC_WRAPPER_PROBE_CACHE_DIR", dir.join("probe-cache"))
         .process_group(0);
+    isolate(&mut cmd, dir, false);
     if wrapper {
         cmd.envs(case.wrapper_env.iter().copied());
     }

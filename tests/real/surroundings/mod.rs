@@ -398,6 +398,7 @@ fn a_rule_that_kills_its_group_loses_no_slot_under_make_4_3_make_4_4_and_ninja()
                 .env_remove("NVCC_PREPEND_FLAGS")
                 .env_remove("NVCC_APPEND_FLAGS")
                 .stdin(Stdio::null());
+            isolate(&mut cmd, &dir, true);
             if wrapper {
                 cmd.env("NVCC_WRAPPER_LOG", "debug");
             }

@@ -30,6 +30,33 @@ export CUDAToolkit_ROOT
 # which that hook reads when it runs, keeps it off the compiler; what else that step did is done below.
 declare -g dontSetupCUDAToolkitCompilers=1
 
+# Nixpkgs' drafted cuda_nvcc hook (NixOS/nixpkgs#545092) exports CUDAHOSTCXX and NVCC_CCBIN, when unset, as its
+# backend compiler, where it is sourced; the wrapper would take either as the user's own choice and choose nothing.
+# The unwrapped nvcc is this package's propagated input, so its hook is sourced after this one: what the two hold
+# now is the derivation's own, kept; what differs at configure was exported by a hook after this one, and is taken
+# back, with a line that says so. Whatever is kept as the caller's compiler is said too: a derivation that lists
+# Nixpkgs' cuda_nvcc before this package has that hook sourced first, and keeps its compiler, visibly.
+declare -g nvccWrapperOwnCUDAHOSTCXX=${CUDAHOSTCXX-} nvccWrapperOwnNVCC_CCBIN=${NVCC_CCBIN-}
+declare -g nvccWrapperHadCUDAHOSTCXX=${CUDAHOSTCXX+1} nvccWrapperHadNVCC_CCBIN=${NVCC_CCBIN+1}
+
+nvccWrapperTakeBackHostCompiler() {
+    local var had own
+    for var in CUDAHOSTCXX NVCC_CCBIN; do
+        had=nvccWrapperHad$var own=nvccWrapperOwn$var
+        if [[ ${!var+1} != "${!had}" || ${!var-} != "${!own}" ]]; then
+            echo "nvcc-wrapper's setup hook: $var=${!var-} was exported by a setup hook sourced after it (Nixpkgs' cuda_nvcc's, NixOS/nixpkgs#545092): taken back, so that nvcc-wrapper chooses nvcc's host compiler; set $var in the derivation to choose one yourself" >&2
+            if [[ -n ${!had} ]]; then
+                export "$var=${!own}"
+            else
+                unset "$var"
+            fi
+        elif [[ -n ${!had} ]]; then
+            echo "nvcc-wrapper's setup hook: $var=${!var} is the derivation's: kept, as the caller's choice of host compiler" >&2
+        fi
+    done
+}
+preConfigureHooks+=(nvccWrapperTakeBackHostCompiler)
+
 # Whether the derivation chose its own architectures: in cmakeFlags (a string, or an array with structuredAttrs),
 # cmakeFlagsArray, or CMake's CUDAARCHS.
 nvccWrapperCmakeArchitecturesSet() {

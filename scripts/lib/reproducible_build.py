@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent.parent
 CACHE = Path(os.environ.get("NVCC_WRAPPER_CACHE") or Path.home() / ".cache/nvcc-wrapper")
 RELEASES = ["11.8", "12.4", "13.0", "13.1", "13.2", "13.3", "13.4", "13.5"]
 SOURCES = {

@@ -7,12 +7,17 @@
 # cross stdenv of the aarch64 set, with that set's capabilities, and the target's CUDA headers and libraries joined
 # as `[target] cuda-root`.
 #
-# callPackage'd in the CUDA package set by ./overlay.nix.
+# A package of the CUDA package set (Nixpkgs calls every `packages/<name>/package.nix` in it; nix/overlay.nix does the
+# same for a checkout). The nvcc it wraps is the set's `cuda_nvcc`, or `cuda_nvcc-unwrapped` where the set has one
+# (when `cuda_nvcc` is itself this package: nix/overlay-backend-stdenv.nix).
 {
   lib,
   pkgs,
   cudaMajorMinorVersion,
-  cuda_nvcc-unwrapped,
+  cuda_nvcc,
+  cuda_nvcc-unwrapped ? cuda_nvcc,
+  # The set's name prefix ("cuda12.9"), where the set has one (Nixpkgs' of 2025-26).
+  cudaNamePrefix ? null,
 }:
 let
   consumer = pkgs.targetPackages or pkgs;
@@ -46,10 +51,10 @@ let
     );
   };
 in
-consumer.makeNvccWrapper {
+consumerCuda.makeNvccWrapper {
   cuda_nvcc = cuda_nvcc-unwrapped;
   inherit (consumer) stdenv;
-  inherit cudaMajorMinorVersion;
+  inherit cudaMajorMinorVersion cudaNamePrefix;
   inherit (flags) cudaCapabilities cudaForwardCompat;
   # Nixpkgs keeps it on backendStdenv (no tree read has `flags.hostRedistSystem`; kept as a fallback).
   hostRedistSystem = consumerCuda.backendStdenv.hostRedistSystem or flags.hostRedistSystem or null;

@@ -1,8 +1,9 @@
 # What nvcc-wrapper refuses, found at evaluation time so that a request it cannot build stops `nix-instantiate`
-# instead of a build. Nothing here decides: every answer is the binary's, looked up in ./answers.json, which the
-# binary's own code writes from compat-data/ (src/nix_answers/; a test fails when the file is stale). This
-# file only looks words up, puts a list in the binary's order by filtering the order the file gives, fills the
-# binary's sentence frames and joins them the way the binary joins them; it parses no version.
+# instead of a build. Every answer and sentence is the binary's, looked up in ./answers.json, which the binary's own
+# code writes from compat-data/ (src/nix_answers/; a test fails when the file is stale). What this file still
+# decides is what depends on the request itself (a version with any patch number, a list of words, a set of
+# compilers): the few rules nix/README.md lists, each beside the Rust that decides the same ("What compat.nix still
+# decides"). Otherwise it looks words up, orders a list by the order the file gives, and fills the binary's frames.
 # tests/real/nix/answers.rs compares the result with the binary's over every release, platform and capability, every
 # pair, longer lists and sets of host compilers.
 #

@@ -11,7 +11,8 @@
 # A request the wrapper would refuse (a Jetson capability for x86_64, a capability this release lacks, a platform it
 # does not ship, no host compiler it accepts) stops the evaluation with the wrapper's own words (./compat.nix, from
 # compat-data/); the build's install check then runs the wrapper on the config it wrote (`nvcc-wrapper explain`).
-# `passthru.tests.hello` compiles examples/hello.cu with the result (and runs it, natively);
+# `passthru.tests.answers` holds ./answers.json to the packaged binary's own answers; `passthru.tests.hello` compiles
+# ./hello.cu with the result (and runs it, natively);
 # `passthru.tests.reproducible` builds it to an object and two programs, for `nix-build --check`.
 #
 # The package is a build tool: it is built, like the compilers it records, by the build platform's stdenv.
@@ -53,6 +54,9 @@
   # Jetson: the directory of the CUDA forward-compatibility libcuda.so (cudaPackages.cuda_compat's `compat/`),
   # put first in the runpath of everything nvcc links for a Jetson (`[target] cuda-compat`). null: none.
   cudaCompat ? null,
+  # The CUDA package set's name prefix (`cudaNamePrefix`, "cuda12.9"), which its packages' names start with; null:
+  # none (a call by hand).
+  cudaNamePrefix ? null,
   # Where the stdenv compiler's libstdc++ comes from, as cc-wrapper's `gccForLibs`: the GCC itself for a GCC stdenv;
   # for a Clang stdenv the GCC its wrapper was given (cc-wrapper does not expose it, so pass it).
   gccForLibs ?
@@ -285,13 +289,28 @@ else
       unwrapped = cuda_nvcc;
       # Facts as the file records them, for tests and other tools.
       inherit stdenvCompiler isCross targetCudaRoot;
-      # `nix-build -A <this>.passthru.tests`: examples/hello.cu compiled and linked by this nvcc in a build, and run
-      # where it was built for this machine (without a GPU it reports the CUDA error it got, which proves it started).
+      # `nix-build -A <this>.passthru.tests`. answers: the binary's own answers are the file ./compat.nix looked up
+      # (`nvcc-wrapper compat nix-answers`), so the evaluation refused what the binary refuses. hello: ./hello.cu
+      # compiled and linked by this nvcc in a build, and run where it was built for this machine (without a GPU it
+      # reports the CUDA error it got, which proves it started).
+      tests.answers =
+        runCommand "${finalAttrs.finalPackage.name}-test-answers"
+          {
+            nativeBuildInputs = [ nvcc-wrapper ];
+            answers = ./answers.json;
+          }
+          ''
+            nvcc-wrapper compat nix-answers > "$out"
+            cmp "$answers" "$out" || {
+              echo "answers.json is not what this nvcc-wrapper answers: regenerate it from its source" >&2
+              exit 1
+            }
+          '';
       tests.hello =
         runCommand "${finalAttrs.finalPackage.name}-test-hello"
           {
             nativeBuildInputs = [ finalAttrs.finalPackage ];
-            hello = ../examples/hello.cu;
+            hello = ./hello.cu;
           }
           (
             ''
@@ -317,7 +336,7 @@ else
         runCommand "${finalAttrs.finalPackage.name}-test-reproducible"
           {
             nativeBuildInputs = [ finalAttrs.finalPackage ];
-            hello = ../examples/hello.cu;
+            hello = ./hello.cu;
           }
           ''
             cp "$hello" hello.cu
@@ -330,8 +349,17 @@ else
     };
 
     meta = {
-      description = "nvcc that chooses its host compiler, GPU targets and cross settings (nvcc-wrapper)";
+      description = "CUDA compiler driver that chooses a supported host compiler, GPU targets and cross settings at each call";
+      inherit (nvcc-wrapper.meta) homepage license;
       mainProgram = "nvcc";
-      platforms = lib.platforms.linux;
+      # Where NVIDIA ships nvcc for Nix's systems.
+      platforms = [
+        "aarch64-linux"
+        "x86_64-linux"
+      ];
+      teams = [ lib.teams.cuda ];
     };
+  }
+  // lib.optionalAttrs (cudaNamePrefix != null) {
+    name = "${cudaNamePrefix}-${finalAttrs.pname}-${finalAttrs.version}";
   })

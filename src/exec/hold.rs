@@ -1,0 +1,295 @@
+//! Holding a program of nvcc's before it runs, where job control cannot see it (issue 57). nvcc starts under a seccomp
+//! filter whose every `execve` and `execveat`, in nvcc and in everything below it, waits for an answer on a listener
+//! descriptor (`SECCOMP_RET_USER_NOTIF`). A program held so sleeps in that system call: `ps` shows `S`, a shell sees a
+//! running job, and when the caller's process group is orphaned (a logout, a script that exits, make killed) the
+//! kernel finds nothing stopped in it and hangs nothing up, where a SIGSTOP would have it hang up the whole build. A
+//! signal reaches a held program as it reaches a running one: one that ends it ends it at once; a stop (Ctrl-Z)
+//! interrupts the wait, and once continued the program calls exec again and is held again.
+//!
+//! The filter goes into nvcc's own process, between its fork and its exec (`install`), so that only nvcc and what it
+//! starts carry it, never the keeper: once they have all ended, the listener says so (`hung_up`). The listener reaches
+//! the keeper over a socket (`send`, `receive`); whoever holds a copy answers. When every copy is closed, a held exec
+//! and every later one fails (ENOSYS): nothing of nvcc's starts once its keeper and the keeper's guard are both gone.
+//!
+//! Linux 5.5 or newer (`probe::hold::check`). Where the wrapper lacks CAP_SYS_ADMIN, the kernel takes a filter only
+//! from a process with `no_new_privs`: set then in nvcc's process, and inherited by what it starts, it makes a
+//! set-user-ID program below nvcc run without its privileges (a compiler's tools are none).
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use crate::probe::hold::AUDIT_ARCH;
+
+/// `struct seccomp_data`'s fields, as the filter reads them: the call's number, its CPU, and the two halves of its
+/// first argument (little-endian: the low word first), an exec's program.
+const NR: u32 = 0;
+const ARCH: u32 = 4;
+const FIRST_LOW: u32 = 16;
+const FIRST_HIGH: u32 = 20;
+
+/// The filter's program: `execve` and `execveat` of this CPU's own calls wait for the listener; everything else runs,
+/// and so does the one exec of nvcc itself, named by the address of its program's path (`first`): the keeper starts
+/// nvcc from a child that shares its memory and stops it until that exec, so the exec must not wait for the keeper.
+/// After it the address space is nvcc's, where that address means nothing; an exec of nvcc's that passed a path at
+/// the very same address would run unheld, beyond the slots once, never worse than that.
+pub struct Filter([libc::sock_filter; 12]);
+
+impl Filter {
+    /// The program for this CPU; `None` where the wrapper knows no seccomp value for it, or it is not little-endian.
+    pub fn new(first: *const libc::c_char) -> Option<Filter> {
+        let arch = AUDIT_ARCH.filter(|_| cfg!(target_endian = "little"))?;
+        let first = first as u64;
+        let op = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter { code: code as u16, jt, jf, k };
+        let (load, equals, ret) = (
+            libc::BPF_LD | libc::BPF_W | libc::BPF_ABS,
+            libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
+            libc::BPF_RET | libc::BPF_K,
+        );
+        // Jumps count the instructions skipped: 10 is "wait", 11 "run".
+        Some(Filter([
+            /* 0 */ op(load, ARCH, 0, 0),
+            // Another CPU's call (a 32-bit program): runs.
+            /* 1 */ op(equals, arch, 0, 9),
+            /* 2 */ op(load, NR, 0, 0),
+            /* 3 */ op(equals, libc::SYS_execve as u32, 2, 0),
+            /* 4 */ op(equals, libc::SYS_execveat as u32, 5, 0),
+            /* 5 */ op(ret, libc::SECCOMP_RET_ALLOW, 0, 0),
+            /* 6 */ op(load, FIRST_LOW, 0, 0),
+            /* 7 */ op(equals, first as u32, 0, 2),
+            /* 8 */ op(load, FIRST_HIGH, 0, 0),
+            /* 9 */ op(equals, (first >> 32) as u32, 1, 0),
+            /* 10 */ op(ret, libc::SECCOMP_RET_USER_NOTIF, 0, 0),
+            /* 11 */ op(ret, libc::SECCOMP_RET_ALLOW, 0, 0),
+        ]))
+    }
+}
+
+/// Install `filter` in this process, with a new listener: its descriptor, or the errno. For the child between fork
+/// and exec: only system calls, nothing allocated. `no_new_privs` is set only where the kernel asks for it. The
+/// speculation mitigations a filter turns on by default in kernels before 5.16 are left off
+/// (`SECCOMP_FILTER_FLAG_SPEC_ALLOW`): the filter holds programs, it does not guard against them, and the mitigation
+/// would slow every compiler below nvcc.
+///
+/// # Safety
+/// Only in a process about to exec, which no other thread shares.
+pub unsafe fn install(filter: &Filter) -> Result<RawFd, i32> {
+    let program = libc::sock_fprog { len: filter.0.len() as u16, filter: filter.0.as_ptr() as *mut libc::sock_filter };
+    let flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+    let set = || libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, flags, &program) as RawFd;
+    let mut fd = set();
+    if fd < 0 && errno() == libc::EACCES {
+        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        fd = set();
+    }
+    if fd < 0 {
+        Err(errno())
+    } else {
+        Ok(fd)
+    }
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// A descriptor in one message over `socket` (SCM_RIGHTS), with one byte. Only system calls: for the child between
+/// fork and exec. Whether it went.
+///
+/// # Safety
+/// `socket` and `fd` are open descriptors of this process.
+pub unsafe fn send(socket: RawFd, fd: RawFd) -> bool {
+    let mut byte = [1u8];
+    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+    let mut control = Control([0; 64]);
+    let mut message: libc::msghdr = std::mem::zeroed();
+    message.msg_iov = &mut iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control.0.as_mut_ptr().cast();
+    message.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
+    let header = libc::CMSG_FIRSTHDR(&message);
+    (*header).cmsg_level = libc::SOL_SOCKET;
+    (*header).cmsg_type = libc::SCM_RIGHTS;
+    (*header).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+    std::ptr::write_unaligned(libc::CMSG_DATA(header).cast::<RawFd>(), fd);
+    libc::sendmsg(socket, &message, libc::MSG_NOSIGNAL) == 1
+}
+
+/// Room for one control message, aligned as `cmsghdr`.
+#[repr(C, align(8))]
+struct Control([u8; 64]);
+
+/// What the child said on the socket: a descriptor (the listener), four bytes (an errno), or nothing (it closed its
+/// end: its exec succeeded, or it died).
+pub enum Said {
+    Descriptor(OwnedFd),
+    Errno(i32),
+    Closed,
+}
+
+/// The next message on `socket`: a descriptor is received closed on exec.
+pub fn receive(socket: RawFd) -> io::Result<Said> {
+    let mut data = [0u8; 4];
+    let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
+    let mut control = Control([0; 64]);
+    // SAFETY: msghdr is plain data; every pointer in it points at a local that outlives the call.
+    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+    message.msg_iov = &mut iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control.0.as_mut_ptr().cast();
+    message.msg_controllen = control.0.len() as _;
+    let got = loop {
+        // SAFETY: as above.
+        let got = unsafe { libc::recvmsg(socket, &mut message, libc::MSG_CMSG_CLOEXEC) };
+        if got >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            break got;
+        }
+    };
+    if got < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel filled `message`; CMSG_FIRSTHDR reads only its control fields.
+    let header = unsafe { libc::CMSG_FIRSTHDR(&message) };
+    // SAFETY: a header the kernel wrote, of SCM_RIGHTS with one descriptor (the only kind the child sends): the
+    // descriptor is this process's now, and owned here.
+    unsafe {
+        if !header.is_null() && (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
+            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(header).cast::<RawFd>());
+            return Ok(Said::Descriptor(OwnedFd::from_raw_fd(fd)));
+        }
+    }
+    Ok(match got {
+        4 => Said::Errno(i32::from_ne_bytes(data)),
+        _ => Said::Closed,
+    })
+}
+
+/// A system call held: its notification's id, and the process that made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Held {
+    pub id: u64,
+    pub pid: libc::pid_t,
+}
+
+/// The listener of a filter `install` made: what is held, and the answers.
+pub struct Listener {
+    fd: OwnedFd,
+    /// The kernel's sizes of a notification and of an answer, which may be larger than the ones the wrapper knows.
+    notif: usize,
+    resp: usize,
+}
+
+impl Listener {
+    pub fn new(fd: OwnedFd) -> Listener {
+        // SAFETY: seccomp_notif_sizes is plain data that SECCOMP_GET_NOTIF_SIZES fills in whole.
+        let mut sizes: libc::seccomp_notif_sizes = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        unsafe { libc::syscall(libc::SYS_seccomp, libc::SECCOMP_GET_NOTIF_SIZES, 0, &mut sizes) };
+        let notif = usize::from(sizes.seccomp_notif).max(std::mem::size_of::<libc::seccomp_notif>());
+        let resp = usize::from(sizes.seccomp_notif_resp).max(std::mem::size_of::<libc::seccomp_notif_resp>());
+        Listener { fd, notif, resp }
+    }
+
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// The next held call, once one waits (`None` when the one that woke the listener was interrupted meanwhile).
+    pub fn next(&self) -> io::Result<Option<Held>> {
+        // The kernel takes only a zeroed buffer.
+        let mut buffer = vec![0u64; self.notif.div_ceil(8)];
+        // SAFETY: the buffer is at least the kernel's size of a notification, and aligned for one.
+        if unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_RECV, buffer.as_mut_ptr()) } != 0 {
+            let err = io::Error::last_os_error();
+            return match err.raw_os_error() {
+                Some(libc::ENOENT) | Some(libc::EINTR) => Ok(None),
+                _ => Err(err),
+            };
+        }
+        // SAFETY: the kernel wrote a notification at the buffer's start.
+        let notif = unsafe { std::ptr::read(buffer.as_ptr().cast::<libc::seccomp_notif>()) };
+        Ok(Some(Held { id: notif.id, pid: notif.pid as libc::pid_t }))
+    }
+
+    /// Whether the call `id` still waits: after reading `/proc` for its pid, the pid is still the one that made it.
+    pub fn waits(&self, id: u64) -> bool {
+        // SAFETY: the ioctl reads the id from the pointer.
+        let valid = unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) };
+        // Linux 5.5 and 5.6 know this request by another number: there, what cannot be asked is taken as waiting.
+        valid == 0 || errno() == libc::EINVAL
+    }
+
+    /// Let the call `id` go on as it was made. Whether it was still waiting.
+    pub fn let_run(&self, id: u64) -> bool {
+        let answer =
+            libc::seccomp_notif_resp { id, val: 0, error: 0, flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32 };
+        let mut buffer = vec![0u64; self.resp.div_ceil(8)];
+        // SAFETY: the buffer holds at least an answer, and is aligned for one; the ioctl reads it.
+        unsafe {
+            std::ptr::write(buffer.as_mut_ptr().cast::<libc::seccomp_notif_resp>(), answer);
+            libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_SEND, buffer.as_ptr()) == 0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_jumps_stay_inside_the_program() {
+        let Some(Filter(program)) = Filter::new(std::ptr::null()) else { return };
+        for (at, op) in program.iter().enumerate() {
+            if op.code as u32 & 0x07 == libc::BPF_JMP {
+                assert!(at + 1 + (op.jt.max(op.jf) as usize) < program.len(), "instruction {at} jumps out");
+            }
+        }
+        let rets: Vec<u32> =
+            program.iter().filter(|op| op.code as u32 == libc::BPF_RET | libc::BPF_K).map(|op| op.k).collect();
+        assert_eq!(rets, [libc::SECCOMP_RET_ALLOW, libc::SECCOMP_RET_USER_NOTIF, libc::SECCOMP_RET_ALLOW]);
+    }
+
+    /// The filter run on the kernel's own interpreter: a child that installs it, makes its first exec by the address
+    /// given (which runs without an answer), and whose program then execs again (which waits for one).
+    #[test]
+    fn the_first_exec_runs_and_the_next_one_waits() {
+        if crate::probe::hold::check().is_err() {
+            return;
+        }
+        let sh = std::ffi::CString::new("/bin/sh").unwrap();
+        let script = std::ffi::CString::new("exec /bin/true").unwrap();
+        let dash_c = std::ffi::CString::new("-c").unwrap();
+        let argv = [sh.as_ptr(), dash_c.as_ptr(), script.as_ptr(), std::ptr::null()];
+        let filter = Filter::new(sh.as_ptr()).unwrap();
+        let mut pair = [0; 2];
+        // SAFETY: socketpair fills `pair`; the child runs only system calls before its exec or `_exit`.
+        let child = unsafe {
+            assert_eq!(
+                libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr()),
+                0
+            );
+            let child = libc::fork();
+            if child == 0 {
+                let listener = install(&filter).unwrap_or_else(|_| libc::_exit(3));
+                send(pair[1], listener);
+                libc::close(listener);
+                libc::execv(sh.as_ptr(), argv.as_ptr());
+                libc::_exit(4);
+            }
+            libc::close(pair[1]);
+            child
+        };
+        let Ok(Said::Descriptor(fd)) = receive(pair[0]) else { panic!("no listener") };
+        let listener = Listener::new(fd);
+        // sh's own exec of /bin/true waits, and nothing before it did.
+        let held = listener.next().unwrap().expect("the second exec was not held");
+        assert_eq!(held.pid, child);
+        assert!(listener.waits(held.id));
+        assert!(listener.let_run(held.id));
+        let mut status = 0;
+        // SAFETY: waits for this test's own child.
+        unsafe { libc::waitpid(child, &mut status, 0) };
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "status {status}");
+        // SAFETY: the test's own descriptor.
+        unsafe { libc::close(pair[0]) };
+    }
+}
