@@ -29,10 +29,10 @@ pub(crate) mod prepare;
 pub(crate) mod probe;
 pub(crate) mod report;
 
+/// The checks of the source and the docs: the module graph (`layering`) and the reference pages made from the
+/// code (`reference`). Compiled in tests only.
 #[cfg(test)]
-mod layering;
-#[cfg(test)]
-mod reference;
+mod checks;
 
 pub use context::Context;
 pub use exec::record_caller_state;

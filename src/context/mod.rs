@@ -14,8 +14,8 @@ pub mod jobserver;
 pub mod log;
 pub use jobserver::Jobserver;
 
-/// Environment variables the wrapper reads or sets. docs/reference/environment.md, made from src/reference/, lists
-/// the same names (a test fails on one it lacks).
+/// Environment variables the wrapper reads or sets. docs/reference/environment.md, made from src/checks/reference/,
+/// lists the same names (a test fails on one it lacks).
 pub mod vars {
     pub const CONFIG: &str = "NVCC_WRAPPER_CONFIG";
     pub const LOG: &str = "NVCC_WRAPPER_LOG";

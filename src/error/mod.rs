@@ -3,8 +3,8 @@
 //!
 //! Every failure the wrapper itself detects becomes an `Error` with a kind (which fixes the exit code), a message that
 //! names the file, line, value or flag at fault, and a `help:` line that says what to do. Exit codes are part of the
-//! interface: docs/reference/exit-codes.md, made from src/reference/, lists the same numbers, and a test checks each
-//! one.
+//! interface: docs/reference/exit-codes.md, made from src/checks/reference/, lists the same numbers, and a test
+//! checks each one.
 
 pub mod bounded;
 pub mod output;
@@ -139,7 +139,7 @@ mod tests {
     }
 
     /// The exit-code page of the reference lists every code the wrapper uses, and no other (it is made from the code:
-    /// src/reference/).
+    /// src/checks/reference/).
     #[test]
     fn every_exit_code_is_documented() {
         let doc =

@@ -16,12 +16,7 @@ pub struct Stat {
     pub group: libc::pid_t,
 }
 
-/// The fields of a `/proc/PID/stat` line after the command name (field 3 on), which may hold anything and ends at
-/// the last `)`.
-pub fn fields_of(stat: &[u8]) -> Option<std::str::SplitAsciiWhitespace<'_>> {
-    let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
-    Some(std::str::from_utf8(after).ok()?.split_ascii_whitespace())
-}
+pub use crate::probe::procfs::fields_of;
 
 /// A `/proc/PID/stat` line's `Stat`.
 pub fn parse_stat(stat: &[u8]) -> Option<Stat> {

@@ -12,7 +12,7 @@
 //! `refusal` answers a whole request as the binary decides it, in the drop-in's order (the release, the platform,
 //! whether it is shipped, the host compilers, the capabilities): tests/real/nix/answers.rs compares it with what
 //! compat.nix makes of the file, over every release, platform and capability, every pair, lists of three and more,
-//! and sets of host compilers. The file is rendered and compared by src/reference/
+//! and sets of host compilers. The file is rendered and compared by src/checks/reference/
 //! (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference` writes it anew).
 
 use std::collections::BTreeMap;

@@ -443,7 +443,7 @@ mod tests {
     #[test]
     fn every_declared_code_is_its_variant_in_kebab_case() {
         let mut declared = 0;
-        for file in crate::layering::sources() {
+        for file in crate::checks::layering::sources() {
             let text = std::fs::read_to_string(&file).unwrap();
             for block in text.split("codes!(").skip(1) {
                 let body = &block[..block.find("});").unwrap_or(0)];

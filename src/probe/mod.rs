@@ -15,6 +15,7 @@ pub mod launcher;
 pub mod memory;
 pub mod ninja;
 pub mod nvcc;
+pub mod procfs;
 pub mod system;
 pub mod toolkit;
 mod watch;
@@ -515,7 +516,7 @@ mod tests {
     fn gone(pid: &str) -> bool {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => true,
-            Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+            Ok(stat) => super::procfs::fields_of(stat.as_bytes()).and_then(|mut f| f.next()).is_some_and(|s| s == "Z"),
         }
     }
 

@@ -125,9 +125,9 @@ fn parse_schedstat(line: &str) -> Option<u64> {
 
 /// A `/proc/PID/stat` line's process group, and the sum of its fault and time counters.
 fn parse_stat(stat: &str) -> Option<(i32, u64)> {
-    // The command's name, in parentheses, may hold spaces and parentheses: the fields start after the last `)`.
-    // Then: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime ...
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // After the command's name: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+    // cutime cstime ...
+    let fields: Vec<&str> = super::procfs::fields_of(stat.as_bytes())?.collect();
     let pgrp = fields.get(2)?.parse().ok()?;
     let counters = fields.get(7..15)?.iter().map(|f| f.parse::<u64>().ok()).sum::<Option<u64>>()?;
     Some((pgrp, counters))

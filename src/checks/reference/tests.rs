@@ -44,7 +44,7 @@ fn every_variable_has_its_row() {
     assert!(constants.len() >= 20, "the reader found {constants:?}");
     let documented: BTreeSet<String> = VARIABLES.iter().map(|(n, _)| n.to_string()).collect();
     let missing: Vec<&String> = constants.difference(&documented).collect();
-    assert!(missing.is_empty(), "variables without a row in src/reference/tables.rs VARIABLES: {missing:?}");
+    assert!(missing.is_empty(), "variables without a row in src/checks/reference/tables.rs VARIABLES: {missing:?}");
     for o in OVERRIDES {
         assert!(documented.contains(o.var), "{} replaces `{}` but has no row", o.var, o.key);
     }
@@ -86,7 +86,7 @@ fn every_config_key_has_its_row_and_every_row_is_a_key() {
         }
     }
     let documented: BTreeSet<String> = KEYS.iter().map(|k| k.key.to_string()).collect();
-    assert_eq!(documented, accepted, "KEYS (src/reference/tables.rs) and the keys the config takes differ");
+    assert_eq!(documented, accepted, "KEYS (src/checks/reference/tables.rs) and the keys the config takes differ");
     // Every row's example parses where the row says it goes.
     for k in KEYS {
         let (section, key) = match k.key.strip_prefix('[') {
@@ -112,7 +112,7 @@ fn origin_of<'a>(config: &'a crate::config::Config, key: &str) -> Option<&'a cra
         "prefer" => h.prefer.as_ref().map(|s| &s.origin),
         "allow-unsupported" => Some(&h.allow_unsupported.origin),
         "lto-mismatch" => Some(&h.lto_mismatch.origin),
-        _ => panic!("{key}: no origin is read for it (src/reference/tests.rs `origin_of`)"),
+        _ => panic!("{key}: no origin is read for it (src/checks/reference/tests.rs `origin_of`)"),
     };
     let (c, gpu, target) = (config, &config.gpu, &config.target);
     match key {
@@ -136,7 +136,7 @@ fn origin_of<'a>(config: &'a crate::config::Config, key: &str) -> Option<&'a cra
         _ => match (key.strip_prefix("[host-compiler] "), key.strip_prefix("[target.host-compiler] ")) {
             (Some(key), _) => host(&c.host_compiler, key),
             (_, Some(key)) => host(&target.host_compiler, key),
-            _ => panic!("{key}: no origin is read for it (src/reference/tests.rs `origin_of`)"),
+            _ => panic!("{key}: no origin is read for it (src/checks/reference/tests.rs `origin_of`)"),
         },
     }
 }

@@ -32,7 +32,7 @@ fn cell(text: &str) -> String {
 }
 
 const GENERATED: &str =
-    "<!-- Made from the code by src/reference/ (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference`): edit the tables there, not this file. -->\n\n";
+    "<!-- Made from the code by src/checks/reference/ (`NVCC_WRAPPER_UPDATE_REFERENCE=1 cargo test --lib reference`): edit the tables there, not this file. -->\n\n";
 
 /// What a variable does: its own words, or for one that replaces a config key, the key and what it takes.
 fn variable_meaning(name: &str, own: &str) -> String {
