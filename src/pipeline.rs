@@ -63,30 +63,13 @@ pub fn run(ctx: &Context) -> Result<i32> {
     // Threads from job slots free when nvcc starts, as many as the memory free then holds: `--threads N` first on
     // nvcc's command line, or behind a launcher in NVCC_PREPEND_FLAGS (out of a compiler cache's key). The keeper that waits for nvcc takes them and gives them back (`exec::child`); with no slot free
     // now, there is nothing to wait for.
+    let lent = || crate::plan::threads::lent(&prepared.plan.decided, &ctx.jobserver);
     let memory_holds = || {
-        let per_thread = prepared.plan.decided.threads.as_ref().map_or(0, |t| t.per_thread_mib);
-        let memory = crate::plan::threads::Memory::judge(per_thread, crate::probe::memory::free());
+        let memory = lent().map_or(crate::plan::threads::Memory::Unknown, |l| l.memory());
         debug!("a job slot is free; {memory}");
         memory.threads()
     };
-    // Threads that follow the build need no slot free now: one that frees later becomes a thread (the threads step
-    // decided it only for nvcc run directly).
-    let follow = prepared.plan.decided.threads.as_ref().is_some_and(|t| t.follow);
-    let lend = match (&prepared.plan.decided.threads, &ctx.jobserver) {
-        (Some(threads), crate::context::Jobserver::Usable(client)) if follow || client.has_free() => {
-            Some(exec::lend::Lend {
-                client,
-                most: threads.most,
-                memory_holds: &memory_holds,
-                channel: match prepared.plan.decided.launcher {
-                    Some(_) => exec::lend::ThreadsIn::PrependFlags,
-                    None => exec::lend::ThreadsIn::Argv(0),
-                },
-                follow,
-            })
-        }
-        _ => None,
-    };
+    let lend = lent().filter(|l| l.now()).map(|l| exec::lend::Lend::new(l, &memory_holds));
     let err = if prepared.plan.decided.depfile.is_some() || lend.is_some() {
         // Work left after nvcc: wait for it, give back its slots, complete its dependency files if it succeeded,
         // end as it ended.

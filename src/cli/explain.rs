@@ -61,10 +61,8 @@ pub fn run(ctx: &Context, Args { format, args }: Args) -> Result<i32> {
 /// What a call that may take threads would take now: the job slots free (seen, not taken), what the memory free
 /// holds, and the threads that makes. Only `explain` asks: the drop-in reads the memory only once it holds a slot.
 fn threads_now(ctx: &Context, prepared: &prepare::Prepared) -> Option<(usize, crate::plan::threads::Memory, u32)> {
-    let threads = prepared.plan.decided.threads.as_ref()?;
-    let crate::context::Jobserver::Usable(client) = &ctx.jobserver else { return None };
-    let slots = client.free();
-    let memory = crate::plan::threads::Memory::judge(threads.per_thread_mib, crate::probe::memory::free());
-    let extra = (threads.most - 1).min(slots as u32).min(memory.threads() - 1);
+    let lent = crate::plan::threads::lent(&prepared.plan.decided, &ctx.jobserver)?;
+    let (slots, memory) = (lent.client.free(), lent.memory());
+    let extra = crate::plan::threads::extra_threads(lent.threads.most, memory.threads()).min(slots as u32);
     Some((slots, memory, 1 + extra))
 }

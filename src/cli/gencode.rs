@@ -104,7 +104,8 @@ pub fn run(ctx: &Context, args: Args) -> Result<i32> {
     let (platform, _) = target::resolve(&target, &named, &compat.platforms, release)?;
     let nix_build = crate::context::dirs::in_nix_build(&ctx.env);
     let against = gpu::Against { compat, release, platform: Some(platform), named: &named };
-    let expansion = gpu::targets_for(&list, forward_compat, &against, nix_build, || probes.gpus())?;
+    let requested = gpu::requested_targets(&list, forward_compat, against, nix_build, || probes.gpus())?;
+    let (expansion, release) = (requested.expansion, requested.release);
     let torch = || {
         expansion.targets().torch().map_err(|alone| {
             Error::new(
@@ -139,7 +140,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<i32> {
 /// The release `gencode` checks against: `--cuda-version`, else the one the drop-in would build with here
 /// (`Release::decide`: the config's `cuda-version` unless the toolkit says another, else what the real nvcc it finds
 /// says), so that both give the same targets for a list. `None` when none is known (an error for `all` and
-/// `all-major`, which stand for the release's targets) or it is older than the capability table.
+/// `all-major`, which stand for the release's targets).
 fn release(
     ctx: &Context,
     settings: &Settings,
@@ -185,5 +186,5 @@ fn release(
             return Err(Error::new(ErrorKind::Request, message).with_help(help));
         }
     };
-    Ok(gpu::checkable(release, compat))
+    Ok(Some(release))
 }

@@ -28,7 +28,7 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use super::hold::{Held, Listener};
-use super::ledger::{Ledger, MOST};
+use super::ledger::Ledger;
 use super::lend::Lend;
 
 /// How often K looks again while an exec waits or a slot is held: the memory free, the job's stop, a spare slot.
@@ -178,7 +178,7 @@ impl<'a> Follow<'a> {
             return;
         }
         let mut using = using(&self.states());
-        let most = (self.lend.most as usize).min(MOST);
+        let most = self.lend.most as usize;
         while !self.waiting.is_empty() {
             // Every slot held, the call's own included, is in use.
             if using > self.held.len() {

@@ -4,8 +4,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 
-/// The most slots a ledger records: more threads than this are never followed.
-pub const MOST: usize = crate::plan::threads::MOST_FOLLOWED as usize;
+/// The most slots a ledger records: the most threads a call gives nvcc (the threads step decides no more).
+pub const MOST: usize = crate::plan::threads::MOST_LENT as usize;
 
 /// What K holds, in memory shared with W and with K's guard (an anonymous shared mapping made before the fork): the
 /// job slots' bytes (each stored plus one; 0 is an empty place), and whether K reached its own end. A byte is written

@@ -2,6 +2,8 @@
 //! goes and whether threads follow the build. The keeper in `child` takes them; `follow` keeps them while nvcc runs.
 
 use crate::context::jobserver::Client;
+use crate::plan::threads::Lent;
+pub use crate::plan::threads::ThreadsIn;
 
 /// Job slots a call may take from the build's jobserver, one thread of nvcc's each (`plan::threads`): K takes them,
 /// without waiting, once it is out of every process group a kill could name, and gives nvcc `--threads N`.
@@ -19,13 +21,10 @@ pub struct Lend<'a> {
     pub follow: bool,
 }
 
-/// Where `--threads N` goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ThreadsIn {
-    /// Among the arguments, at this index (first, for nvcc run directly).
-    Argv(usize),
-    /// In front of `NVCC_PREPEND_FLAGS`, which nvcc reads as if it came first on its command line: for nvcc run
-    /// behind a compiler cache, whose key holds the arguments (ccache's, every one of them) but not that variable,
-    /// so that a hit does not depend on how many slots were free.
-    PrependFlags,
+impl<'a> Lend<'a> {
+    /// What the plan lends (`plan::threads::lent`), with how to read what the memory free holds when a slot is free.
+    pub fn new(lent: Lent<'a>, memory_holds: &'a dyn Fn() -> u32) -> Lend<'a> {
+        let Lent { threads, client, channel } = lent;
+        Lend { client, most: threads.most, memory_holds, channel, follow: threads.follow }
+    }
 }

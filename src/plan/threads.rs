@@ -25,8 +25,9 @@ use crate::probe::memory::MemoryFree;
 
 pub struct Threads;
 
-/// The most threads a call that follows the build gives nvcc: what the keeper's ledger records (`exec::follow`).
-pub const MOST_FOLLOWED: u32 = 64;
+/// The most threads a call gives nvcc: what the keeper's ledger records (`exec::ledger`), so that a keeper killed by
+/// SIGKILL loses no slot of a call's, and what `explain` names is what nvcc gets.
+pub const MOST_LENT: u32 = 64;
 
 /// Memory kept free for everything else on the machine, beyond the threads' own peaks.
 const RESERVE: u64 = 512 << 20;
@@ -219,20 +220,16 @@ impl Step for Threads {
             }
             Jobserver::Usable(_) => {}
         }
-        let most = targets.min(most_configured);
+        let most = targets.min(most_configured).min(MOST_LENT);
         let per_thread_mib = row.peak_per_thread_mib;
         // Following needs a keeper that sees nvcc's work: nvcc run directly (a compiler cache's server may run it
         // elsewhere), with no more threads than the keeper follows.
         let following = following(config, facts);
         let follow = following.is_ok();
         let why = match following {
-            Ok(origin) => plan.said(Reason::Following {
-                targets,
-                most: most.min(MOST_FOLLOWED),
-                per_thread_mib,
-                release: release.release(),
-                origin,
-            }),
+            Ok(origin) => {
+                plan.said(Reason::Following { targets, most, per_thread_mib, release: release.release(), origin })
+            }
             Err(instead) => {
                 plan.said(Reason::FromSlots { targets, most, per_thread_mib, release: release.release(), instead })
             }
@@ -255,6 +252,51 @@ fn following(config: &Config, facts: &Facts) -> std::result::Result<Origin, NotF
     };
     facts.probes.hold().map_err(NotFollowing::Machine)?;
     Ok(origin)
+}
+
+/// What a call lends nvcc from the build's jobserver, decided once for the drop-in and `explain`: the threads
+/// decided, the jobserver's client, and where `--threads N` goes. `None` without threads or a usable jobserver.
+pub struct Lent<'a> {
+    pub threads: &'a ThreadsDecision,
+    pub client: &'a crate::context::jobserver::Client,
+    pub channel: ThreadsIn,
+}
+
+/// Where `--threads N` goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadsIn {
+    /// Among the arguments, at this index (first, for nvcc run directly).
+    Argv(usize),
+    /// In front of `NVCC_PREPEND_FLAGS`, which nvcc reads as if it came first on its command line: for nvcc run
+    /// behind a compiler cache, whose key holds the arguments (ccache's, every one of them) but not that variable,
+    /// so that a hit does not depend on how many slots were free.
+    PrependFlags,
+}
+
+/// What the call lends, decided once: threads decided and a usable jobserver.
+pub fn lent<'a>(decided: &'a super::model::Decided, jobserver: &'a Jobserver) -> Option<Lent<'a>> {
+    let (Some(threads), Jobserver::Usable(client)) = (&decided.threads, jobserver) else { return None };
+    let channel = if decided.launcher.is_some() { ThreadsIn::PrependFlags } else { ThreadsIn::Argv(0) };
+    Some(Lent { threads, client, channel })
+}
+
+impl Lent<'_> {
+    /// Whether the call needs a keeper for its threads now: threads that follow the build need no slot free at the
+    /// start (one that frees later becomes a thread); threads taken at the start need one free now.
+    pub fn now(&self) -> bool {
+        self.threads.follow || self.client.has_free()
+    }
+
+    /// The memory free now, judged for this call's threads (read only when a slot is free to be taken).
+    pub fn memory(&self) -> Memory {
+        Memory::judge(self.threads.per_thread_mib, crate::probe::memory::free())
+    }
+}
+
+/// The threads beyond nvcc's own that a call takes when nvcc starts: one a slot, as many as it may use and the memory
+/// free holds (`memory_holds` threads in all). The keeper takes them; `explain` says how many it would take now.
+pub fn extra_threads(most: u32, memory_holds: u32) -> u32 {
+    most.min(memory_holds).saturating_sub(1)
 }
 
 /// What the memory free when nvcc starts says about its threads (read only once a slot was taken: a call that finds

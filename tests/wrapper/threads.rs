@@ -403,3 +403,24 @@ fn threads_that_follow_the_build_give_nvcc_a_thread_for_each_target() {
     assert_eq!(sb.recorded().env("NVCC_PREPEND_FLAGS").filter(|f| !f.is_empty()), None);
     assert_eq!(none.count(), 0);
 }
+
+/// Issue 59: over 64 GPU targets, the threads step decides 64, the most the keeper's ledger records. Following the
+/// build, nvcc gets `--threads 64` and `explain` names the same; taken at the start, `explain` names 64 at most. It
+/// named every target before (`--threads 72`), a number the keeper never passed.
+#[test]
+fn over_64_targets_nvcc_gets_the_threads_explain_names() {
+    let sb = Sandbox::new();
+    let many: Vec<&str> = FOUR[..4].iter().copied().cycle().take(72).chain(["-c", "k.cu"]).collect();
+    for (follow, named) in [("1", "--threads 64 (before"), ("0", "--threads 2 to 64 (before")] {
+        let mut slots = Slots::new(&sb.dir.path().join(format!("follow{follow}")).tap_mkdir(), 80);
+        let makeflags = slots.makeflags(81);
+        let mut explain = sb.wrapper_cli();
+        explain.env(FOLLOW, follow).env("MAKEFLAGS", &makeflags).arg("explain").args(&many);
+        let text = stdout(&explain.output().unwrap());
+        assert!(text.contains(named) && !text.contains("--threads 72"), "threads-follow = {follow}: {text}");
+        sb.nvcc().env(FOLLOW, follow).env("MAKEFLAGS", &makeflags).args(&many).assert().success();
+        let given: u32 = threads_given(&sb).expect("--threads").parse().unwrap();
+        assert!(given <= 64 && (follow == "0" || given == 64), "threads-follow = {follow}: --threads {given}");
+        assert_eq!(slots.count(), 80, "threads-follow = {follow}: every slot is back");
+    }
+}

@@ -11,7 +11,7 @@ use super::leftovers::{remove_leftovers, settle, signal_tree, stop_orphans};
 use super::spawn::{Spawn, Unstarted};
 use super::{close, mask, set_of, Start, NOT_STARTED, PARENT_DIED};
 use crate::exec::follow::{self, Follow};
-use crate::exec::ledger::{self, Ledger};
+use crate::exec::ledger::Ledger;
 use crate::exec::lend::{Lend, ThreadsIn};
 
 /// K's name, in place of W's `nvcc`: its command name (`ps -o comm`, `pkill`, `killall`) and its command line (`ps
@@ -94,7 +94,7 @@ fn begin(
     };
     // Following needs its `--threads` among the arguments, and a ledger for W and G.
     if let (true, ThreadsIn::Argv(_), Some(_)) = (lend.follow, lend.channel, start.ledger) {
-        let threads = lend.most.min(ledger::MOST as u32);
+        let threads = lend.most;
         tracing::debug!("threads follow the build: nvcc runs with --threads {threads}");
         let held = threaded(start, lend, threads).map_err(|_| libc::EINVAL)?;
         match held.as_ref().unwrap_or(&command).spawn_held(mask, &start.defaults) {
@@ -325,7 +325,7 @@ fn take(lend: &Lend, ledger: Option<&Ledger>) -> Vec<u8> {
     if lend.most < 2 || !lend.client.has_free() {
         return held;
     }
-    let most = lend.most.min((lend.memory_holds)()).saturating_sub(1);
+    let most = crate::plan::threads::extra_threads(lend.most, (lend.memory_holds)());
     while held.len() < most as usize {
         match lend.client.try_take() {
             Some(byte) => {

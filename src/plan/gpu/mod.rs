@@ -9,7 +9,7 @@ mod targets;
 use crate::plan::model::codes;
 use std::fmt;
 
-pub use requested::{GpuTargets, Requested};
+pub use requested::{requested_targets, GpuTargets, Requested};
 pub use targets::{accepted_clause, forms_for, problem, refused_together, resolve, targets_for, Against, Expansion};
 
 use targets::{appended_refusal, pair_error};

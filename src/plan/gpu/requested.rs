@@ -4,7 +4,7 @@
 //! is the one to hear: a missing file or compiler would not help (issue 50). The `gpu` step places what it decides.
 
 use super::{targets_for, Against, Expansion, Note};
-use crate::compat::{Item, Version};
+use crate::compat::{Capability, Item, TargetList, Version};
 use crate::config::{Config, GpuConfig};
 use crate::error::Result;
 use crate::plan::facts::Facts;
@@ -38,25 +38,31 @@ impl Step for GpuTargets {
         if gpu.capabilities.is_empty() {
             return Ok(None);
         }
-        let release = release_to_check(facts, plan);
+        let release = facts.release.version();
         let against = Against { compat: facts.compat, release, platform: Some(facts.platform), named: &facts.named };
-        let nix_build = facts.nvcc_process.nix_build;
-        let expansion =
-            targets_for(&gpu.capabilities, *gpu.forward_compat, &against, nix_build, || facts.probes.gpus())?;
-        if gpu.capabilities.has(Item::Native) {
-            plan.note(Note::NativeTargets { targets: expansion.clone() });
+        let (list, nix_build) = (&gpu.capabilities, facts.nvcc_process.nix_build);
+        let requested = requested_targets(list, *gpu.forward_compat, against, nix_build, || facts.probes.gpus())?;
+        // An unknown release is said by the facts; one older than the table, here.
+        if let (Some(release), None) = (release, requested.release) {
+            plan.note(Note::OlderThanTable { release });
         }
-        Ok(Some(Requested { expansion, release }))
+        if gpu.capabilities.has(Item::Native) {
+            plan.note(Note::NativeTargets { targets: requested.expansion.clone() });
+        }
+        Ok(Some(requested))
     }
 }
 
-/// The release to check against, or `None` when it is unknown (said by the facts) or older than the table (said
-/// here).
-fn release_to_check(facts: &Facts, plan: &mut Changes) -> Option<Version> {
-    let release = facts.release.version()?;
-    let checkable = super::checkable(release, facts.compat);
-    if checkable.is_none() {
-        plan.note(Note::OlderThanTable { release });
-    }
-    checkable
+/// The targets `list` asks for, checked as the drop-in checks them: against the release of `against` where the
+/// capability table knows it (`checkable`), else passed as given. What `GpuTargets` adds and `gencode` prints.
+pub fn requested_targets(
+    list: &TargetList,
+    forward_compat: bool,
+    against: Against,
+    nix_build: bool,
+    gpus: impl FnOnce() -> std::result::Result<Vec<Capability>, String>,
+) -> Result<Requested> {
+    let release = against.release.and_then(|r| super::checkable(r, against.compat));
+    let expansion = targets_for(list, forward_compat, &Against { release, ..against }, nix_build, gpus)?;
+    Ok(Requested { expansion, release })
 }
