@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::sourced::{Origin, Sourced};
-use super::{Config, Loaded, TargetPlatform};
+use super::{Config, Key, Loaded, TargetPlatform};
 use crate::compat::TargetList;
 use crate::context::{vars, Env};
 use crate::error::{Error, ErrorKind, Result};
@@ -15,8 +15,8 @@ use crate::error::{Error, ErrorKind, Result};
 /// One config key the environment can override.
 pub struct Override {
     pub var: &'static str,
-    /// The key it replaces, as the config file spells it (`[gpu] capabilities`).
-    pub key: &'static str,
+    /// The key it replaces.
+    pub key: Key,
     /// What a good value looks like, for the help line of a bad one.
     pub expects: &'static str,
     /// Put a (non-empty) value into the config, or say what is wrong with it.
@@ -27,7 +27,7 @@ pub struct Override {
 pub const OVERRIDES: &[Override] = &[
     Override {
         var: vars::LAUNCHER,
-        key: "launcher",
+        key: Key::Launcher,
         expects: "a compiler cache's name or path (ccache, /usr/bin/sccache)",
         // As in the file: a bare name is looked up on PATH, anything else is a path from the working directory.
         apply: |c, v, origin| {
@@ -37,7 +37,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::CAPABILITIES,
-        key: "[gpu] capabilities",
+        key: Key::Capabilities,
         expects: "GPU targets like `8.6;9.0a` (also `8.6+PTX 9.0`, `86-real;90-virtual`, `compute_90`, `all-major`)",
         apply: |c, v, origin| {
             let capabilities = TargetList::parse(utf8(v)?).map_err(|e| e.to_string())?;
@@ -50,7 +50,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::FORWARD_COMPAT,
-        key: "[gpu] forward-compat",
+        key: Key::ForwardCompat,
         expects: "1 or 0 (also true/false, yes/no, on/off)",
         apply: |c, v, origin| {
             c.gpu.forward_compat = Sourced::new(switch(v)?, origin);
@@ -59,7 +59,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::COMPRESS_FATBIN,
-        key: "[gpu] compress-fatbin",
+        key: Key::CompressFatbin,
         expects: "1 or 0 (also true/false, yes/no, on/off)",
         apply: |c, v, origin| {
             c.gpu.compress_fatbin = Some(Sourced::new(switch(v)?, origin));
@@ -68,7 +68,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::DEPFILE_INPUTS,
-        key: "depfile-inputs",
+        key: Key::DepfileInputs,
         expects: "1 or 0 (also true/false, yes/no, on/off)",
         apply: |c, v, origin| {
             c.depfile_inputs = Some(Sourced::new(switch(v)?, origin));
@@ -77,7 +77,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::REPRODUCIBLE,
-        key: "reproducible",
+        key: Key::Reproducible,
         expects: "1 or 0 (also true/false, yes/no, on/off)",
         apply: |c, v, origin| {
             c.reproducible = Some(Sourced::new(switch(v)?, origin));
@@ -86,7 +86,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::THREADS,
-        key: "threads",
+        key: Key::Threads,
         expects: "a whole number from 1 (1: never more than nvcc's one thread)",
         apply: |c, v, origin| {
             let most: i64 = utf8(v)?.parse().map_err(|_| "not a whole number".to_string())?;
@@ -96,7 +96,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::THREADS_FOLLOW,
-        key: "threads-follow",
+        key: Key::ThreadsFollow,
         expects: "1 or 0 (also true/false, yes/no, on/off)",
         apply: |c, v, origin| {
             c.threads_follow = Some(Sourced::new(switch(v)?, origin));
@@ -105,7 +105,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::TARGET_SYSTEM,
-        key: "[target] system",
+        key: Key::System,
         expects: "a Nix system (aarch64-linux) or a GNU triple",
         apply: |c, v, origin| {
             c.target.system = Some(Sourced::new(utf8(v)?.to_string(), origin));
@@ -114,7 +114,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::TARGET_PLATFORM,
-        key: "[target] platform",
+        key: Key::Platform,
         expects: "`jetson` or `sbsa`",
         apply: |c, v, origin| {
             let platform = match utf8(v)? {
@@ -128,7 +128,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::TARGET_SYSROOT,
-        key: "[target] sysroot",
+        key: Key::Sysroot,
         expects: "an absolute path",
         apply: |c, v, origin| {
             c.target.sysroot = Some(Sourced::new(absolute(v)?, origin));
@@ -137,7 +137,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::TARGET_CUDA_ROOT,
-        key: "[target] cuda-root",
+        key: Key::CudaRoot,
         expects: "an absolute path",
         apply: |c, v, origin| {
             c.target.cuda_root = Some(Sourced::new(absolute(v)?, origin));
@@ -146,7 +146,7 @@ pub const OVERRIDES: &[Override] = &[
     },
     Override {
         var: vars::TARGET_CUDA_COMPAT,
-        key: "[target] cuda-compat",
+        key: Key::CudaCompat,
         expects: "an absolute path",
         apply: |c, v, origin| {
             c.target.cuda_compat = Some(Sourced::new(absolute(v)?, origin));
@@ -159,7 +159,7 @@ pub const OVERRIDES: &[Override] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Overridden {
     pub var: &'static str,
-    pub key: &'static str,
+    pub key: Key,
     /// The value as given (lossy where it is not UTF-8; only shown).
     pub value: String,
 }

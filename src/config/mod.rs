@@ -6,6 +6,7 @@
 //! skipped. Relative paths inside the file are relative to the file's directory.
 
 pub mod env;
+mod key;
 pub mod places;
 mod report;
 mod sourced;
@@ -23,6 +24,7 @@ use crate::error::{Error, ErrorKind, Result};
 pub use env::Overridden;
 #[cfg(test)]
 pub use env::OVERRIDES;
+pub use key::{HostKey, Key};
 pub use report::toml_error;
 #[cfg(test)]
 pub use sourced::At;

@@ -8,8 +8,9 @@ use crate::error::{Error, ErrorKind};
 
 /// The keys of the file's top level, before its first `[table]` (`Config`'s fields, as the file spells them; a
 /// test holds the list to the struct).
-pub(super) const TOP_LEVEL_KEYS: &[&str] =
-    &["nvcc", "cuda-version", "compat-data", "launcher", "depfile-inputs", "reproducible", "threads", "threads-follow"];
+pub(super) fn top_level_keys() -> impl Iterator<Item = &'static str> {
+    super::Key::all().filter(|k| k.table().is_none()).map(super::Key::name)
+}
 
 /// The error for a file that does not read: its position, its message in the file's words, and the help.
 pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
@@ -92,7 +93,7 @@ fn expected_form(message: &str, key: Option<&str>, value: Option<&str>) -> Optio
 /// field` for a key of the top level, under the table that the last header before it opens.
 fn top_level_key_in_a_table(message: &str, before: &str) -> Option<String> {
     let key = message.strip_prefix("unknown field `")?.split('`').next()?;
-    TOP_LEVEL_KEYS.contains(&key).then_some(())?;
+    top_level_keys().any(|k| k == key).then_some(())?;
     let table = before.lines().rev().map(str::trim).find(|l| l.starts_with('['))?;
     Some(format!(
         "`{key}` is a top-level key, and TOML reads every key below `{table}` as that table's: move the line above \

@@ -152,7 +152,7 @@ impl Shown for crate::compat::Version {
 impl<T: Shown> Sourced<T> {
     /// The setting as every message names it: `` `KEY` (VALUE, from ORIGIN) ``, or `` `KEY` (VALUE) `` where
     /// nobody set it.
-    pub fn named(&self, key: &str) -> String {
+    pub fn named(&self, key: super::Key) -> String {
         match &self.origin {
             Origin::Default => format!("`{key}` ({})", self.value.shown()),
             origin => format!("`{key}` ({}, from {origin})", self.value.shown()),
@@ -161,7 +161,7 @@ impl<T: Shown> Sourced<T> {
 
     /// An error about this setting, in the one sentence every such error has (`` `KEY` (VALUE, from ORIGIN) WHAT
     /// ``), of the kind its origin picks: 78 for the file, 64 for a variable, 2 for a flag.
-    pub fn error(&self, key: &str, what: impl fmt::Display) -> crate::error::Error {
+    pub fn error(&self, key: super::Key, what: impl fmt::Display) -> crate::error::Error {
         self.error_of_kind(self.origin.error_kind(), key, what)
     }
 
@@ -169,7 +169,7 @@ impl<T: Shown> Sourced<T> {
     pub fn error_of_kind(
         &self,
         kind: crate::error::ErrorKind,
-        key: &str,
+        key: super::Key,
         what: impl fmt::Display,
     ) -> crate::error::Error {
         crate::error::Error::new(kind, format!("{} {what}", self.named(key)))
@@ -199,11 +199,11 @@ mod tests {
     #[test]
     fn a_configured_paths_error_names_its_key_its_path_and_where_it_was_set() {
         let file = Origin::File(Some(At { file: Arc::from(Path::new("/etc/w.toml")), line: 3 }));
-        let e = Sourced::new(PathBuf::from("/opt/my root"), file).error("[target] sysroot", "does not exist");
+        let e = Sourced::new(PathBuf::from("/opt/my root"), file).error(crate::config::Key::Sysroot, "does not exist");
         assert_eq!(e.message, "`[target] sysroot` ('/opt/my root', from /etc/w.toml:3) does not exist");
         assert_eq!(e.kind, ErrorKind::Config);
         let e = Sourced::new(PathBuf::from("/x"), Origin::Env("NVCC_WRAPPER_TARGET_SYSROOT"))
-            .error("[target] sysroot", "w");
+            .error(crate::config::Key::Sysroot, "w");
         assert_eq!(
             (e.message.as_str(), e.kind),
             ("`[target] sysroot` (/x, from $NVCC_WRAPPER_TARGET_SYSROOT) w", ErrorKind::Environment)

@@ -254,14 +254,17 @@ pub fn cannot_run(nvcc: &crate::plan::RealNvcc, err: &std::io::Error) -> Error {
     }
     match &nvcc.found_by {
         crate::plan::FoundBy::Config(origin) => {
-            Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {path} (`nvcc` in {origin}): {err}"))
+            let key = crate::config::Key::Nvcc;
+            Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {path} (`{key}` in {origin}): {err}"))
                 .with_help(format!(
-                    "check that it is an executable for this machine, or point `nvcc` in {origin} at one"
+                    "check that it is an executable for this machine, or point `{key}` in {origin} at one"
                 ))
         }
         crate::plan::FoundBy::Path => {
-            Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {path}: {err}"))
-                .with_help("check that it is an executable for this machine, or set `nvcc` in the config file")
+            Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {path}: {err}")).with_help(format!(
+                "check that it is an executable for this machine, or set `{}` in the config file",
+                crate::config::Key::Nvcc
+            ))
         }
     }
 }
@@ -275,7 +278,10 @@ pub fn cannot_run_program(program: &Path, err: &std::io::Error) -> Error {
 /// The error for a launcher (`launcher`) that could not be started.
 pub fn cannot_run_launcher(launcher: &Path, err: &std::io::Error) -> Error {
     Error::new(ErrorKind::CannotExec, format!("cannot run the launcher {}: {err}", crate::error::shell::path(launcher)))
-        .with_help("check that it is an executable for this machine, or remove `launcher` from the config")
+        .with_help(format!(
+            "check that it is an executable for this machine, or remove `{}` from the config",
+            crate::config::Key::Launcher
+        ))
 }
 
 /// Write the options files a plan rewrote, before nvcc reads them. A file already there with the same contents (the

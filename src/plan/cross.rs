@@ -21,7 +21,7 @@ use super::model::{Changes, CrossDecision, TargetFiles};
 use super::Step;
 use crate::args::split::joined;
 use crate::args::Given;
-use crate::config::{Config, TargetConfig};
+use crate::config::{Config, Key, TargetConfig};
 use crate::error::{Error, ErrorKind, Result};
 
 pub struct Cross;
@@ -162,7 +162,7 @@ fn cuda_root(facts: &Facts, target: &TargetConfig) -> Result<Option<PathBuf>> {
     let Some(cuda_root) = &target.cuda_root else { return Ok(None) };
     if !facts.probes.exists(&cuda_root.join("include/cuda_runtime.h")) {
         return Err(cuda_root
-            .error("[target] cuda-root", "has no include/cuda_runtime.h")
+            .error(Key::CudaRoot, "has no include/cuda_runtime.h")
             .with_help("point it at the target's CUDA headers and libraries (a directory with include/ and lib/)"));
     }
     Ok(Some(cuda_root.value.clone()))
@@ -171,12 +171,12 @@ fn cuda_root(facts: &Facts, target: &TargetConfig) -> Result<Option<PathBuf>> {
 fn sysroot(facts: &Facts, target: &TargetConfig, plan: &mut Changes) -> Result<Option<PathBuf>> {
     let Some(sysroot) = &target.sysroot else { return Ok(None) };
     if !facts.probes.exists(sysroot) {
-        return Err(sysroot.error("[target] sysroot", "does not exist").with_help(
+        return Err(sysroot.error(Key::Sysroot, "does not exist").with_help(
             "point it at the target's root file system (with usr/include and usr/lib), or remove it to use the cross compiler's own",
         ));
     }
     // Inside -X lists: checked here, so that the directories below it pass too.
-    super::passable("[target] sysroot", sysroot, "the cross compiler")?;
+    super::passable(Key::Sysroot, sysroot, "the cross compiler")?;
     let mut args: Vec<OsString> = vec![joined("-Xcompiler=--sysroot=", sysroot)];
     if facts.invocation.links() {
         let dirs: Vec<PathBuf> = library_dirs(facts, sysroot).into_iter().filter(|d| facts.probes.exists(d)).collect();

@@ -15,7 +15,7 @@ use super::facts::Facts;
 use super::model::Changes;
 use super::Step;
 use crate::args::split::joined;
-use crate::config::{Config, Sourced};
+use crate::config::{Config, Key, Sourced};
 use crate::error::Result;
 
 pub struct CudaCompat;
@@ -77,7 +77,7 @@ impl Step for CudaCompat {
         let Some(dir) = dir else { return Ok(()) };
         // Checked on every call, as a setting that names nothing is wrong for the whole build.
         if ![dir.join("libcuda.so"), dir.join("libcuda.so.1")].iter().any(|l| facts.probes.exists(l)) {
-            return Err(dir.error("[target] cuda-compat", "has no libcuda.so or libcuda.so.1").with_help(
+            return Err(dir.error(Key::CudaCompat, "has no libcuda.so or libcuda.so.1").with_help(
                 "point it at the directory of the cuda_compat package's libcuda.so (its lib/), or remove it",
             ));
         }
@@ -88,7 +88,7 @@ impl Step for CudaCompat {
         if !facts.invocation.links() {
             return Ok(());
         }
-        super::passable("[target] cuda-compat", dir, "the linker")?;
+        super::passable(Key::CudaCompat, dir, "the linker")?;
         // First of the wrapper's additions, so that it also comes before the libstdc++ runpath and the user's own.
         let arg = joined("-Xlinker=-rpath,", dir);
         plan.add_first(vec![arg], Reason::FirstInRunpath { dir: dir.value.clone() });

@@ -21,7 +21,7 @@ use super::{edit, Step};
 use crate::args::{Channel, HostCompilerGiven, Invocation, Phase};
 use crate::compat::Version;
 use crate::compat::{LauncherCall, Text, FIRST_HONOURING_NVCC_CCBIN};
-use crate::config::{Config, Origin, Sourced};
+use crate::config::{Config, Key, Origin, Sourced};
 use crate::context::vars;
 use crate::error::{ErrorKind, Result};
 
@@ -75,7 +75,7 @@ impl fmt::Display for Note {
             Note::RunsThrough { launcher, origin } => write!(
                 f,
                 "nvcc runs through {}: its cache key covers the final command",
-                Sourced::new(launcher.clone(), origin.clone()).named("launcher")
+                Sourced::new(launcher.clone(), origin.clone()).named(Key::Launcher)
             ),
             Note::KnownBad { launcher, name, version, first_cuda, last_cuda, calls, why, source } => {
                 write!(
@@ -130,7 +130,7 @@ impl Step for Launcher {
             let how = if setting.components().count() > 1 { "is not an executable file" } else { "is not on PATH" };
             let elsewhere =
                 if matches!(origin, Origin::Env(_)) { "" } else { " (or set NVCC_WRAPPER_LAUNCHER to another one)" };
-            return Err(sourced.error_of_kind(ErrorKind::Launcher, "launcher", how).with_help(format!(
+            return Err(sourced.error_of_kind(ErrorKind::Launcher, Key::Launcher, how).with_help(format!(
                 "install it or give its full path, or remove `launcher` from {origin} to run nvcc without a cache{elsewhere}"
             )));
         };

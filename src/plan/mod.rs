@@ -75,7 +75,7 @@ pub trait Step {
 
 /// A configured path (`key`, as the reference names it) that a step puts inside an `-X` list reaching `to`: an error
 /// naming the setting and the byte when nvcc would not pass it on unchanged (`args::split::first_unpassable`).
-fn passable(key: &str, setting: &Sourced<PathBuf>, to: &str) -> Result<()> {
+fn passable(key: crate::config::Key, setting: &Sourced<PathBuf>, to: &str) -> Result<()> {
     let Some(byte) = first_unpassable(setting.as_os_str().as_bytes()) else { return Ok(()) };
     Err(setting
         .error(key, format!("holds {byte}, which nvcc would not pass to {to} unchanged"))

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{Loaded, Sourced};
+use crate::config::{Key, Loaded, Sourced};
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{FoundBy, RealNvcc};
@@ -54,7 +54,7 @@ fn launcher_is_me(ctx: &Context, config: &Loaded) -> Error {
     let launcher = config.config.launcher.as_ref();
     let origin = launcher.map_or("the config".to_string(), |l| l.origin.to_string());
     let named = match launcher {
-        Some(launcher) => launcher.named("launcher"),
+        Some(launcher) => launcher.named(Key::Launcher),
         None => "the launcher".to_string(),
     };
     let is_me = this_wrapper(ctx);
@@ -67,13 +67,13 @@ fn launcher_is_me(ctx: &Context, config: &Loaded) -> Error {
                 "{named} is not this wrapper but runs it again (as `nvcc-wrapper`, or as the `nvcc` on PATH) instead of the real nvcc it is given, and the wrapper would run the launcher again"
             ),
         )
-        .with_help(format!("{LAUNCHER_RUNS_ITS_COMMAND}: make it do so, or set `launcher` in {origin} to a compiler cache, or remove it"));
+        .with_help(format!("{LAUNCHER_RUNS_ITS_COMMAND}: make it do so, or set `{}` in {origin} to a compiler cache, or remove it", Key::Launcher));
     }
     Error::new(
         ErrorKind::Loop,
         format!("{named} is this wrapper itself, not a compiler cache: it would run the wrapper again"),
     )
-    .with_help(format!("set `launcher` in {origin} to a compiler cache (ccache, sccache), or remove it"))
+    .with_help(format!("set `{}` in {origin} to a compiler cache (ccache, sccache), or remove it", Key::Launcher))
 }
 
 /// What a launcher must do, as help lines say it.
@@ -118,7 +118,7 @@ fn too_deep(ctx: &Context, depth: u32, launcher: Option<&Sourced<PathBuf>>) -> E
         None => {
             let (through, launcher_help) = match launcher {
                 Some(l) => (
-                    format!(", or {}, which it runs nvcc through, does", l.named("launcher")),
+                    format!(", or {}, which it runs nvcc through, does", l.named(Key::Launcher)),
                     format!("{LAUNCHER_RUNS_ITS_COMMAND}; "),
                 ),
                 None => (String::new(), String::new()),
@@ -175,13 +175,13 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
                 true => (ErrorKind::CannotExec, "is a directory, not the nvcc program"),
                 false => (ErrorKind::NotFound, "does not exist"),
             };
-            return Err(configured.error_of_kind(kind, "nvcc", what).with_help(
+            return Err(configured.error_of_kind(kind, Key::Nvcc, what).with_help(
                 "set `nvcc` to the real nvcc of a CUDA toolkit (TOP/bin/nvcc), or remove it to search PATH",
             ));
         };
         if is_me(&path, &meta) {
             return Err(configured
-                .error_of_kind(ErrorKind::Loop, "nvcc", "is this wrapper itself (or a copy of it)")
+                .error_of_kind(ErrorKind::Loop, Key::Nvcc, "is this wrapper itself (or a copy of it)")
                 .with_help("set `nvcc` to the real nvcc of a CUDA toolkit, not to the wrapper"));
         }
         return Ok(RealNvcc { path, found_by: FoundBy::Config(configured.origin.clone()) });

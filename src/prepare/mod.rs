@@ -33,7 +33,7 @@ impl Settings {
         if let Some(dir) = config.config.compat_data.as_ref().filter(|d| !d.is_dir()) {
             let files = crate::compat::FILES.join(", ");
             return Err(dir
-                .error("compat-data", "is not a directory")
+                .error(crate::config::Key::CompatData, "is not a directory")
                 .with_help(format!("point it at a directory holding any of {files}")));
         }
         let compat = Compat::load(config.config.compat_data.as_deref().map(PathBuf::as_path))?;

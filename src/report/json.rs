@@ -23,8 +23,11 @@ pub fn plan(prepared: &Prepared) -> Value {
     let config = &prepared.setup.settings.config;
     let plan = &prepared.plan;
     let inv = &prepared.invocation;
-    let overrides: Vec<Value> =
-        config.overrides.iter().map(|o| json!({"variable": o.var, "key": o.key, "value": o.value})).collect();
+    let overrides: Vec<Value> = config
+        .overrides
+        .iter()
+        .map(|o| json!({"variable": o.var, "key": o.key.to_string(), "value": o.value}))
+        .collect();
     let release = plan.decided.release.as_ref().map(|r| match r {
         Release::Known { version, from } => json!({"status": "known", "version": version.to_string(), "from": from.to_string()}),
         Release::Newer { version, from, newest } => json!({

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::args::table::{Arity, Role, OPTIONS};
 use crate::config::OVERRIDES;
 use crate::error::ErrorKind;
-use tables::{exit_meaning, Key, KEYS, VARIABLES};
+use tables::{exit_meaning, KeyRow, KEYS, VARIABLES};
 
 fn repo(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
@@ -79,7 +79,7 @@ fn config_page() -> String {
     page += "\n\nEvery key is optional. An unknown key, a wrong type or a bad value is an error naming the file, line \
              and column (exit code 78). Relative paths are relative to the file's directory.\n\n\
              | key | type and default | meaning | variable |\n|---|---|---|---|\n";
-    for Key { key, kind, meaning, .. } in KEYS {
+    for KeyRow { key, kind, meaning, .. } in KEYS {
         let var = OVERRIDES.iter().find(|o| o.key == *key).map_or(String::new(), |o| format!("`{}`", o.var));
         let _ = writeln!(page, "| `{key}` | {} | {} | {var} |", cell(kind), cell(meaning));
     }
@@ -183,9 +183,16 @@ fn man_page() -> String {
         let _ = writeln!(page, ".TP\n\\fB{}\\fR\n{}", escape(name), escape(&variable_meaning(name, own)));
     }
     let _ = writeln!(page, ".SH CONFIGURATION\n{} The keys:", escape(tables::PLACES));
-    for Key { key, kind, meaning, .. } in KEYS {
+    for KeyRow { key, kind, meaning, .. } in KEYS {
         let var = OVERRIDES.iter().find(|o| o.key == *key).map_or(String::new(), |o| format!(" (variable {})", o.var));
-        let _ = writeln!(page, ".TP\n\\fB{}\\fR\n{}; {}{}", escape(key), escape(kind), escape(meaning), escape(&var));
+        let _ = writeln!(
+            page,
+            ".TP\n\\fB{}\\fR\n{}; {}{}",
+            escape(&key.to_string()),
+            escape(kind),
+            escape(meaning),
+            escape(&var)
+        );
     }
     page += ".SH FILES\n";
     for (file, what) in tables::FILES {

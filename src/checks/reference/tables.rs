@@ -1,6 +1,7 @@
 //! The words of the reference: what each exit code, variable, config key and file means. The code's own tables say
 //! which exist; this file says what they do, and `super::tests` checks that nothing is missing.
 
+use crate::config::{HostKey, Key as ConfigKey};
 use crate::context::vars;
 use crate::error::ErrorKind;
 
@@ -181,9 +182,8 @@ pub const VARIABLES: &[(&str, &str)] = &[
 ];
 
 /// A config key, as the reference shows it.
-pub struct Key {
-    /// `[gpu] capabilities`; a key of the top level alone (`nvcc`).
-    pub key: &'static str,
+pub struct KeyRow {
+    pub key: ConfigKey,
     /// Its type and default, in words.
     pub kind: &'static str,
     pub meaning: &'static str,
@@ -192,59 +192,59 @@ pub struct Key {
 }
 
 /// Every key of the config file.
-pub const KEYS: &[Key] = &[
-    Key {
-        key: "nvcc",
+pub const KEYS: &[KeyRow] = &[
+    KeyRow {
+        key: ConfigKey::Nvcc,
         kind: "path; default: the first `nvcc` on PATH that is not the wrapper",
         meaning: "the real nvcc to run; a program that says it is another (`gcc --version`'s line) is an error \
                   naming this line",
         example: "\"/opt/cuda/bin/nvcc\"",
     },
-    Key {
-        key: "cuda-version",
+    KeyRow {
+        key: ConfigKey::CudaVersion,
         kind: "`\"12.4\"`; default: probed",
         meaning: "the NVCC release, so it need not be probed (nvcc is not run); where the toolkit's `version.json` \
                   says another release (a toolkit upgraded under an old config), the toolkit's is used, with a warning",
         example: "\"12.4\"",
     },
-    Key {
-        key: "compat-data",
+    KeyRow {
+        key: ConfigKey::CompatData,
         kind: "path",
         meaning: "a directory whose tables replace the compatibility data built into the binary",
         example: "\"compat\"",
     },
-    Key {
-        key: "launcher",
+    KeyRow {
+        key: ConfigKey::Launcher,
         kind: "path, or a bare name looked up on PATH; default: none",
         meaning:
             "a compiler cache (`ccache`, `sccache`) that runs the real nvcc with the final arguments, so that its \
                   key covers what the wrapper added",
         example: "\"ccache\"",
     },
-    Key {
-        key: "depfile-inputs",
+    KeyRow {
+        key: ConfigKey::DepfileInputs,
         kind: "bool; default `true`",
         meaning: "add the files the wrapper decides from to the dependency file a call writes, so that Make and \
                   Ninja rebuild when they change",
         example: "true",
     },
-    Key {
-        key: "reproducible",
+    KeyRow {
+        key: ConfigKey::Reproducible,
         kind: "bool; default `true`",
         meaning: "add the flags that make nvcc's outputs the same bytes for the same inputs, for the releases and \
                   host compilers measured (compat-data/reproducible.toml)",
         example: "true",
     },
-    Key {
-        key: "threads",
+    KeyRow {
+        key: ConfigKey::Threads,
         kind: "whole number from 1; default: the call's GPU targets",
         meaning: "the most threads nvcc may run one call's GPU targets with (`--threads N`), taken without waiting \
                   from free job slots of the build's jobserver and only when the memory free holds them at the peak \
                   measured per release (compat-data/threads.toml); `1` turns it off",
         example: "4",
     },
-    Key {
-        key: "threads-follow",
+    KeyRow {
+        key: ConfigKey::ThreadsFollow,
         kind: "bool; default `true`",
         meaning: "let a call's threads follow the build while nvcc runs: nvcc gets a thread for each GPU target, no \
                   more of its work runs at once than the job slots the call holds, slots that free become threads \
@@ -252,124 +252,124 @@ pub const KEYS: &[Key] = &[
                   slots free when nvcc starts instead. Never behind a `launcher`",
         example: "false",
     },
-    Key {
-        key: "[host-compiler] stdenv",
+    KeyRow {
+        key: ConfigKey::Host { cross: false, key: HostKey::Stdenv },
         kind: "compiler",
         meaning: "the main C++ compiler, whose objects must link with nvcc's",
         example: "\"/usr/bin/g++-12\"",
     },
-    Key {
-        key: "[host-compiler] candidates",
+    KeyRow {
+        key: ConfigKey::Host { cross: false, key: HostKey::Candidates },
         kind: "list of compilers",
         meaning: "other compilers the wrapper may choose from",
         example: "[\"/usr/bin/g++-11\"]",
     },
-    Key {
-        key: "[host-compiler] prefer",
+    KeyRow {
+        key: ConfigKey::Host { cross: false, key: HostKey::Prefer },
         kind: "`\"gcc\"` / `\"clang\"`",
         meaning: "which family to pick first when the stdenv compiler is out of range",
         example: "\"clang\"",
     },
-    Key {
-        key: "[host-compiler] allow-unsupported",
+    KeyRow {
+        key: ConfigKey::Host { cross: false, key: HostKey::AllowUnsupported },
         kind: "bool; default `false`",
         meaning: "pass `-allow-unsupported-compiler` instead of failing when no compiler is in range",
         example: "true",
     },
-    Key {
-        key: "[host-compiler] lto-mismatch",
+    KeyRow {
+        key: ConfigKey::Host { cross: false, key: HostKey::LtoMismatch },
         kind: "`\"warn\"` (default) / `\"error\"`",
         meaning: "when a call asks for host LTO and the compiler nvcc accepts is not of the stdenv compiler's major \
                   and family: warn, or stop (exit 69)",
         example: "\"error\"",
     },
-    Key {
-        key: "[gpu] capabilities",
+    KeyRow {
+        key: ConfigKey::Capabilities,
         kind: "list, `[\"8.6\", \"9.0a\"]`, or one string holding a list; default: none",
         meaning: "GPU targets to build for, in any dialect: `8.6` (Nixpkgs' `cudaCapabilities`), `8.6+PTX` \
                   (`TORCH_CUDA_ARCH_LIST`), `86`, `86-real`, `86-virtual` (CMake), `sm_86`, `compute_86` (PTX), \
                   `-gencode=...` (nvcc), `all`, `all-major`, `native`; empty: add no GPU flags",
         example: "[\"8.6\"]",
     },
-    Key {
-        key: "[gpu] forward-compat",
+    KeyRow {
+        key: ConfigKey::ForwardCompat,
         kind: "bool; default `false`",
         meaning: "also embed PTX of the highest capability's baseline, for newer GPUs",
         example: "true",
     },
-    Key {
-        key: "[gpu] arch-flags",
+    KeyRow {
+        key: ConfigKey::ArchFlags,
         kind: "`\"respect\"` (default) / `\"replace\"` / `\"append\"`",
         meaning: "what to do when the command line already names GPU targets",
         example: "\"replace\"",
     },
-    Key {
-        key: "[gpu] compress-fatbin",
+    KeyRow {
+        key: ConfigKey::CompressFatbin,
         kind: "bool; default `true`",
         meaning: "add the flags that make this release's fatbins smallest",
         example: "false",
     },
-    Key {
-        key: "[target] system",
+    KeyRow {
+        key: ConfigKey::System,
         kind: "`\"aarch64-linux\"` / `\"powerpc64le-linux\"` / `\"x86_64-linux\"` (or a GNU triple); default: this \
                machine",
         meaning: "the machine the code is built for (`platform` alone implies `aarch64-linux`)",
         example: "\"aarch64-linux\"",
     },
-    Key {
-        key: "[target] platform",
+    KeyRow {
+        key: ConfigKey::Platform,
         kind: "`\"jetson\"` / `\"sbsa\"` (default)",
         meaning: "for aarch64: Jetson (L4T) or Arm server",
         example: "\"jetson\"",
     },
-    Key {
-        key: "[target] sysroot",
+    KeyRow {
+        key: ConfigKey::Sysroot,
         kind: "path of letters, digits, `/._+-@%^=` and non-ASCII bytes; default: the cross compiler's own",
         meaning: "the target's root file system: `--sysroot` for the cross compiler, its library directories as \
                   `-rpath-link` for the linker",
         example: "\"/sysroot\"",
     },
-    Key {
-        key: "[target] cuda-root",
+    KeyRow {
+        key: ConfigKey::CudaRoot,
         kind: "path",
         meaning: "the target's CUDA headers and libraries (`include/`, `lib/`), for toolkits without \
                   `TOP/targets/<dir>` (Nix store paths)",
         example: "\"/cuda-target\"",
     },
-    Key {
-        key: "[target] cuda-compat",
+    KeyRow {
+        key: ConfigKey::CudaCompat,
         kind: "path of letters, digits, `/._+-@%^=` and non-ASCII bytes",
         meaning: "Jetson: the directory of the CUDA forward-compatibility `libcuda.so`, put first in the runpath of \
                   everything nvcc links for a Jetson",
         example: "\"/compat\"",
     },
-    Key {
-        key: "[target.host-compiler] stdenv",
+    KeyRow {
+        key: ConfigKey::Host { cross: true, key: HostKey::Stdenv },
         kind: "compiler; default: the first `TRIPLE-g++` on PATH",
         meaning: "the target's main C++ compiler (used only when the target is another CPU; in a native build, \
                   `explain` notes the table unused)",
         example: "\"aarch64-linux-gnu-g++\"",
     },
-    Key {
-        key: "[target.host-compiler] candidates",
+    KeyRow {
+        key: ConfigKey::Host { cross: true, key: HostKey::Candidates },
         kind: "list of compilers; default: every `TRIPLE-g++[-N]`, `TRIPLE-clang++[-N]` on PATH",
         meaning: "other compilers for the target",
         example: "[\"aarch64-linux-gnu-g++-11\"]",
     },
-    Key {
-        key: "[target.host-compiler] prefer",
+    KeyRow {
+        key: ConfigKey::Host { cross: true, key: HostKey::Prefer },
         kind: "as in `[host-compiler]`",
         meaning: "as in `[host-compiler]`, for the target",
         example: "\"gcc\"",
     },
-    Key {
-        key: "[target.host-compiler] allow-unsupported",
+    KeyRow {
+        key: ConfigKey::Host { cross: true, key: HostKey::AllowUnsupported },
         kind: "as in `[host-compiler]`",
         meaning: "as in `[host-compiler]`, for the target",
         example: "false",
     },
-    Key {
-        key: "[target.host-compiler] lto-mismatch",
+    KeyRow {
+        key: ConfigKey::Host { cross: true, key: HostKey::LtoMismatch },
         kind: "as in `[host-compiler]`",
         meaning: "as in `[host-compiler]`, for the target",
         example: "\"warn\"",

@@ -87,12 +87,12 @@ fn every_config_key_has_its_row_and_every_row_is_a_key() {
     }
     let documented: BTreeSet<String> = KEYS.iter().map(|k| k.key.to_string()).collect();
     assert_eq!(documented, accepted, "KEYS (src/checks/reference/tables.rs) and the keys the config takes differ");
+    // One row a key, in the order of `config::Key::all` (the words of each key come from there alone).
+    let rows: Vec<crate::config::Key> = KEYS.iter().map(|k| k.key).collect();
+    assert_eq!(rows, crate::config::Key::all().collect::<Vec<_>>(), "KEYS' rows and `Key::all` differ");
     // Every row's example parses where the row says it goes.
     for k in KEYS {
-        let (section, key) = match k.key.strip_prefix('[') {
-            Some(rest) => rest.split_once("] ").unwrap(),
-            None => ("", k.key),
-        };
+        let (section, key) = (k.key.table().unwrap_or(""), k.key.name());
         let header = if section.is_empty() { String::new() } else { format!("[{section}]\n") };
         let text = format!("{header}{key} = {}\n", k.example);
         let config = parse(&text, Path::new("/x.toml"))
@@ -100,44 +100,7 @@ fn every_config_key_has_its_row_and_every_row_is_a_key() {
         // Every key carries where it was set (issue 51), so that a message about it can name the line.
         let line = if section.is_empty() { 1 } else { 2 };
         let at = crate::config::Origin::File(Some(crate::config::At { file: Path::new("/x.toml").into(), line }));
-        assert_eq!(origin_of(&config, k.key), Some(&at), "{}: the value does not carry its file and line", k.key);
-    }
-}
-
-/// Where `key` of `config` was set, for every key of the file (a key added without its origin fails here).
-fn origin_of<'a>(config: &'a crate::config::Config, key: &str) -> Option<&'a crate::config::Origin> {
-    let host = |h: &'a crate::config::HostCompilerConfig, key: &str| match key {
-        "stdenv" => h.stdenv.as_ref().map(|s| &s.origin),
-        "candidates" => h.candidates.first().map(|s| &s.origin),
-        "prefer" => h.prefer.as_ref().map(|s| &s.origin),
-        "allow-unsupported" => Some(&h.allow_unsupported.origin),
-        "lto-mismatch" => Some(&h.lto_mismatch.origin),
-        _ => panic!("{key}: no origin is read for it (src/checks/reference/tests.rs `origin_of`)"),
-    };
-    let (c, gpu, target) = (config, &config.gpu, &config.target);
-    match key {
-        "nvcc" => c.nvcc.as_ref().map(|s| &s.origin),
-        "cuda-version" => c.cuda_version.as_ref().map(|s| &s.origin),
-        "compat-data" => c.compat_data.as_ref().map(|s| &s.origin),
-        "launcher" => c.launcher.as_ref().map(|s| &s.origin),
-        "depfile-inputs" => c.depfile_inputs.as_ref().map(|s| &s.origin),
-        "reproducible" => c.reproducible.as_ref().map(|s| &s.origin),
-        "threads" => c.threads.as_ref().map(|s| &s.origin),
-        "threads-follow" => c.threads_follow.as_ref().map(|s| &s.origin),
-        "[gpu] capabilities" => Some(&gpu.capabilities.origin),
-        "[gpu] forward-compat" => Some(&gpu.forward_compat.origin),
-        "[gpu] arch-flags" => Some(&gpu.arch_flags.origin),
-        "[gpu] compress-fatbin" => gpu.compress_fatbin.as_ref().map(|s| &s.origin),
-        "[target] system" => target.system.as_ref().map(|s| &s.origin),
-        "[target] platform" => target.platform.as_ref().map(|s| &s.origin),
-        "[target] sysroot" => target.sysroot.as_ref().map(|s| &s.origin),
-        "[target] cuda-root" => target.cuda_root.as_ref().map(|s| &s.origin),
-        "[target] cuda-compat" => target.cuda_compat.as_ref().map(|s| &s.origin),
-        _ => match (key.strip_prefix("[host-compiler] "), key.strip_prefix("[target.host-compiler] ")) {
-            (Some(key), _) => host(&c.host_compiler, key),
-            (_, Some(key)) => host(&target.host_compiler, key),
-            _ => panic!("{key}: no origin is read for it (src/checks/reference/tests.rs `origin_of`)"),
-        },
+        assert_eq!(config.origin(k.key), Some(&at), "{}: the value does not carry its file and line", k.key);
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::messages::Note;
 use crate::compat::Version;
 use crate::compat::{Accepts, FAMILIES};
-use crate::config::{CompilerEntry, HostCompilerConfig, Origin, Sourced};
+use crate::config::{CompilerEntry, HostCompilerConfig, HostKey, Key, Origin, Sourced};
 use crate::error::{Error, ErrorKind};
 use crate::plan::facts::Facts;
 use crate::plan::model::Changes;
@@ -62,7 +62,7 @@ impl Compilers<'_, '_> {
                 }
             }
         };
-        let known = match self.known(&entry, "stdenv") {
+        let known = match self.known(&entry, HostKey::Stdenv) {
             Ok(k) => k,
             Err(why) => {
                 return Ok(match self.facts.probes.resolve(&entry.path) {
@@ -73,8 +73,8 @@ impl Compilers<'_, '_> {
         };
         if self.facts.cross && !self.builds_for_target(&known) {
             let how = match &entry.origin {
-                Origin::Default => format!("`{} stdenv`", self.section()),
-                origin => format!("`{} stdenv` in {origin}", self.section()),
+                Origin::Default => format!("`{}`", self.key(HostKey::Stdenv)),
+                origin => format!("`{}` in {origin}", self.key(HostKey::Stdenv)),
             };
             return Err(self.wrong_machine(
                 &known,
@@ -104,7 +104,7 @@ impl Compilers<'_, '_> {
         };
         let mut known = Vec::new();
         for entry in &entries {
-            match self.known(entry, "candidates") {
+            match self.known(entry, HostKey::Candidates) {
                 Ok(k) if self.facts.cross && !self.builds_for_target(&k) => {
                     plan.note(Note::CandidateForAnotherMachine { compiler: k })
                 }
@@ -118,11 +118,11 @@ impl Compilers<'_, '_> {
     /// A compiler entry with family and version: as recorded in the config, or probed. For a cross build the target
     /// machine is needed too, so an entry that does not record it is probed. One the config names (as `key` of this
     /// step's section) and that is no program here is named with the line that names it.
-    fn known(&self, entry: &Sourced<CompilerEntry>, key: &str) -> Result<Known, String> {
+    fn known(&self, entry: &Sourced<CompilerEntry>, key: HostKey) -> Result<Known, String> {
         let Some(path) = self.facts.probes.resolve(&entry.path) else {
             let named = match entry.origin {
                 Origin::Default => crate::error::shell::path(&entry.path),
-                _ => entry.named(&format!("{} {key}", self.section())),
+                _ => entry.named(self.key(key)),
             };
             return Err(format!("{named} is not an executable here"));
         };
@@ -153,6 +153,11 @@ impl Compilers<'_, '_> {
         self.triples().into_iter().map(|t| t.map(|t| format!("{t}-")).unwrap_or_default()).collect()
     }
 
+    /// `key` of the config section the compilers come from.
+    pub fn key(&self, key: HostKey) -> Key {
+        Key::Host { cross: self.facts.cross, key }
+    }
+
     /// The config section the compilers come from.
     pub fn section(&self) -> &'static str {
         if self.facts.cross {
@@ -177,7 +182,8 @@ impl Compilers<'_, '_> {
             ),
         )
         .with_help(format!(
-            "install one ({package}, or a Nix cross stdenv's compiler) or name it in `[target.host-compiler] stdenv`"
+            "install one ({package}, or a Nix cross stdenv's compiler) or name it in `{}`",
+            Key::Host { cross: true, key: HostKey::Stdenv }
         ))
     }
 
@@ -193,8 +199,9 @@ impl Compilers<'_, '_> {
         let section = self.section();
         // Nothing at all to choose from: there is nothing to allow either.
         if considered.is_empty() {
-            let named: Vec<String> = (self.settings.stdenv.iter().map(|e| e.named(&format!("{section} stdenv"))))
-                .chain(self.settings.candidates.iter().map(|e| e.named(&format!("{section} candidates"))))
+            let (stdenv, candidates) = (self.key(HostKey::Stdenv), self.key(HostKey::Candidates));
+            let named: Vec<String> = (self.settings.stdenv.iter().map(|e| e.named(stdenv)))
+                .chain(self.settings.candidates.iter().map(|e| e.named(candidates)))
                 .collect();
             // Configured candidates replace PATH's; each compiler left out has a note `explain` shows.
             let what = match (named.is_empty(), self.settings.candidates.is_empty()) {
@@ -210,7 +217,7 @@ impl Compilers<'_, '_> {
                 format!("no host compiler{target}: nvcc {release} accepts {}, and {what}", accepts.describe()),
             )
             .with_help(format!(
-                "install one (e.g. {install}), or name it in `{section} stdenv` or with `-ccbin`{}",
+                "install one (e.g. {install}), or name it in `{stdenv}` or with `-ccbin`{}",
                 if named.is_empty() { "" } else { "; `nvcc-wrapper explain` says why each was left out" }
             ));
         }
