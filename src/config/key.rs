@@ -121,34 +121,37 @@ impl Config {
     /// every key to carry its file and line.
     pub fn origin(&self, key: Key) -> Option<&Origin> {
         use Key::*;
+        fn set<T>(setting: &Option<super::Sourced<T>>) -> Option<&Origin> {
+            setting.as_ref().map(|s| &s.origin)
+        }
         fn host(h: &HostCompilerConfig, key: HostKey) -> Option<&Origin> {
             match key {
-                HostKey::Stdenv => h.stdenv.as_ref().map(|s| &s.origin),
+                HostKey::Stdenv => set(&h.stdenv),
                 HostKey::Candidates => h.candidates.first().map(|s| &s.origin),
-                HostKey::Prefer => h.prefer.as_ref().map(|s| &s.origin),
+                HostKey::Prefer => set(&h.prefer),
                 HostKey::AllowUnsupported => Some(&h.allow_unsupported.origin),
                 HostKey::LtoMismatch => Some(&h.lto_mismatch.origin),
             }
         }
         let (gpu, target) = (&self.gpu, &self.target);
         match key {
-            Nvcc => self.nvcc.as_ref().map(|s| &s.origin),
-            CudaVersion => self.cuda_version.as_ref().map(|s| &s.origin),
-            CompatData => self.compat_data.as_ref().map(|s| &s.origin),
-            Launcher => self.launcher.as_ref().map(|s| &s.origin),
-            DepfileInputs => self.depfile_inputs.as_ref().map(|s| &s.origin),
-            Reproducible => self.reproducible.as_ref().map(|s| &s.origin),
-            Threads => self.threads.as_ref().map(|s| &s.origin),
-            ThreadsFollow => self.threads_follow.as_ref().map(|s| &s.origin),
+            Nvcc => set(&self.nvcc),
+            CudaVersion => set(&self.cuda_version),
+            CompatData => set(&self.compat_data),
+            Launcher => set(&self.launcher),
+            DepfileInputs => set(&self.depfile_inputs),
+            Reproducible => set(&self.reproducible),
+            Threads => set(&self.threads),
+            ThreadsFollow => set(&self.threads_follow),
             Capabilities => Some(&gpu.capabilities.origin),
             ForwardCompat => Some(&gpu.forward_compat.origin),
             ArchFlags => Some(&gpu.arch_flags.origin),
-            CompressFatbin => gpu.compress_fatbin.as_ref().map(|s| &s.origin),
-            System => target.system.as_ref().map(|s| &s.origin),
-            Platform => target.platform.as_ref().map(|s| &s.origin),
-            Sysroot => target.sysroot.as_ref().map(|s| &s.origin),
-            CudaRoot => target.cuda_root.as_ref().map(|s| &s.origin),
-            CudaCompat => target.cuda_compat.as_ref().map(|s| &s.origin),
+            CompressFatbin => set(&gpu.compress_fatbin),
+            System => set(&target.system),
+            Platform => set(&target.platform),
+            Sysroot => set(&target.sysroot),
+            CudaRoot => set(&target.cuda_root),
+            CudaCompat => set(&target.cuda_compat),
             Host { cross: false, key } => host(&self.host_compiler, key),
             Host { cross: true, key } => host(&target.host_compiler, key),
         }
