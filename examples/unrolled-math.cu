@@ -1,6 +1,6 @@
-// No header, three kernels of unrolled math: cicc works 2 to 3 seconds a GPU target (nvcc 11.8, 12.4 and 13.5 on
-// 2 cores). The tests' signal corpora compile it so that a signal lands in cicc; scripts/bench.sh parallel copies it
-// many times (SOURCE) for a build that keeps every job slot busy to its end.
+// No header, three kernels of unrolled math: cicc works 2 to 5 seconds a GPU target (nvcc 11.8, 12.4 and 13.5 on
+// 2 cores), ptxas longer. scripts/bench.sh parallel copies it many times (SOURCE) for a build that keeps every job
+// slot busy to its end; the tests' signal corpora compile a lighter twin, tests/fixtures/mid-compile.cu.
 template <int I> __global__ void k(float *p) {
   float x = p[threadIdx.x];
 #pragma unroll

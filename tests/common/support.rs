@@ -588,11 +588,13 @@ pub fn process_table(dir: &Path) -> String {
     table
 }
 
-/// A source for a key or signal to land mid-compile (the surroundings and terminal corpora): examples/unrolled-math.cu,
-/// which keeps `cicc` busy 2 to 3 seconds a target on 11.8, 12.4 and 13.5 (a whole compile about 10 s, measured
-/// 2026-11-29), so that the signal lands in `cicc`, and a case whose call survives its signal still ends in seconds.
-/// (examples/thrust-heavy.cu took 55 to 115 s a compile there: a third of the corpus's time went to those.)
-pub const SLOW_CU: &str = include_str!("../../examples/unrolled-math.cu");
+/// A source for a key or signal to land mid-compile (the surroundings and terminal corpora):
+/// tests/fixtures/mid-compile.cu, which keeps `cicc` busy 1.3 to 2.1 seconds a target on 11.8 and 13.5, a whole
+/// compile of three targets 11 s (measured 2026-12-02 on a 2-core machine where examples/unrolled-math.cu, twice the
+/// steps, took 38 s), so that the signal lands in `cicc` or the program after it, and a case whose call survives its
+/// signal still ends in seconds. (examples/thrust-heavy.cu took 55 to 115 s a compile: a third of the corpus's time
+/// went to those.)
+pub const SLOW_CU: &str = include_str!("../fixtures/mid-compile.cu");
 /// The processes whose working directory is `dir` or under it (nvcc and every program it starts run there), as
 /// `PID NAME`.
 pub fn running_in(dir: &Path) -> Vec<String> {

@@ -16,6 +16,7 @@ mod support;
 #[path = "../common/cgroup.rs"]
 mod cgroup;
 
+mod cicc;
 mod cmake;
 mod combinations;
 mod compat;

@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cgroup::Cgroup;
+use crate::cicc::{StuckCicc, CICC_STUCK, TRIES};
 use crate::support::*;
 
 pub const KERNEL: &str = "__global__ void k(int *p) { p[threadIdx.x] *= 2; }\n";
@@ -21,12 +22,6 @@ pub const TOKENS: usize = 3;
 const HUNG: Duration = Duration::from_secs(300);
 /// How a side ends when it ran past `HUNG`.
 const HUNG_WORD: &str = "hung";
-/// How long a `cicc` may sit in its own interrupt handler, waiting on a lock, before it is taken for deadlocked.
-const STUCK: Duration = Duration::from_secs(10);
-/// How a side ends when `cicc` deadlocked in its own interrupt handler (see `cicc_stuck_in_its_handler`).
-const CICC_STUCK: &str = "cicc deadlocked in its interrupt handler";
-/// How often a case whose `cicc` deadlocked is run again, both sides, before it counts as it ended.
-const TRIES: usize = 3;
 
 /// What `MAKEFLAGS` names.
 #[derive(Clone, Debug)]
@@ -218,21 +213,6 @@ fn names(dir: &Path) -> BTreeSet<String> {
 /// The processes of the call's tree named `name` (found by their working directory).
 fn running(dir: &Path, name: &str) -> bool {
     running_in(dir).iter().any(|p| p.ends_with(&format!(" {name}")))
-}
-
-/// A `cicc` of the call's is inside its handler of SIGINT or SIGTERM (the signal is blocked, as during its handler),
-/// waiting on a lock. `cicc`'s handler calls `exit`, whose handlers take a lock of `cicc`'s own: a signal that lands
-/// while `cicc` holds that lock leaves it waiting for itself for ever, and nvcc waits for it (docs/nvcc-facts.md,
-/// "What nvcc does on a signal", with the counts measured and what they leave open).
-fn cicc_stuck_in_its_handler(dir: &Path) -> bool {
-    running_in(dir).iter().filter_map(|p| p.strip_suffix(" cicc")).any(|pid| {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let blocked = status.lines().find_map(|l| l.strip_prefix("SigBlk:")).map(str::trim);
-        let blocked = blocked.and_then(|b| u64::from_str_radix(b, 16).ok()).unwrap_or(0);
-        let in_handler = blocked & (1 << (libc::SIGINT - 1) | 1 << (libc::SIGTERM - 1)) != 0;
-        let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
-        in_handler && wchan.starts_with("futex")
-    })
 }
 
 /// Lay out the call's directory.
@@ -447,16 +427,14 @@ fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) 
             };
         }
     }
-    let mut stuck_since: Option<Instant> = None;
+    let stuck = StuckCicc::new(dir);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break Ok(status);
         }
-        let stuck = case.stop.is_some() && cicc_stuck_in_its_handler(dir);
-        stuck_since = if stuck { stuck_since.or_else(|| Some(Instant::now())) } else { None };
         let why = if started.elapsed() > HUNG {
             Some(HUNG_WORD)
-        } else if stuck_since.is_some_and(|since| since.elapsed() >= STUCK) {
+        } else if case.stop.is_some() && stuck.now() {
             Some(CICC_STUCK)
         } else {
             None
@@ -484,14 +462,13 @@ fn run(case: &Case, dir: &Path, wrapper: bool, path: &OsString, compiler: &str) 
     // in its own handler after its nvcc ended never ends (seen once, nvcc 13.5 alone, SIGTERM to the group, -MD): it
     // is killed, and the case counts as stuck (both sides run again); so is what outlives the deadline.
     let deadline = Instant::now() + Duration::from_secs(120);
-    let mut stuck_since: Option<Instant> = None;
+    let watch = StuckCicc::new(dir);
     loop {
         let running = running_in(dir);
         if running.is_empty() {
             break;
         }
-        stuck_since = if cicc_stuck_in_its_handler(dir) { stuck_since.or_else(|| Some(Instant::now())) } else { None };
-        let stuck = stuck_since.is_some_and(|since| since.elapsed() >= STUCK);
+        let stuck = watch.now();
         if stuck || Instant::now() >= deadline {
             for pid in running.iter().filter_map(|p| p.split(' ').next()?.parse::<i32>().ok()) {
                 // SAFETY: kill takes plain integers; each is a process whose working directory is this case's.

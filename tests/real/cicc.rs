@@ -1,0 +1,59 @@
+//! `cicc`'s own deadlock in its interrupt handler, as the signal corpora (surroundings, terminal) tell it from a
+//! side that hangs for another reason: a case whose `cicc` is so is run again, both sides.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::support::running_in;
+
+/// A `cicc` of the call's is inside its handler of SIGINT or SIGTERM (the signal is blocked, as during its handler),
+/// waiting on a lock. `cicc`'s handler calls `exit`, whose handlers take a lock of `cicc`'s own: a signal that lands
+/// while `cicc` holds that lock leaves it waiting for itself for ever, and nvcc waits for it (docs/nvcc-facts.md,
+/// "What nvcc does on a signal", with the counts measured and what they leave open). The corpora run a case again,
+/// both sides, when one is so for `STUCK`.
+pub fn cicc_stuck_in_its_handler(dir: &Path) -> bool {
+    running_in(dir).iter().filter_map(|p| p.strip_suffix(" cicc")).any(|pid| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let blocked = status.lines().find_map(|l| l.strip_prefix("SigBlk:")).map(str::trim);
+        let blocked = blocked.and_then(|b| u64::from_str_radix(b, 16).ok()).unwrap_or(0);
+        let in_handler = blocked & (1 << (libc::SIGINT - 1) | 1 << (libc::SIGTERM - 1)) != 0;
+        let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+        in_handler && wchan.starts_with("futex")
+    })
+}
+
+/// How long a `cicc` stays in its handler, waiting on its lock, before it is taken for deadlocked.
+pub const STUCK: Duration = Duration::from_secs(10);
+
+/// What a corpus says of a side whose `cicc` deadlocked in its interrupt handler.
+pub const CICC_STUCK: &str = "cicc deadlocked in its interrupt handler";
+
+/// How often a corpus's case whose `cicc` deadlocked is run, both sides, before it counts as it ended.
+pub const TRIES: usize = 3;
+
+/// Whether a `cicc` under `dir` has been stuck in its handler for `STUCK`, over repeated looks.
+pub struct StuckCicc<'a> {
+    dir: &'a Path,
+    since: std::cell::Cell<Option<Instant>>,
+    found: std::cell::Cell<bool>,
+}
+
+impl StuckCicc<'_> {
+    pub fn new(dir: &Path) -> StuckCicc<'_> {
+        StuckCicc { dir, since: std::cell::Cell::new(None), found: std::cell::Cell::new(false) }
+    }
+
+    /// Look again: true once the looks have found a `cicc` stuck, without a break, for `STUCK`.
+    pub fn now(&self) -> bool {
+        let since = if cicc_stuck_in_its_handler(self.dir) { self.since.get().or(Some(Instant::now())) } else { None };
+        self.since.set(since);
+        let stuck = since.is_some_and(|since| since.elapsed() >= STUCK);
+        self.found.set(self.found.get() || stuck);
+        stuck
+    }
+
+    /// Whether a look has ever found it so.
+    pub fn found(&self) -> bool {
+        self.found.get()
+    }
+}
