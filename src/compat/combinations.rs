@@ -79,13 +79,14 @@ impl Refusal<'_> {
         self.row.message.replace("{later}", &code)
     }
 
-    /// The row's help line, for release `release`.
-    pub fn help(&self, release: Version) -> String {
+    /// The row's help line, for the release `release` names (the release's `major.minor`, or the Nix answers'
+    /// `{release}`).
+    pub fn help(&self, release: &dyn std::fmt::Display) -> String {
         self.row
             .help
             .replace("{a}", &self.a.to_string())
             .replace("{b}", &self.b.to_string())
-            .replace("{release}", &release.release().to_string())
+            .replace("{release}", &release.to_string())
     }
 }
 
@@ -176,7 +177,7 @@ mod tests {
             refusal.nvcc_message(),
             "The same GPU code (`sm_100f`) generated for non family-specific and family-specific GPU arch"
         );
-        let help = refusal.help(v("13.5.37"));
+        let help = refusal.help(&v("13.5.37").release());
         assert!(help.starts_with("keep one of 10.0 and 10.0f: nvcc 13.5 "), "{help}");
         assert!(table.first_refused(v("13.5"), &[cap("8.6"), cap("10.0f")], Form::Gencode).is_none());
     }

@@ -7,7 +7,8 @@
 //! each word of `cudaCapabilities` mean; is each capability accepted by the release and buildable for the platform,
 //! and if not, why and what would fix it; in which forms does a list's build check its pairs, and which pairs does
 //! the release refuse together in each. The file holds each answer, and each sentence once: as a frame (with
-//! `{placeholders}`) cut from the binary's own messages where a sentence differs only by the values it names.
+//! `{placeholders}`) where a sentence differs only by the values it names, rendered by the binary's own sentence
+//! functions over the placeholders (`gpu::cannot_build(Some(&"{release}"), ...)`), never cut from a rendered one.
 //!
 //! `refusal` answers a whole request as the binary decides it, in the drop-in's order (the release, the platform,
 //! whether it is shipped, the host compilers, the capabilities): tests/real/nix/answers.rs compares it with what
@@ -167,8 +168,11 @@ pub struct HostCompilers {
     pub help: String,
 }
 
-/// What the Nix side's user can do when no compiler is one the release accepts: the arguments of makeNvccWrapper.
-const NIX_HOST_COMPILER_HELP: &str = "give one in `extraCandidates` (a GCC up to {newest-gcc} or a Clang up to {newest-clang}), or a package set that has buildPackages.gcc{newest-gcc}";
+/// What the Nix side's user can do when no compiler is one the release accepts, the newest major of GCC and of Clang
+/// the release accepts named by `gcc` and `clang`: the arguments of makeNvccWrapper.
+fn nix_host_compiler_help(gcc: &dyn std::fmt::Display, clang: &dyn std::fmt::Display) -> String {
+    format!("give one in `extraCandidates` (a GCC up to {gcc} or a Clang up to {clang}), or a package set that has buildPackages.gcc{gcc}")
+}
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -210,8 +214,8 @@ pub fn spellings(cap: Capability) -> [String; 7] {
     ]
 }
 
-/// A capability no table will know, to cut frames from the binary's messages.
-const UNKNOWN: Capability = Capability::new(99, 9, None);
+/// What the frames name the release by, for Nix to fill in.
+const RELEASE: &str = "{release}";
 
 /// This machine's GPUs, which a Nix build never asks for (`gpu::resolve` refuses `native` there first).
 fn nix_build_gpus() -> Result<Vec<Capability>, String> {
@@ -259,12 +263,6 @@ pub fn answers(compat: &Compat) -> Answers {
         crate::plan::not_in_tables(compat, "`cudaMajorMinorVersion` \"{release}\"", ErrorKind::Request).into();
     let newest = compat.newest_release();
     let against = Against { compat, release: Some(newest), platform: None, named: &named };
-    let problem = gpu::problem(UNKNOWN, false, &against).expect("an unknown capability is a problem").text;
-    // Both through the one way from a list to targets, as a request's are.
-    let unknown = TargetList(vec![Item::One { capability: UNKNOWN, sass: true, ptx: false }]);
-    let targets_error = gpu::targets_for(&unknown, false, &against, true, nix_build_gpus)
-        .expect_err("an unknown capability is refused")
-        .message;
     let native = gpu::targets_for(&TargetList(vec![Item::Native]), false, &against, true, nix_build_gpus)
         .expect_err("`native` is refused in a Nix build")
         .into();
@@ -292,10 +290,8 @@ pub fn answers(compat: &Compat) -> Answers {
         not_shipped: texts.shipped,
         platform_helps: texts.helps,
         host_compilers: host_compilers(),
-        unknown_capability: problem.replace(&UNKNOWN.to_string(), "{word}"),
-        targets_error: targets_error
-            .replace(&problem, "{problems}")
-            .replacen(&format!("nvcc {newest} "), "nvcc {release} ", 1),
+        unknown_capability: gpu::unknown_capability(&"{word}"),
+        targets_error: gpu::cannot_build(Some(&"{release}"), &"{problems}"),
         native,
     }
 }
@@ -309,18 +305,6 @@ struct Texts {
     pairs: BTreeMap<String, Said>,
     shipped: BTreeMap<String, Said>,
     helps: BTreeMap<String, String>,
-}
-
-/// `text` with the release's own name (`nvcc 13.0`) as `nvcc {release}`, which Nix fills in again.
-fn frame(text: &str, release: Version) -> String {
-    let release = release.release().to_string();
-    let framed = text.replace(&format!("nvcc {release}"), "nvcc {release}");
-    assert_eq!(framed.replace("{release}", &release), text, "a frame gives its text back");
-    framed
-}
-
-fn framed(said: Said, release: Version) -> Said {
-    Said { error: frame(&said.error, release), help: frame(&said.help, release) }
 }
 
 /// Keep `value` once in `map`: the key it is kept under already, else `key` (`{key}, {then}` when `key` holds
@@ -338,7 +322,10 @@ fn once<T: PartialEq>(map: &mut BTreeMap<String, T>, key: String, then: impl std
 impl Texts {
     /// The key of this pair refusal's words: the first form that says them names them (`gencode 10.0 10.0f`).
     fn pair(&mut self, form: &str, refusal: &crate::compat::Refusal, release: Version) -> String {
-        let said = framed(Said::from(gpu::refused_together(release, refusal)), release);
+        let said = Said {
+            error: gpu::refused_pair(&RELEASE, refusal.form, &gpu::together(refusal), &refusal.nvcc_message()),
+            help: refusal.help(&RELEASE),
+        };
         once(&mut self.pairs, format!("{form} {} {}", refusal.a, refusal.b), release.release(), said)
     }
 }
@@ -347,25 +334,16 @@ fn form_name(form: Form) -> &'static str {
     FORMS.iter().find(|(f, _)| *f == form).map(|(_, name)| *name).expect("every form is named")
 }
 
-/// The host-compiler refusal's frames, cut from the drop-in's own sentence and compiler names.
+/// The host-compiler refusal's frames: the drop-in's own sentence and compiler names, over placeholders.
 fn host_compilers() -> HostCompilers {
     use crate::plan::host_compiler::none_usable;
     let error =
-        |platform: Option<&dyn std::fmt::Display>| none_usable(platform, &"{release}", &"{accepts}", &"{considered}");
-    let sample = crate::probe::compiler::Known {
-        path: "/nix/store/g++".into(),
-        family: crate::compat::CompilerFamily::Gcc,
-        version: Version::new(1, 2, 3),
-        target: None,
-    };
-    let shown = sample.to_string();
-    let compiler = shown.replacen("/nix/store/g++", "{path}", 1).replacen("gcc 1.2.3", "{family} {version}", 1);
-    assert_eq!(compiler, "{path} ({family} {version})", "a compiler is named by its path, family and version");
+        |platform: Option<&dyn std::fmt::Display>| none_usable(platform, &RELEASE, &"{accepts}", &"{considered}");
     HostCompilers {
         error: error(None),
         error_cross: error(Some(&"{platform}")),
-        compiler,
-        help: NIX_HOST_COMPILER_HELP.to_string(),
+        compiler: crate::probe::compiler::named(&"{path}", &"{family}", &"{version}"),
+        help: nix_host_compiler_help(&"{newest-gcc}", &"{newest-clang}"),
     }
 }
 
@@ -394,7 +372,7 @@ fn release(
             continue;
         }
         let kind = if release.release() < info.first_cuda.release() { "not-yet" } else { "dropped" };
-        let text = |for_ptx| gpu::problem(cap, for_ptx, &alone).expect("not accepted is a problem").text;
+        let text = |for_ptx| gpu::problem(cap, for_ptx, &alone).expect("not accepted is a problem").to_string();
         keep(
             texts.capabilities.entry(cap.to_string()).or_default(),
             kind,
@@ -440,10 +418,10 @@ fn platform(
     let mut refused = BTreeMap::new();
     for &cap in capabilities.iter().filter(|c| compat.capabilities.get(**c).is_some_and(|i| i.accepted_by(release))) {
         if let Some(problem) = gpu::problem(cap, false, &against) {
-            keep(texts.platforms.entry(platform.name.to_string()).or_default(), cap.to_string(), problem.text);
-            let help = problem.help.map(|help| {
+            keep(texts.platforms.entry(platform.name.to_string()).or_default(), cap.to_string(), problem.to_string());
+            let help = problem.help_naming(&RELEASE).map(|help| {
                 let key = format!("{} {cap}", platform.name);
-                once(&mut texts.helps, key, release.release(), frame(&help, release))
+                once(&mut texts.helps, key, release.release(), help)
             });
             refused.insert(cap.to_string(), help);
         }
@@ -461,9 +439,9 @@ fn platform(
         })
         .collect();
     PlatformAnswers {
-        shipped: target::check_shipped(&compat.platforms, platform, release, named).err().map(|e| {
-            let key = platform.name.to_string();
-            once(&mut texts.shipped, key, release.release(), framed(e.into(), release))
+        shipped: target::not_shipped(&compat.platforms, platform, release, named).map(|refused| {
+            let said = Said { error: refused.message(&RELEASE), help: refused.help };
+            once(&mut texts.shipped, platform.name.to_string(), release.release(), said)
         }),
         accepted: gpu::accepted_clause(&against),
         refused,

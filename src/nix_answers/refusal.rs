@@ -1,8 +1,8 @@
 //! A request as Nix makes it, refused or not as the binary decides (`refusal`): the drop-in's order over the same
 //! planner's functions, for tests/real/nix/answers.rs to compare with what makeNvccWrapper's compat.nix makes of the answers.
 
-use super::{nix_build_gpus, platform_of, Said, NIX_HOST_COMPILER_HELP};
-use crate::compat::{Compat, Platform, TargetList, Version, FAMILIES};
+use super::{nix_build_gpus, nix_host_compiler_help, platform_of, Said};
+use crate::compat::{Compat, CompilerFamily, Platform, TargetList, Version};
 use crate::error::ErrorKind;
 use crate::plan::gpu::{self, Against};
 use crate::plan::target::{self, Named};
@@ -89,7 +89,6 @@ fn host_compiler_refusal(
     cross: bool,
     compilers: &Compilers,
 ) -> Option<Said> {
-    use crate::compat::CompilerFamily;
     let limits = compat.host_compilers.limits_for(release)?;
     let accepts = limits.accepts();
     let known = |c: &Compiler| crate::probe::compiler::Known {
@@ -110,9 +109,7 @@ fn host_compiler_refusal(
     }
     let listed = considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
     let platform = cross.then_some(&platform.name as &dyn std::fmt::Display);
-    let help = FAMILIES.iter().fold(NIX_HOST_COMPILER_HELP.to_string(), |help, f| {
-        help.replace(&format!("{{newest-{}}}", f.spelling), &accepts.newest(f.id).to_string())
-    });
+    let help = nix_host_compiler_help(&accepts.newest(CompilerFamily::Gcc), &accepts.newest(CompilerFamily::Clang));
     let release = release.release();
     Some(Said {
         error: crate::plan::host_compiler::none_usable(platform, &release, &accepts.describe(), &listed),

@@ -136,33 +136,117 @@ pub fn platform<'a>(target: &TargetConfig, table: &'a PlatformTable, named: &Nam
     }
     if candidates.is_empty() {
         let known: Vec<&str> = table.all().iter().map(|p| &*p.nix_system).collect();
-        return Err(Error::new(
-            named.kind,
-            format!("{} is {system:?}, which is not a target nvcc builds for", named.system),
-        )
-        .with_help(format!("use one of {} (or a GNU triple of one)", dedup(known).join(", "))));
+        let known = dedup(known).into_iter().map(str::to_string).collect();
+        return Err(Refused::UnknownSystem { named: named.clone(), system: system.to_string(), known }.into());
     }
     let want_jetson = chosen == Some(TargetPlatform::Jetson);
     match candidates.iter().find(|p| p.jetson == want_jetson) {
         Some(p) => Ok(p),
-        None => Err(Error::new(
-            named.kind,
-            format!(
-                "{} is {:?}, which does not exist for {} {system:?}",
-                named.platform,
-                chosen.map_or("", TargetPlatform::name),
-                named.system
-            ),
-        )
-        .with_help(format!("{} (\"jetson\" or \"sbsa\") is for aarch64-linux only", named.platform))),
+        None => {
+            let platform = chosen.map_or("", TargetPlatform::name);
+            Err(Refused::NoSuchPlatform { named: named.clone(), platform, system: system.to_string() }.into())
+        }
+    }
+}
+
+/// The target room's errors, as data: each with its code, its words (`Display`) and its help line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The system setting names no platform of the table (`known`: the Nix systems that would).
+    UnknownSystem { named: Named, system: String, known: Vec<String> },
+    /// The platform setting names a kind the system has not.
+    NoSuchPlatform { named: Named, platform: &'static str, system: String },
+    /// A cross build for a platform the release does not ship.
+    NotShipped { release: Version, refused: NotShipped },
+}
+
+crate::plan::model::codes!(Refused {
+    UnknownSystem => "unknown-system",
+    NoSuchPlatform => "no-such-platform",
+    NotShipped => "not-shipped",
+});
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::UnknownSystem { named, system, .. } => {
+                write!(f, "{} is {system:?}, which is not a target nvcc builds for", named.system)
+            }
+            Refused::NoSuchPlatform { named, platform, system } => {
+                write!(f, "{} is {platform:?}, which does not exist for {} {system:?}", named.platform, named.system)
+            }
+            Refused::NotShipped { release, refused } => f.write_str(&refused.message(&release.release())),
+        }
+    }
+}
+
+impl Refused {
+    pub fn help(&self) -> String {
+        match self {
+            Refused::UnknownSystem { known, .. } => format!("use one of {} (or a GNU triple of one)", known.join(", ")),
+            Refused::NoSuchPlatform { named, .. } => {
+                format!("{} (\"jetson\" or \"sbsa\") is for aarch64-linux only", named.platform)
+            }
+            Refused::NotShipped { refused, .. } => refused.help.clone(),
+        }
+    }
+
+    /// The exit code's kind: that of the settings' source for a setting's value, a request's for the release.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Refused::UnknownSystem { named, .. } | Refused::NoSuchPlatform { named, .. } => named.kind,
+            Refused::NotShipped { .. } => ErrorKind::Request,
+        }
+    }
+}
+
+impl From<Refused> for Error {
+    fn from(refused: Refused) -> Error {
+        Error::new(refused.kind(), refused.to_string()).with_help(refused.help())
     }
 }
 
 /// Fail unless NVCC `release` ships the platform.
 pub fn check_shipped(platforms: &PlatformTable, platform: &Platform, release: Version, named: &Named) -> Result<()> {
-    let release = release.release();
-    if platform.shipped_in(release) {
-        return Ok(());
+    match not_shipped(platforms, platform, release, named) {
+        Some(refused) => {
+            Err(Error::new(ErrorKind::Request, refused.message(&release.release())).with_help(refused.help))
+        }
+        None => Ok(()),
+    }
+}
+
+/// A target platform the release does not ship, as data: the words name the release through `message`, so that
+/// the Nix answers say them over `{release}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotShipped {
+    /// `aarch64-linux (linux-aarch64)`: the platform and NVIDIA's name for it.
+    platform: String,
+    /// The releases that ship it: `12.0 to 12.9, 13.0 on`.
+    ranges: String,
+    /// What to do instead: a release that ships it, or another platform that serves the same Jetson parts.
+    pub help: String,
+}
+
+impl NotShipped {
+    /// `nvcc {release} does not build for the target ...`.
+    pub fn message(&self, release: &dyn std::fmt::Display) -> String {
+        format!(
+            "nvcc {release} does not build for the target {}: NVIDIA ships it in {} only",
+            self.platform, self.ranges
+        )
+    }
+}
+
+/// Why NVCC `release` does not ship the platform, if it does not.
+pub fn not_shipped(
+    platforms: &PlatformTable,
+    platform: &Platform,
+    release: Version,
+    named: &Named,
+) -> Option<NotShipped> {
+    if platform.shipped_in(release.release()) {
+        return None;
     }
     let ranges: Vec<String> = platform
         .shipped
@@ -172,7 +256,8 @@ pub fn check_shipped(platforms: &PlatformTable, platform: &Platform, release: Ve
             None => format!("{} on", r.first_cuda.release()),
         })
         .collect();
-    let mut help = format!("use an nvcc release that ships it ({})", ranges.join(", "));
+    let ranges = ranges.join(", ");
+    let mut help = format!("use an nvcc release that ships it ({ranges})");
     if platform.jetson {
         // The other platforms that serve Jetson parts, as compat-data/platforms.toml says (sbsa: Thor, Orin).
         let served: Vec<String> = platforms
@@ -192,16 +277,7 @@ pub fn check_shipped(platforms: &PlatformTable, platform: &Platform, release: Ve
             help.push_str(&format!(", or build for {}", served.join(", and ")));
         }
     }
-    Err(Error::new(
-        ErrorKind::Request,
-        format!(
-            "nvcc {release} does not build for the target {} ({}): NVIDIA ships it in {} only",
-            platform.name,
-            platform.nvidia_redist,
-            ranges.join(", ")
-        ),
-    )
-    .with_help(help))
+    Some(NotShipped { platform: format!("{} ({})", platform.name, platform.nvidia_redist), ranges, help })
 }
 
 fn dedup(mut names: Vec<&str>) -> Vec<&str> {

@@ -30,8 +30,14 @@ pub struct Known {
 impl std::fmt::Display for Known {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Quoted as a shell reads it, so a path that is not UTF-8 shows its bytes instead of U+FFFD (issue 26).
-        write!(f, "{} ({} {})", crate::error::shell::path(&self.path), self.family, self.version)
+        f.write_str(&named(&crate::error::shell::path(&self.path), &self.family, &self.version))
     }
+}
+
+/// `PATH (FAMILY VERSION)`: how messages name a compiler (the Nix answers' frame names `{path}`, `{family}` and
+/// `{version}`).
+pub fn named(path: &dyn std::fmt::Display, family: &dyn std::fmt::Display, version: &dyn std::fmt::Display) -> String {
+    format!("{path} ({family} {version})")
 }
 
 /// Where a GCC-based compiler's libstdc++ lives (probed, or recorded in the config).

@@ -3,16 +3,18 @@
 //! targets); this `gpu` step adds them as `-gencode` flags and decides what to do with GPU target options the
 //! command line already has (`[gpu] arch-flags`).
 
+mod problems;
 mod requested;
 mod targets;
 
 use crate::plan::model::codes;
 use std::fmt;
 
+pub use problems::{cannot_build, refused_pair, unknown_capability};
 pub use requested::{requested_targets, GpuTargets, Requested};
-pub use targets::{accepted_clause, forms_for, problem, refused_together, resolve, targets_for, Against, Expansion};
+pub use targets::{accepted_clause, forms_for, problem, resolve, targets_for, together, Against, Expansion};
 
-use targets::{appended_refusal, pair_error};
+use targets::{appended_refusal, pair_refused};
 
 use super::facts::Facts;
 use super::model::{Changes, GpuDecision};
@@ -360,10 +362,11 @@ fn check_appended(
         }
         if let Some(refusal) = appended_refusal(facts.compat, release, &real_targets(found), expansion, form) {
             let what = format!("{} with {} from `[gpu] capabilities`", facts.invocation.given(&[found]), refusal.b);
-            return Err(pair_error(release, &refusal, &what).with_help(format!(
+            let help = format!(
                 "drop {} from `[gpu] capabilities`, or set `[gpu] arch-flags = \"replace\"` (the configured targets in place of the given ones) or `\"respect\"` (the given ones alone)",
                 refusal.b
-            )));
+            );
+            return Err(pair_refused(release, &refusal, what, help).into());
         }
     }
     Ok(())

@@ -25,7 +25,9 @@ use crate::compat::Version;
 use crate::compat::{
     Capability, CapabilityInfo, Compat, Form, Item, Platform, Refusal, TargetList, Targets, Unresolved,
 };
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
+
+use super::problems::{Problem, Refused, Target};
 use crate::plan::target::Named;
 
 /// What a capability list becomes.
@@ -71,29 +73,13 @@ pub fn resolve(
             gpus()
         }
     };
-    Targets::resolve(list, sets, gpus).map_err(|e| match e {
-        Unresolved::NoRelease(word) => Error::new(
-            ErrorKind::Request,
-            format!("`{word}` in the GPU targets stands for what the nvcc release builds, and the release is not known"),
-        )
-        .with_help("set `cuda-version` in the config (or `--cuda-version` for `nvcc-wrapper gencode`), or name the capabilities"),
-        Unresolved::NoneOnPlatform(word) => {
-            let release = release.map_or_else(String::new, |r| format!(" {}", r.release()));
-            let platform = platform.map_or("the target", |p| &p.name);
-            Error::new(
-                ErrorKind::Request,
-                format!("`{word}` stands for what nvcc{release} builds, and none of it runs on the target {platform}"),
-            )
-            .with_help(match word {
-                Item::AllMajor => format!("use `all`, or name the capabilities of {platform}'s GPUs"),
-                _ => format!("name the capabilities of {platform}'s GPUs"),
-            })
-        }
-        Unresolved::NoGpus(why) => Error::new(
-            ErrorKind::Request,
-            format!("`native` in the GPU targets stands for this machine's GPUs, and none is known: {why}"),
-        )
-        .with_help("name the capabilities to build for (`nvidia-smi --query-gpu=compute_cap --format=csv` on the machine that runs the code prints them)"),
+    Targets::resolve(list, sets, gpus).map_err(|e| {
+        let platform = || platform.map_or_else(|| "the target".to_string(), |p| p.name.to_string());
+        Error::from(match e {
+            Unresolved::NoRelease(word) => Refused::NeedsRelease { word },
+            Unresolved::NoneOnPlatform(word) => Refused::NoneOnPlatform { word, release, platform: platform() },
+            Unresolved::NoGpus(why) => Refused::NoGpus { why },
+        })
     })
 }
 
@@ -199,48 +185,34 @@ pub fn targets_for(
 /// Check every capability of an expansion (the PTX one too), then its pairs; one error listing every problem, with
 /// what would be accepted instead.
 fn check(expansion: &Expansion, against: &Against) -> Result<()> {
-    let mut problems = Vec::new();
-    let mut help = vec![accepted_clause(against)];
     let ptx = expansion.ptx.iter().filter(|p| !expansion.real.contains(p));
-    for (cap, for_ptx) in expansion.real.iter().map(|c| (*c, false)).chain(ptx.map(|p| (*p, true))) {
-        if let Some(problem) = problem(cap, for_ptx, against) {
-            problems.push(problem.text);
-            help.extend(problem.help);
-        }
-    }
+    let targets = expansion.real.iter().map(|c| (*c, false)).chain(ptx.map(|p| (*p, true)));
+    let problems: Vec<Problem> = targets.filter_map(|(cap, for_ptx)| problem(cap, for_ptx, against)).collect();
     if problems.is_empty() {
         return check_pairs(expansion, against);
     }
-    let message = match against.release {
-        Some(release) => format!("nvcc {} cannot build these GPU targets: {}", release.release(), problems.join("; ")),
-        None => format!("cannot build these GPU targets: {}", problems.join("; ")),
-    };
     // Two capabilities of one Jetson part need the same setting: say it once.
-    let mut said = BTreeSet::new();
-    help.retain(|clause| said.insert(clause.clone()));
-    Err(Error::new(ErrorKind::Request, message).with_help(help.join("; ")))
-}
-
-/// Why one target of an expansion cannot be built, and the help clause that would fix it, where one would.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub text: String,
-    pub help: Option<String>,
+    let mut helps = vec![accepted_clause(against)];
+    for help in problems.iter().filter_map(Problem::help) {
+        if !helps.contains(&help) {
+            helps.push(help);
+        }
+    }
+    Err(Refused::Targets { release: against.release, problems, helps }.into())
 }
 
 /// The problem with `cap` (as machine code, or `for_ptx`), if it has one: unknown, not accepted by the release, or
 /// not buildable for the target platform.
 pub fn problem(cap: Capability, for_ptx: bool, against: &Against) -> Option<Problem> {
-    let what = if for_ptx { format!("{cap} (for PTX)") } else { cap.to_string() };
-    let text = |text: String| Some(Problem { text, help: None });
+    let target = Target { capability: cap, for_ptx };
     let Some(info) = against.compat.capabilities.get(cap) else {
-        return text(format!("{what} is not a known GPU capability"));
+        return Some(Problem::Unknown { target });
     };
     if let Some(release) = against.release {
         if !info.accepted_by(release) {
-            return text(match info.last_cuda {
-                Some(last) if release.release() > last.release() => format!("{what} was last accepted by nvcc {last}"),
-                _ => format!("{what} needs nvcc {} or later", info.first_cuda),
+            return Some(match info.last_cuda {
+                Some(last) if release.release() > last.release() => Problem::Dropped { target, last },
+                _ => Problem::NotYet { target, first: info.first_cuda },
             });
         }
     }
@@ -267,15 +239,19 @@ fn check_pairs(expansion: &Expansion, against: &Against) -> Result<()> {
     let Some(release) = against.release else { return Ok(()) };
     let table = &against.compat.combinations;
     match forms(expansion).into_iter().find_map(|form| table.first_refused(release, &expansion.real, form)) {
-        Some(refusal) => Err(refused_together(release, &refusal)),
+        Some(refusal) => Err(refused_together(release, &refusal).into()),
         None => Ok(()),
     }
 }
 
-/// The error for two configured capabilities the release refuses together, with the row's help.
-pub fn refused_together(release: Version, refusal: &Refusal) -> Error {
-    let what = format!("{} and {} together", refusal.a, refusal.b);
-    pair_error(release, refusal, &what).with_help(refusal.help(release))
+/// Two configured capabilities the release refuses together, with the row's help.
+pub fn refused_together(release: Version, refusal: &Refusal) -> Refused {
+    pair_refused(release, refusal, together(refusal), refusal.help(&release.release()))
+}
+
+/// `8.9 and 9.0 together`: what a refusal of two configured capabilities names.
+pub fn together(refusal: &Refusal) -> String {
+    format!("{} and {} together", refusal.a, refusal.b)
 }
 
 /// A user's GPU target next to a configured capability that the release refuses with it in `form`, for
@@ -296,15 +272,9 @@ pub fn appended_refusal<'t>(
     })
 }
 
-/// `nvcc R cannot build WHAT: it refuses the pair ("nvcc's message")`, the verb that of the form.
-pub fn pair_error(release: Version, refusal: &Refusal, what: &str) -> Error {
-    let release = release.release();
-    let doing = match refusal.form {
-        Form::Gencode | Form::GencodePtx => format!("nvcc {release} cannot build {what}"),
-        Form::Lto | Form::LtoPtx => format!("nvcc {release} cannot compile {what} for device LTO"),
-        Form::LtoLink => format!("nvcc {release} cannot link {what} with device LTO (`-dlink -dlto`)"),
-    };
-    Error::new(ErrorKind::Request, format!("{doing}: it refuses the pair (\"{}\")", refusal.nvcc_message()))
+/// The release's refusal of a pair (`what` names it), with `help`.
+pub fn pair_refused(release: Version, refusal: &Refusal, what: String, help: String) -> Refused {
+    Refused::Pair { release, form: refusal.form, what, nvcc: refusal.nvcc_message(), help }
 }
 
 /// Why `info` cannot be built for `platform`, if it cannot, with the `[target]` settings that would make it valid.
@@ -315,8 +285,9 @@ fn platform_problem(against: &Against, platform: &Platform, info: &CapabilityInf
     if platforms.allows(platform, info, release) {
         return None;
     }
-    let cap = info.capability;
-    match &info.jetson_part {
+    let capability = info.capability;
+    let platform = describe_platform(platform);
+    Some(match &info.jetson_part {
         Some(part) => {
             let valid: Vec<String> = platforms
                 .all()
@@ -324,24 +295,11 @@ fn platform_problem(against: &Against, platform: &Platform, info: &CapabilityInf
                 .filter(|p| platforms.allows(p, info, release) && against.release.map_or(true, |r| p.shipped_in(r)))
                 .map(|p| against.named.settings_for(p))
                 .collect();
-            let help = if valid.is_empty() {
-                format!("no target platform of nvcc {} serves Jetson {part}", release.release())
-            } else {
-                format!("to build for Jetson {part}, {}", against.named.how_to_set(&valid.join(", or ")))
-            };
-            Some(Problem {
-                text: format!("{cap} is Jetson {part}, which the target {} is not", describe_platform(platform)),
-                help: Some(help),
-            })
+            let settings = (!valid.is_empty()).then(|| against.named.how_to_set(&valid.join(", or ")));
+            Problem::OtherJetson { capability, part: part.to_string(), platform, release, settings }
         }
-        None => Some(Problem {
-            text: format!(
-                "{cap} is not a Jetson capability, and the target {} takes only Jetson capabilities",
-                describe_platform(platform)
-            ),
-            help: None,
-        }),
-    }
+        None => Problem::NotJetson { capability, platform },
+    })
 }
 
 /// What would be accepted, as the first clause of the error's help line: `nvcc 12.4 accepts, for x86_64-linux: 5.0,
@@ -377,6 +335,7 @@ fn describe_platform(platform: &Platform) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     fn caps(list: &str) -> Vec<Capability> {
         Capability::parse_list(list).unwrap()
