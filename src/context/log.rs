@@ -4,10 +4,12 @@
 use std::fmt;
 
 use tracing::{Event, Subscriber};
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::util::SubscriberInitExt;
 
 use super::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
@@ -19,7 +21,7 @@ pub fn init(ctx: &Context) -> Result<()> {
     // tracing reads `debug ` (a space after it) as a target named so, which logs nothing: the directives are given
     // to it as `is_filter` read them, blanks trimmed.
     let filter =
-        filter.to_str().filter(|f| is_filter(f)).and_then(|f| EnvFilter::try_new(normalized(f)).ok()).ok_or_else(
+        filter.to_str().filter(|f| is_filter(f)).and_then(|f| normalized(f).parse::<Targets>().ok()).ok_or_else(
             || {
                 Error::new(
                     ErrorKind::Environment,
@@ -29,7 +31,9 @@ pub fn init(ctx: &Context) -> Result<()> {
             },
         )?;
     // A second init (only possible in tests) keeps the first subscriber.
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(|| Stderr).event_format(Line).try_init();
+    // fmt's own bound is INFO unless set: the filter alone decides.
+    let fmt = tracing_subscriber::fmt().with_max_level(tracing::level_filters::LevelFilter::TRACE);
+    let _ = fmt.with_writer(|| Stderr).event_format(Line).finish().with(filter).try_init();
     Ok(())
 }
 
