@@ -21,7 +21,7 @@ pub fn stdout(bytes: impl AsRef<[u8]>) -> Result<()> {
 
 /// Say `line` on stderr, best effort: the wrapper's own warnings and errors never change how a call ends, so a reader
 /// of stderr that went away (EPIPE), a full disk or a closed stderr leaves the call's exit status nvcc's, or the
-/// wrapper's documented one (`eprintln!` would panic, and the call would end 101).
+/// wrapper's documented one (`eprintln!` would panic, and the call would end with a bug's abort).
 pub fn stderr(line: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }

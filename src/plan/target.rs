@@ -209,9 +209,7 @@ impl From<Refused> for Error {
 /// Fail unless NVCC `release` ships the platform.
 pub fn check_shipped(platforms: &PlatformTable, platform: &Platform, release: Version, named: &Named) -> Result<()> {
     match not_shipped(platforms, platform, release, named) {
-        Some(refused) => {
-            Err(Error::new(ErrorKind::Request, refused.message(&release.release())).with_help(refused.help))
-        }
+        Some(refused) => Err(Refused::NotShipped { release, refused }.into()),
         None => Ok(()),
     }
 }

@@ -1,6 +1,7 @@
 //! `cicc`'s own deadlock in its interrupt handler, as the signal corpora (surroundings, terminal) tell it from a
 //! side that hangs for another reason: a case whose `cicc` is so is run again, both sides.
 
+use std::cell::Cell;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -34,18 +35,24 @@ pub const TRIES: usize = 3;
 /// Whether a `cicc` under `dir` has been stuck in its handler for `STUCK`, over repeated looks.
 pub struct StuckCicc<'a> {
     dir: &'a Path,
-    since: std::cell::Cell<Option<Instant>>,
-    found: std::cell::Cell<bool>,
+    since: Cell<Option<Instant>>,
+    last: Cell<Option<Instant>>,
+    found: Cell<bool>,
 }
+
+/// Looks further apart than this are no watch without a break: a stuck `cicc` seen again after it counts anew.
+const BREAK: Duration = Duration::from_secs(1);
 
 impl StuckCicc<'_> {
     pub fn new(dir: &Path) -> StuckCicc<'_> {
-        StuckCicc { dir, since: std::cell::Cell::new(None), found: std::cell::Cell::new(false) }
+        StuckCicc { dir, since: Cell::new(None), last: Cell::new(None), found: Cell::new(false) }
     }
 
     /// Look again: true once the looks have found a `cicc` stuck, without a break, for `STUCK`.
     pub fn now(&self) -> bool {
-        let since = if cicc_stuck_in_its_handler(self.dir) { self.since.get().or(Some(Instant::now())) } else { None };
+        let watched = self.last.replace(Some(Instant::now())).is_some_and(|last| last.elapsed() < BREAK);
+        let kept = self.since.get().filter(|_| watched);
+        let since = if cicc_stuck_in_its_handler(self.dir) { kept.or(Some(Instant::now())) } else { None };
         self.since.set(since);
         let stuck = since.is_some_and(|since| since.elapsed() >= STUCK);
         self.found.set(self.found.get() || stuck);

@@ -347,7 +347,7 @@ fn same_as_alone(release: &str, case: Case) {
         return;
     }
     // Both sides again when a `cicc` of either deadlocked in its own interrupt handler (a race inside `cicc`, on where
-    // the signal lands: docs/nvcc-facts.md); a deadlock on every try counts as how the case ended.
+    // the signal lands: docs/nvcc-facts.md); a deadlock on every try fails the case, saying so.
     let mut tries = 0;
     let (alone, wrapper) = loop {
         let alone = side(&case, &root, &tmux, false);
@@ -366,6 +366,11 @@ fn same_as_alone(release: &str, case: Case) {
             stuck.join(" and ")
         );
     };
+    let stuck = |o: &Outcome| o.said.iter().any(|l| l == CICC_STUCK);
+    assert!(
+        !stuck(&alone) && !stuck(&wrapper),
+        "{release}: {CICC_STUCK} on each of {TRIES} tries: nvcc alone {alone:?}, the wrapper {wrapper:?}"
+    );
     assert!(alone.left_stopped.is_empty(), "{release}: nvcc alone left stopped: {alone:?}");
     // The harness's own failures (a prompt or a compile that never came) would make two sides alike for nothing.
     let harness = |l: &String| l.starts_with("no prompt") || l.starts_with("nothing ");
