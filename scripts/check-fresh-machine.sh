@@ -16,7 +16,7 @@
 #   --worktree  test the checkout as it is, uncommitted changes included (default: a clone of its HEAD, as CI's)
 #   --keep      keep the run's root in $DIR/run (its overlay's upper layer, upper/) to look at afterwards
 #   --suite     then run the README's second command itself in the root, `scripts/test.sh FILTER` (no filter: the
-#               whole suite, about 30 minutes more, so CI leaves it out): it fetches the toolkits there (unpacked
+#               whole suite, about 50 minutes more, so CI leaves it out): it fetches the toolkits there (unpacked
 #               from the shared downloads), builds every test and runs them
 #
 # Needs root (mounts, chroot), mmdebstrap (scripts/install-deps.sh installs it), unshare and overlayfs; CI runs it

@@ -31,10 +31,10 @@ scripts/fetch-toolkits.sh default cross
 # them as ignored in its own summary; here they run, and a missing toolkit, compiler or Nix fails them (or, with
 # NVCC_WRAPPER_SKIP_MISSING=1, skips them, said on the test's line and counted after the summary).
 # --no-fail-fast: every test target runs, even after one fails (the exit status is still a failure).
-# 30 to 52 minutes on this project's 2-core machine (README, measured 2026-12-02); several real tests take over a
+# About 50 minutes on this project's 2-core machine (README, measured 2026-12-02); several real tests take over a
 # minute each. So that a contributor can tell progress from a hang: every line is stamped with the time since this
 # step began (a test's line is its end), and a line every minute says how many tests have ended so far.
-step "building and running every test (30 to 52 minutes on 2 cores; each line is stamped with the time since this step began, every minute a line says how many tests have ended, and cargo's \"has been running for over 60 seconds\" is its notice for a long test, not a hang)"
+step "building and running every test (about 50 minutes on 2 cores; each line is stamped with the time since this step began, every minute a line says how many tests have ended, and cargo's \"has been running for over 60 seconds\" is its notice for a long test, not a hang)"
 started=$SECONDS
 stamp() { printf '%3d:%02d' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)); }
 ended=$(mktemp)
