@@ -32,6 +32,21 @@ pub const CICC_STUCK: &str = "cicc deadlocked in its interrupt handler";
 /// How often a corpus's case whose `cicc` deadlocked is run, both sides, before it counts as it ended.
 pub const TRIES: usize = 3;
 
+/// Whether a corpus runs a case again after try `tries` (from 1): the `cicc` of a side deadlocked (`stuck`: whether
+/// nvcc alone's did, and the wrapper's) and tries are left. Says so on stderr.
+pub fn run_again(tries: usize, stuck: [bool; 2]) -> bool {
+    let sides: Vec<&str> =
+        ["nvcc alone", "the wrapper"].into_iter().zip(stuck).filter(|(_, s)| *s).map(|(n, _)| n).collect();
+    if sides.is_empty() || tries >= TRIES {
+        return false;
+    }
+    eprintln!(
+        "note: {}'s cicc deadlocked in its interrupt handler (try {tries} of {TRIES}); both sides run again",
+        sides.join(" and ")
+    );
+    true
+}
+
 /// Whether a `cicc` under `dir` has been stuck in its handler for `STUCK`, over repeated looks.
 pub struct StuckCicc<'a> {
     dir: &'a Path,

@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cicc::{StuckCicc, CICC_STUCK, TRIES};
+use crate::cicc::{run_again, StuckCicc, CICC_STUCK, TRIES};
 use crate::support::*;
 
 /// The pane's shell variable `G`: the host compiler every release here accepts, and three GPU targets.
@@ -348,25 +348,16 @@ fn same_as_alone(release: &str, case: Case) {
     }
     // Both sides again when a `cicc` of either deadlocked in its own interrupt handler (a race inside `cicc`, on where
     // the signal lands: docs/nvcc-facts.md); a deadlock on every try fails the case, saying so.
+    let stuck = |o: &Outcome| o.said.iter().any(|l| l == CICC_STUCK);
     let mut tries = 0;
     let (alone, wrapper) = loop {
         let alone = side(&case, &root, &tmux, false);
         let wrapper = side(&case, &root, &tmux, true);
         tries += 1;
-        let stuck: Vec<&str> = [("nvcc alone", &alone), ("the wrapper", &wrapper)]
-            .into_iter()
-            .filter(|(_, o)| o.said.iter().any(|l| l == CICC_STUCK))
-            .map(|(side, _)| side)
-            .collect();
-        if stuck.is_empty() || tries == TRIES {
+        if !run_again(tries, [stuck(&alone), stuck(&wrapper)]) {
             break (alone, wrapper);
         }
-        eprintln!(
-            "note: {}'s cicc deadlocked in its interrupt handler (try {tries} of {TRIES}); both sides run again",
-            stuck.join(" and ")
-        );
     };
-    let stuck = |o: &Outcome| o.said.iter().any(|l| l == CICC_STUCK);
     assert!(
         !stuck(&alone) && !stuck(&wrapper),
         "{release}: {CICC_STUCK} on each of {TRIES} tries: nvcc alone {alone:?}, the wrapper {wrapper:?}"

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cgroup::Cgroup;
-use crate::cicc::{StuckCicc, CICC_STUCK, TRIES};
+use crate::cicc::{run_again, StuckCicc, CICC_STUCK};
 use crate::support::*;
 
 pub const KERNEL: &str = "__global__ void k(int *p) { p[threadIdx.x] *= 2; }\n";
@@ -580,18 +580,9 @@ pub fn same_as_alone(release: &str, case: Case) {
         std::os::unix::fs::symlink(WRAPPER, wrapper_dir.join("bin/nvcc")).unwrap();
         let wrapper = run(&case, &wrapper_dir, true, &path(Some(&wrapper_dir.join("bin"))), compiler);
         tries += 1;
-        let stuck: Vec<&str> = [("nvcc alone", &alone), ("the wrapper", &wrapper)]
-            .into_iter()
-            .filter(|(_, o)| o.ended == CICC_STUCK)
-            .map(|(side, _)| side)
-            .collect();
-        if stuck.is_empty() || tries == TRIES {
+        if !run_again(tries, [alone.ended == CICC_STUCK, wrapper.ended == CICC_STUCK]) {
             break (alone, wrapper);
         }
-        eprintln!(
-            "note: {}'s cicc deadlocked in its interrupt handler (try {tries} of {TRIES}); both sides run again",
-            stuck.join(" and ")
-        );
     };
     if alone.ended.starts_with("skipped") {
         eprintln!("note: nvcc {release}, {}: {}", case.name, alone.ended);
