@@ -24,7 +24,11 @@
 //! or nvcc ends, every exec goes on at once. What K holds of the build's slots is written down in a `Ledger`
 //! (`super::ledger`) shared with W and with K's guard, so that whoever outlives a K killed by SIGKILL gives them back.
 
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+
+use nix::errno::Errno;
+use nix::poll::PollFlags;
+use nix::unistd::Pid;
 use std::time::{Duration, Instant};
 
 use super::hold::{Held, Listener};
@@ -58,14 +62,14 @@ pub fn spare(units: &[Runs], slots: usize, waiting: usize) -> usize {
 
 /// A unit let run: its first process, and a pidfd that becomes readable when that process ends.
 struct Unit {
-    root: libc::pid_t,
+    root: Pid,
     ends: Option<OwnedFd>,
 }
 
 /// An exec held for want of a slot, and the unit it starts.
 struct Waiting {
     held: Held,
-    root: libc::pid_t,
+    root: Pid,
     /// The debug log said it waits.
     said: bool,
 }
@@ -74,7 +78,7 @@ struct Waiting {
 pub struct Follow<'a> {
     lend: &'a Lend<'a>,
     ledger: &'static Ledger,
-    nvcc: libc::pid_t,
+    nvcc: Pid,
     listener: Listener,
     /// The slots' bytes, as taken.
     pub held: Vec<u8>,
@@ -94,17 +98,15 @@ pub struct Follow<'a> {
 const MEMORY_AGAIN: Duration = Duration::from_millis(500);
 
 impl<'a> Follow<'a> {
-    pub fn new(lend: &'a Lend<'a>, ledger: &'static Ledger, nvcc: libc::pid_t, listener: Listener) -> Follow<'a> {
+    pub fn new(lend: &'a Lend<'a>, ledger: &'static Ledger, nvcc: Pid, listener: Listener) -> Follow<'a> {
         let (held, units, waiting) = (Vec::new(), Vec::new(), Vec::new());
         Follow { lend, ledger, nvcc, listener, held, units, waiting, released: false, spare_ticks: 0, memory: None }
     }
 
     /// What K polls for this follow: the listener first, then each unit's end.
-    pub fn descriptors(&self) -> Vec<libc::pollfd> {
-        let poll = |fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        let ends =
-            self.units.iter().filter_map(|u| u.ends.as_ref()).map(|fd| poll(std::os::fd::AsRawFd::as_raw_fd(fd)));
-        std::iter::once(poll(self.listener.raw())).chain(ends).collect()
+    pub fn descriptors(&self) -> Vec<BorrowedFd<'_>> {
+        let ends = self.units.iter().filter_map(|u| u.ends.as_ref()).map(|fd| fd.as_fd());
+        std::iter::once(self.listener.fd()).chain(ends).collect()
     }
 
     /// Whether K should look again after `TICK` though nothing happened: an exec waits, or a slot is held.
@@ -112,12 +114,17 @@ impl<'a> Follow<'a> {
         !self.waiting.is_empty() || !self.held.is_empty()
     }
 
-    /// What `descriptors` reported: a held exec, units that ended. Then let run what the slots allow.
-    pub fn on_events(&mut self, polled: &[libc::pollfd]) {
-        let ready = |p: &libc::pollfd| p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0;
-        let ended: Vec<libc::c_int> = polled.iter().skip(1).filter(|p| ready(p)).map(|p| p.fd).collect();
-        self.units.retain(|u| !u.ends.as_ref().is_some_and(|fd| ended.contains(&std::os::fd::AsRawFd::as_raw_fd(fd))));
-        if polled.first().is_some_and(|p| p.revents & libc::POLLIN != 0) {
+    /// What a poll of `descriptors` reported of each, in their order: a held exec, units that ended. Then let run what
+    /// the slots allow.
+    pub fn on_events(&mut self, polled: &[(RawFd, PollFlags)]) {
+        let ended: Vec<RawFd> = polled
+            .iter()
+            .skip(1)
+            .filter(|(_, events)| events.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR))
+            .map(|(fd, _)| *fd)
+            .collect();
+        self.units.retain(|u| !u.ends.as_ref().is_some_and(|fd| ended.contains(&fd.as_raw_fd())));
+        if polled.first().is_some_and(|(_, events)| events.contains(PollFlags::POLLIN)) {
             match self.listener.next() {
                 Ok(Some(held)) => self.arrived(held),
                 Ok(None) => {}
@@ -194,9 +201,10 @@ impl<'a> Follow<'a> {
             }
             let first = self.waiting.remove(0);
             // Held by a pidfd before it runs: a unit that ends at once is never counted by a pid another has taken.
-            let ends = pidfd(first.root);
+            // Without one (no descriptor left) the unit counts until nvcc ends: the call slower, never over its slots.
+            let ends = super::procfs::pidfd(first.root);
             // One that ended, or whose wait a signal interrupted (it asks again once it runs), leaves its place.
-            if self.listener.let_run(first.held.id) && !matches!(ends, Err(libc::ESRCH)) {
+            if self.listener.let_run(first.held.id) && !matches!(ends, Err(Errno::ESRCH)) {
                 self.units.push(Unit { root: first.root, ends: ends.ok() });
                 using += 1;
             }
@@ -253,29 +261,16 @@ impl<'a> Follow<'a> {
 
 /// The unit `pid` belongs to: its ancestor whose parent is `nvcc` (from `/proc`, at most 64 steps); `None` for a
 /// process not below nvcc.
-fn unit_of(pid: libc::pid_t, nvcc: libc::pid_t) -> Option<libc::pid_t> {
+fn unit_of(pid: Pid, nvcc: Pid) -> Option<Pid> {
     let mut at = pid;
     for _ in 0..64 {
         match super::procfs::parent_of(at)? {
             parent if parent == nvcc => return Some(at),
-            parent if parent <= 1 => return None,
+            parent if parent.as_raw() <= 1 => return None,
             parent => at = parent,
         }
     }
     None
-}
-
-/// A pidfd for `pid` (Linux 5.3), readable once it ends; the errno where there is none: ESRCH when it has ended and
-/// been reaped already; another (no descriptor left) leaves the unit counted until nvcc ends, and the call slower,
-/// never over its slots.
-fn pidfd(pid: libc::pid_t) -> Result<OwnedFd, i32> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor, closed on exec, or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
-    }
-    // SAFETY: a descriptor just opened, owned here.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 #[cfg(test)]

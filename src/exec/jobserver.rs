@@ -81,13 +81,9 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::DirBuilder::new().mode(0o700).create(&dir).map_err(|e| failed(&crate::error::shell::path(&dir), e))?;
     let fifo = dir.join("slots");
-    let result = (|| {
-        let name =
-            std::ffi::CString::new(fifo.as_os_str().as_bytes()).map_err(|e| failed("the FIFO's name", e.into()))?;
-        // SAFETY: `name` is a NUL-terminated path; mkfifo only reads it.
-        if unsafe { libc::mkfifo(name.as_ptr(), 0o600) } != 0 {
-            return Err(failed("mkfifo", std::io::Error::last_os_error()));
-        }
+    let result = (|| -> Result<std::process::ExitStatus> {
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR)
+            .map_err(|e| failed("mkfifo", e.into()))?;
         // Read and write: never blocks on open, and keeps the tokens while the build runs.
         let mut held = std::fs::OpenOptions::new()
             .read(true)
@@ -106,16 +102,11 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
         held.write_all(&tokens).map_err(|e| failed("writing its tokens", e))?;
         // The descriptors make reads: the FIFO opened for reading and for writing (neither waits, as `held` is both
         // ends), blocking, as make's own pipe is, and left open across exec for the command's whole tree.
-        let end = |flags: libc::c_int| -> Result<std::os::fd::OwnedFd> {
-            // SAFETY: `name` is NUL-terminated; the new descriptor is owned by the OwnedFd.
-            let fd = unsafe { libc::open(name.as_ptr(), flags) };
-            if fd < 0 {
-                return Err(failed("opening the FIFO for make", std::io::Error::last_os_error()));
-            }
-            // SAFETY: just opened, owned by nothing else.
-            Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
+        let end = |flags: nix::fcntl::OFlag| -> Result<std::os::fd::OwnedFd> {
+            nix::fcntl::open(&fifo, flags, nix::sys::stat::Mode::empty())
+                .map_err(|e| failed("opening the FIFO for make", e.into()))
         };
-        let (read, write) = (end(libc::O_RDONLY)?, end(libc::O_WRONLY)?);
+        let (read, write) = (end(nix::fcntl::OFlag::O_RDONLY)?, end(nix::fcntl::OFlag::O_WRONLY)?);
         use std::os::fd::AsRawFd;
         let mut env = ctx.env.clone();
         let ends = (read.as_raw_fd(), write.as_raw_fd());
@@ -138,16 +129,13 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
 /// Make the FIFO hold `free` tokens, one byte each: a pipe holds 64 KiB unless made larger (`F_SETPIPE_SZ`, up to
 /// `/proc/sys/fs/pipe-max-size` but for root). `free` as a count, or the most it can hold.
 fn holds(fifo: &std::fs::File, free: u32) -> std::result::Result<usize, usize> {
-    use std::os::fd::AsRawFd;
-    let fd = fifo.as_raw_fd();
-    // SAFETY: F_GETPIPE_SZ reads the size of a pipe this function was handed open.
-    let size = unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) };
-    let size = usize::try_from(size).unwrap_or(0);
+    use nix::fcntl::{fcntl, FcntlArg};
+    let size = fcntl(fifo, FcntlArg::F_GETPIPE_SZ).ok().and_then(|size| usize::try_from(size).ok()).unwrap_or(0);
     if free as usize <= size {
         return Ok(free as usize);
     }
-    // SAFETY: F_SETPIPE_SZ asks the kernel to resize the same pipe; it fails, changing nothing, beyond its limits.
-    let grown = i32::try_from(free).map_or(-1, |want| unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, want) });
+    // Fails, changing nothing, beyond the kernel's limits.
+    let grown = i32::try_from(free).map_or(-1, |want| fcntl(fifo, FcntlArg::F_SETPIPE_SZ(want)).unwrap_or(-1));
     match usize::try_from(grown) {
         Ok(grown) if grown >= free as usize => Ok(free as usize),
         _ => {

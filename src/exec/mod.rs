@@ -13,84 +13,36 @@ pub mod jobserver;
 pub mod ledger;
 pub mod lend;
 pub mod procfs;
+pub mod signals;
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::context::Env;
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::WrittenFile;
 
-/// Signals whose default action would end the wrapper for a write of its own (its debug log, an error line): SIGPIPE
-/// (a pipe whose reader left: `... 2>&1 | head -1`) and SIGXFSZ (a file past the size limit, `ulimit -f`). The wrapper,
-/// its keeper and its guard ignore both, so that such a write fails and is dropped (Rust's runtime ignores SIGPIPE
-/// before `main`; `record_caller_state` ignores SIGXFSZ); nvcc gets them as the caller left them.
-pub const OWN_WRITES: [libc::c_int; 2] = [libc::SIGPIPE, libc::SIGXFSZ];
-
-/// Which of `OWN_WRITES` the caller started the wrapper with ignored (bit N: `OWN_WRITES[N]`), recorded before Rust's
-/// runtime changes SIGPIPE; `Command` sets SIGPIPE back to the default right before exec, so without this nvcc would
-/// always start with the default, whatever the caller chose.
-static CALLER_IGNORES: AtomicU8 = AtomicU8::new(0);
-
-/// Which of the standard streams (bit 0: stdin, 1: stdout, 2: stderr) the caller left closed. Rust's runtime opens
-/// `/dev/null` in their place before `main`, so that the wrapper's own writes go nowhere harmful; nvcc gets them
-/// closed again, as exec from the caller would give them (`nvcc -x cu - <&-` then fails as it does alone, instead of
-/// compiling an empty source).
-static CALLER_CLOSED_STREAMS: AtomicU8 = AtomicU8::new(0);
-
-/// Record what the process started with that the wrapper changes for its own sake: the dispositions of `OWN_WRITES`
-/// (then SIGXFSZ is ignored: Rust's runtime ignores SIGPIPE itself) and the closed standard streams. Only for the
-/// binary's constructor (see `main.rs`), which runs before Rust's runtime.
-pub extern "C" fn record_caller_state() {
-    // SAFETY: with a null new action, sigaction only reads the current one into `old`, which it may fully write;
-    // fcntl(F_GETFD) only asks whether a descriptor is open; SIG_IGN is always a valid disposition.
-    let (ignored, closed) = unsafe {
-        let ignored = OWN_WRITES.iter().enumerate().fold(0u8, |bits, (n, &signal)| {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            let ignored = libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN;
-            bits | u8::from(ignored) << n
-        });
-        let closed = (0..3).filter(|&fd| libc::fcntl(fd, libc::F_GETFD) == -1).fold(0u8, |bits, fd| bits | 1 << fd);
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-        (ignored, closed)
-    };
-    CALLER_IGNORES.store(ignored, Ordering::Relaxed);
-    CALLER_CLOSED_STREAMS.store(closed, Ordering::Relaxed);
-}
-
-/// Replace this process with nvcc, with the caller's dispositions of `OWN_WRITES`. Returns only if that fails, with
+/// Replace this process with nvcc, with the caller's dispositions of `signals::OWN_WRITES`. Returns only if that fails, with
 /// why.
 pub fn exec(nvcc: &Path, args: &[OsString], env: &Env) -> std::io::Error {
     command(nvcc, args, env).exec()
 }
 
-/// What exec gives nvcc that the wrapper changed in itself: which of `OWN_WRITES` the caller ignored (bit N), and
-/// which standard streams it left closed (bit N: descriptor N).
-fn caller_state() -> (u8, u8) {
-    (CALLER_IGNORES.load(Ordering::Relaxed), CALLER_CLOSED_STREAMS.load(Ordering::Relaxed))
-}
-
-/// The signals of `OWN_WRITES` that the caller left at their default action: nvcc gets them so.
-fn callers_defaults() -> impl Iterator<Item = libc::c_int> {
-    let (ignored, _) = caller_state();
-    OWN_WRITES.into_iter().enumerate().filter(move |(n, _)| ignored & 1 << n == 0).map(|(_, signal)| signal)
-}
-
 /// nvcc's command, as exec starts it: argv[0] the program's path, the environment exactly `env`, the caller's
-/// dispositions of `OWN_WRITES` and its closed standard streams.
+/// dispositions of `signals::OWN_WRITES` and its closed standard streams.
 fn command(nvcc: &Path, args: &[OsString], env: &Env) -> Command {
     let mut command = Command::new(nvcc);
     command.arg0(nvcc).args(args).env_clear().envs(env.iter());
-    let (ignored, closed) = caller_state();
+    let (ignored, closed) = signals::caller_state();
     // SAFETY: runs in this process right before execve, after std's reset of SIGPIPE to the default; signal() and
     // close() are async-signal-safe and touch no memory of ours.
     unsafe {
         command.pre_exec(move || {
-            for (n, &signal) in OWN_WRITES.iter().enumerate() {
-                libc::signal(signal, if ignored & 1 << n != 0 { libc::SIG_IGN } else { libc::SIG_DFL });
+            for (n, &signal) in signals::OWN_WRITES.iter().enumerate() {
+                let handler = if ignored & 1 << n != 0 { libc::SIG_IGN } else { libc::SIG_DFL };
+                libc::signal(signal as libc::c_int, handler);
             }
             for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
                 libc::close(fd);
@@ -117,38 +69,10 @@ pub fn run_and_wait(
 pub fn end_as(status: std::process::ExitStatus) -> ! {
     use std::os::unix::process::ExitStatusExt;
     if let Some(signal) = status.signal() {
-        die_by(signal);
+        signals::die_by(signal);
     }
-    let code = status.code().unwrap_or(1);
-    let held = child::FORWARDED;
-    // SAFETY: unblocking signals; one pending is delivered now, with the caller's disposition.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for signal in held {
-            libc::sigaddset(&mut set, signal);
-        }
-        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-    }
-    std::process::exit(code)
-}
-
-/// End this process by `signal`, as nvcc ended: its default action restored and unblocked, and no core file of the
-/// wrapper's own written (nvcc's, if it wrote one, is the one that counts).
-pub(crate) fn die_by(signal: libc::c_int) -> ! {
-    // SAFETY: setrlimit reads a local struct; signal, sigprocmask and raise act on this process only.
-    unsafe {
-        let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-        libc::signal(signal, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, signal);
-        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::raise(signal);
-    }
-    // A signal whose default is to go on (SIGCHLD, SIGWINCH): end as a shell reports one.
-    std::process::exit(128 + signal)
+    signals::let_held_through();
+    std::process::exit(status.code().unwrap_or(1))
 }
 
 /// Add the plan's inputs to each dependency file nvcc wrote (see `depfile`); the warnings to print for those that
@@ -177,8 +101,7 @@ pub fn complete_depfiles(edit: &crate::plan::model::DepfileInputs) -> Vec<String
         let meta = std::fs::metadata(&target).ok();
         // Replaced whole, a file with other names would lose them, and one of another user's would become ours:
         // nvcc writes in place and keeps both, so such a file is left as nvcc wrote it.
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
+        let me = nix::unistd::geteuid().as_raw();
         if let Some(why) = meta.as_ref().and_then(|m| {
             use std::os::unix::fs::MetadataExt;
             (m.nlink() > 1)
@@ -332,10 +255,9 @@ pub static OPTIONS_FILES: crate::probe::cache::evict::Rules = crate::probe::cach
 
 /// Set a file's times to now (a use), ignoring failure: only the sweep reads them.
 fn touch(path: &Path) {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return };
-    // SAFETY: `path` is a valid NUL-terminated string; a null `times` means "now" for both.
-    unsafe { libc::utimensat(libc::AT_FDCWD, path.as_ptr(), std::ptr::null(), 0) };
+    use nix::sys::{stat, time::TimeSpec};
+    let now = TimeSpec::UTIME_NOW;
+    let _ = stat::utimensat(nix::fcntl::AT_FDCWD, path, &now, &now, stat::UtimensatFlags::FollowSymlink);
 }
 
 /// Run nvcc with the user's own arguments and the environment the wrapper was given, plus its loop counter; when

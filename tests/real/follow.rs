@@ -156,8 +156,7 @@ fn finish(mut child: std::process::Child, dir: &Path, case: &str) -> (std::proce
     if status.is_none() || !left.is_empty() {
         let _ = child.kill();
         for pid in left.iter().filter_map(|l| l.split(' ').next()?.parse::<i32>().ok()) {
-            // SAFETY: kill takes plain integers; a process of this test's build.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            send(pid, libc::SIGKILL);
         }
         let _ = child.wait();
         panic!("{case}: after two minutes, still running:{table}");
@@ -216,9 +215,22 @@ fn wrappers_process_in(dir: &Path, name: &str) -> Option<i32> {
     found.map(|(pid, _, _)| pid)
 }
 
-/// The keeper of the call running in `dir`.
+/// The keeper of the call running in `dir`, once named: it names itself once nvcc runs, beside nvcc's first exec (on a
+/// loaded machine, a moment after it).
 fn keeper_in(dir: &Path) -> Option<i32> {
-    wrappers_process_in(dir, "wrapper-keeper")
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = wrappers_process_in(dir, "wrapper-keeper");
+        if found.is_some() || Instant::now() > deadline {
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Send `signal` to `pid` (a group, negative), a process of this test's build.
+fn send(pid: i32, signal: libc::c_int) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::try_from(signal).ok());
 }
 
 /// The wrapper and its keeper killed by SIGKILL together (by pid: `kill -9 W K`, or the OOM killer taking one after
@@ -239,8 +251,7 @@ fn the_wrapper_and_its_keeper_killed_together_leave_nothing_stopped() {
     let (wrapper, keeper) = (wrappers_process_in(dir, "nvcc"), keeper_in(dir));
     let (Some(wrapper), Some(keeper)) = (wrapper, keeper) else { panic!("no wrapper or keeper in {dir:?}") };
     for pid in [keeper, wrapper] {
-        // SAFETY: kill takes plain integers; the wrapper and keeper of this test's call.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        send(pid, libc::SIGKILL);
     }
     let (status, log) = finish(child, dir, "the wrapper and its keeper killed");
     assert!(!status.success(), "the call whose wrapper was killed succeeded:\n{log}");
@@ -257,8 +268,7 @@ fn hostile_surroundings_leave_nothing_stopped_and_lose_no_slot() {
     let Some(_) = make44() else { return };
     const TOKENS: usize = 1;
     let group = |child: &std::process::Child, signal| {
-        // SAFETY: kill takes plain integers; the build leads a process group of its own.
-        unsafe { libc::kill(-(child.id() as i32), signal) };
+        send(-(child.id() as i32), signal);
     };
 
     // The keeper killed by SIGKILL (issue 57's first doubt, decided): the call is over for make, which sees the
@@ -268,8 +278,7 @@ fn hostile_surroundings_leave_nothing_stopped_and_lose_no_slot() {
     let mut child = cmd.spawn().unwrap();
     until_held(&mut child, sb.dir.path());
     let keeper = keeper_in(sb.dir.path()).expect("the keeper");
-    // SAFETY: as above; the keeper of this test's call.
-    unsafe { libc::kill(keeper, libc::SIGKILL) };
+    send(keeper, libc::SIGKILL);
     let (status, log) = finish(child, sb.dir.path(), "keeper killed");
     assert!(!status.success(), "the call whose keeper was killed succeeded:\n{log}");
     assert_eq!(held.count(), TOKENS, "keeper killed: the slots afterwards:\n{log}");
@@ -308,8 +317,7 @@ fn hostile_surroundings_leave_nothing_stopped_and_lose_no_slot() {
     let term = 1u64 << (libc::SIGTERM - 1);
     let (first, last) = (waiting[0], *waiting.last().unwrap());
     let blocked = signal_mask(first, "SigBlk") & term != 0;
-    // SAFETY: kill takes plain integers; a program of this test's nvcc, held.
-    unsafe { libc::kill(first, libc::SIGTERM) };
+    send(first, libc::SIGTERM);
     let heard_term = if blocked {
         std::thread::sleep(Duration::from_millis(500));
         let pending = (signal_mask(first, "ShdPnd") | signal_mask(first, "SigPnd")) & term != 0;
@@ -317,8 +325,7 @@ fn hostile_surroundings_leave_nothing_stopped_and_lose_no_slot() {
     } else {
         Err(until_gone(first))
     };
-    // SAFETY: as above.
-    unsafe { libc::kill(last, libc::SIGKILL) };
+    send(last, libc::SIGKILL);
     let killed = until_gone(last);
     go_on(&paused);
     let (status, log) = finish(child, dir, "a signal to a held program");
@@ -335,8 +342,7 @@ fn hostile_surroundings_leave_nothing_stopped_and_lose_no_slot() {
     let (sb, mut held, mut cmd) = project(&root, Tool::Make44, &["a"], 0);
     let mut child = cmd.spawn().unwrap();
     for pid in until_held(&mut child, sb.dir.path()) {
-        // SAFETY: as above; a program of this test's nvcc.
-        unsafe { libc::kill(pid, libc::SIGCONT) };
+        send(pid, libc::SIGCONT);
     }
     let mut counts = Vec::new();
     while child_running(&child) {
@@ -448,8 +454,7 @@ fn pause_the_running(dir: &Path) -> (Vec<i32>, Vec<i32>) {
         let units = units_in(dir).into_iter().filter(|unit| !unit.iter().any(|(pid, _, _)| waiting.contains(pid)));
         let to_stop: Vec<i32> = units.flatten().filter(not_yet).map(|(pid, _, _)| pid).collect();
         for &pid in &to_stop {
-            // SAFETY: kill takes plain integers; a program of this test's nvcc.
-            unsafe { libc::kill(pid, libc::SIGSTOP) };
+            send(pid, libc::SIGSTOP);
         }
         let stopped_now = to_stop.len();
         paused.extend(to_stop);
@@ -473,8 +478,7 @@ fn signal_mask(pid: i32, name: &str) -> u64 {
 /// Let the work `pause_the_running` stopped go on.
 fn go_on(paused: &[i32]) {
     for pid in paused {
-        // SAFETY: kill takes plain integers; a program of this test's nvcc (gone by now, at worst).
-        unsafe { libc::kill(*pid, libc::SIGCONT) };
+        send(*pid, libc::SIGCONT);
     }
 }
 
@@ -504,20 +508,17 @@ fn a_program_ending_while_the_job_is_stopped_continues_no_waiting_work() {
         assert!(Instant::now() < deadline, "no unit of nvcc's ran beside a held one within a minute");
         std::thread::sleep(Duration::from_millis(5));
     };
-    // SAFETY: kill takes plain integers; the build leads a process group of its own.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGTSTP) };
+    send(-(child.id() as i32), libc::SIGTSTP);
     std::thread::sleep(Duration::from_millis(100));
     for pid in &unit {
-        // SAFETY: as above; a program of this test's nvcc, stopped by the Ctrl-Z.
-        unsafe { libc::kill(*pid, libc::SIGKILL) };
+        send(*pid, libc::SIGKILL);
     }
     // Well over the keeper's tick.
     std::thread::sleep(Duration::from_millis(500));
     // What waited is still there, stopped with the job (its wait for the keeper interrupted by the stop).
     let now = process_states(dir);
     let waited: Vec<_> = waiting.iter().map(|pid| now.iter().find(|(p, _, _)| p == pid)).collect();
-    // SAFETY: as above; `fg`.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGCONT) };
+    send(-(child.id() as i32), libc::SIGCONT);
     let (status, log) = finish(child, dir, "a program ending during Ctrl-Z");
     let ran = waited.iter().any(|p| p.is_none_or(|(_, _, state)| *state != 'T'));
     assert!(!ran, "work that waited ran while the job was stopped: {waiting:?} then {waited:?}\n{log}");
@@ -642,11 +643,9 @@ fn a_terminal_and_a_debugger_leave_nothing_stopped_and_lose_no_slot() {
             let gdb_pid = debugger.id() as i32;
             for _ in 0..30 {
                 std::thread::sleep(Duration::from_millis(60));
-                // SAFETY: kill takes plain integers; gdb is this test's child, not yet waited for.
-                unsafe { libc::kill(gdb_pid, libc::SIGSTOP) };
+                send(gdb_pid, libc::SIGSTOP);
                 std::thread::sleep(Duration::from_millis(300));
-                // SAFETY: as above.
-                unsafe { libc::kill(gdb_pid, libc::SIGCONT) };
+                send(gdb_pid, libc::SIGCONT);
             }
         }
         let (status, log) = finish(child, sb.dir.path(), case);

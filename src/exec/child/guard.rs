@@ -10,12 +10,15 @@
 //!   back the slots the ledger says K held. W settles the same ledger when it outlives K; each entry is taken once (an
 //!   atomic swap), by whichever comes first.
 
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
-use super::close;
+use nix::sys::signal::Signal;
+use nix::unistd::{ForkResult, Pid};
+
 use crate::context::jobserver::Client;
 use crate::exec::hold::Listener;
 use crate::exec::ledger::Ledger;
+use crate::exec::procfs;
 
 /// G's name (`ps`, `pkill`): not the keeper's, so that a kill of one by name leaves the other.
 pub const GUARD_NAME: &str = "wrapper-guard";
@@ -23,91 +26,69 @@ pub const GUARD_NAME: &str = "wrapper-guard";
 /// K's hold on G: G's pid (which K, stopping what nvcc left, leaves alone) and the pipe's write end, closed only by
 /// K's end.
 pub struct Guard {
-    pub pid: libc::pid_t,
+    pub pid: Pid,
     _write_end: OwnedFd,
 }
 
 impl Guard {
     /// Fork G (K runs no other thread), with a copy of `listener`; `nvcc` runs. `None` when the kernel gives no pipe
     /// or process: then a K killed with W leaves its slots lost, and nvcc's next program unable to start.
-    pub fn start(ledger: &'static Ledger, client: &Client, listener: RawFd, nvcc: libc::pid_t) -> Option<Guard> {
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 fills `fds` with two new descriptors, closed on exec.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return None;
-        }
-        let [read_end, write_end] = fds;
-        // SAFETY: K runs no other thread, so the child may run Rust code until it ends by `_exit`.
-        match unsafe { libc::fork() } {
-            0 => {
-                close(write_end);
+    pub fn start(ledger: &'static Ledger, client: &Client, listener: BorrowedFd, nvcc: Pid) -> Option<Guard> {
+        let (read_end, write_end) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
+        match super::fork_alone().ok()? {
+            ForkResult::Child => {
+                drop(write_end);
                 guard(read_end, ledger, client, listener, nvcc)
             }
-            pid => {
-                close(read_end);
-                // SAFETY: the pipe's write end, K's own from here.
-                let write_end = unsafe { OwnedFd::from_raw_fd(write_end) };
-                (pid > 0).then_some(Guard { pid, _write_end: write_end })
-            }
+            ForkResult::Parent { child } => Some(Guard { pid: child, _write_end: write_end }),
         }
     }
 }
 
 /// G: named, its standard streams closed (it writes nothing, and holds no reader of K's output waiting), it waits
 /// for the pipe's end and does what K's end calls for (see the module's header).
-fn guard(read_end: RawFd, ledger: &'static Ledger, client: &Client, listener: RawFd, nvcc: libc::pid_t) -> ! {
+fn guard(read_end: OwnedFd, ledger: &'static Ledger, client: &Client, listener: BorrowedFd, nvcc: Pid) -> ! {
     super::name::name_process(GUARD_NAME);
     for fd in 0..3 {
-        close(fd);
+        let _ = nix::unistd::close(fd);
     }
     // nvcc is K's child, not yet reaped: its pid is its own until K waits for it.
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let nvcc_fd = unsafe { libc::syscall(libc::SYS_pidfd_open, nvcc, 0) } as RawFd;
-    let mut byte = 0u8;
-    loop {
-        // SAFETY: reads at most one byte into a local.
-        let n = unsafe { libc::read(read_end, (&mut byte as *mut u8).cast(), 1) };
-        if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            break;
-        }
-    }
+    let nvcc_fd = procfs::pidfd(nvcc);
+    // Its end: nothing is ever written.
+    while let Err(nix::errno::Errno::EINTR) = nix::unistd::read(&read_end, &mut [0u8]) {}
     if !ledger.keeper_ended() {
-        close(listener);
-        // SAFETY: the pidfd holds nvcc itself, so the signal reaches it and no other; signal 0 asks whether it runs.
-        let runs = nvcc_fd >= 0
-            && unsafe { libc::syscall(libc::SYS_pidfd_send_signal, nvcc_fd, 0, std::ptr::null::<u8>(), 0) } == 0;
-        if runs {
-            super::leftovers::signal_tree(nvcc, libc::SIGTERM);
+        let _ = nix::unistd::close(listener.as_raw_fd());
+        // The pidfd holds nvcc itself: a pid another process has taken since is never signalled.
+        if nvcc_fd.is_ok_and(|fd| !procfs::has_ended(&fd)) {
+            super::leftovers::signal_tree(nvcc, Signal::SIGTERM);
         }
         ledger.settle(client);
-        // SAFETY: ends this process at once, running none of the wrapper's exit handlers (they are W's).
-        unsafe { libc::_exit(0) }
+        super::exit_now(0)
     }
     ledger.settle(client);
     // Nothing of K's is held from here but the listener: no jobserver, no pipe a reader waits on.
-    for fd in open_descriptors().into_iter().filter(|fd| *fd != listener) {
-        close(fd);
+    let Ok(listener) = listener.try_clone_to_owned() else { super::exit_now(0) };
+    for fd in open_descriptors().into_iter().filter(|fd| *fd != listener.as_raw_fd()) {
+        let _ = nix::unistd::close(fd);
     }
-    // SAFETY: G's copy of the listener, owned here.
-    let listener = Listener::new(unsafe { OwnedFd::from_raw_fd(listener) });
-    serve(&listener);
-    // SAFETY: as above.
-    unsafe { libc::_exit(0) }
+    serve(&Listener::new(listener));
+    super::exit_now(0)
 }
 
 /// Let every exec held on `listener` go on, until nothing that carries its filter is left.
 fn serve(listener: &Listener) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout};
     loop {
-        let mut poll = libc::pollfd { fd: listener.raw(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: poll reads and writes one local pollfd.
-        if unsafe { libc::poll(&mut poll, 1, -1) } < 0 {
+        let mut polled = [PollFd::new(listener.fd(), PollFlags::POLLIN)];
+        if nix::poll::poll(&mut polled, PollTimeout::NONE).is_err() {
             continue;
         }
-        if poll.revents & libc::POLLIN != 0 {
+        let events = polled[0].revents().unwrap_or(PollFlags::empty());
+        if events.contains(PollFlags::POLLIN) {
             if let Ok(Some(held)) = listener.next() {
                 listener.let_run(held.id);
             }
-        } else if poll.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        } else if events.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL) {
             return;
         }
     }

@@ -3,13 +3,19 @@
 
 use std::ffi::OsString;
 use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
+
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::unistd::Pid;
 
 use super::guard::Guard;
 use super::leftovers::{remove_leftovers, settle, signal_tree, stop_orphans};
 use super::spawn::{Spawn, Unstarted};
-use super::{close, mask, set_of, Start, NOT_STARTED, PARENT_DIED};
+use super::{mask, reap_all, set_of, Start, NOT_STARTED, PARENT_DIED};
 use crate::exec::follow::{self, Follow};
 use crate::exec::ledger::Ledger;
 use crate::exec::lend::{Lend, ThreadsIn};
@@ -26,10 +32,10 @@ const KEEPER_NAME: &str = "wrapper-keeper";
 pub(super) fn keep(
     start: Start,
     command: Spawn,
-    wrapper: libc::pid_t,
-    caught: &[libc::c_int],
-    caller_mask: libc::sigset_t,
-    report: libc::c_int,
+    wrapper: Pid,
+    caught: &[Signal],
+    caller_mask: SigSet,
+    report: OwnedFd,
 ) -> ! {
     let signals = become_keeper(wrapper, caught);
     let lend = start.lend.as_ref();
@@ -39,16 +45,13 @@ pub(super) fn keep(
     let (nvcc, listener, mut held) = match begin(&start, command, &caller_mask) {
         Ok(begun) => begun,
         Err(errno) => {
-            let errno = errno.to_ne_bytes();
-            // SAFETY: writes four bytes from a local array to the pipe W reads; then ends this process.
-            unsafe {
-                libc::write(report, errno.as_ptr().cast(), errno.len());
-                libc::_exit(NOT_STARTED);
-            }
+            // Four bytes fit in a pipe whole.
+            let _ = nix::unistd::write(&report, &errno.to_ne_bytes());
+            super::exit_now(NOT_STARTED);
         }
     };
     leave_the_callers_session(wrapper, caught);
-    close(report);
+    drop(report);
     // Named once nvcc runs, off the path W waits on (a `/proc` read): a kill by name before this instant finds K
     // holding only the slots it took, which its death would lose, as any jobserver client's would.
     super::name::name_process(KEEPER_NAME);
@@ -56,14 +59,14 @@ pub(super) fn keep(
     // Held until K ends: G then answers what outlives nvcc, or stops the call and settles the ledger if K was killed.
     let guard = following
         .as_ref()
-        .and_then(|((lend, ledger), listener)| Guard::start(ledger, lend.client, listener.raw(), nvcc));
+        .and_then(|((lend, ledger), listener)| Guard::start(ledger, lend.client, listener.fd(), nvcc));
     let mut follow = following.map(|((lend, ledger), listener)| Follow::new(lend, ledger, nvcc, listener));
     let (status, stopping) = wait_for(nvcc, wrapper, caught, &signals, &mut follow);
     if let Some(mut follow) = follow.take() {
         follow.release_all();
         held.append(&mut follow.held);
     }
-    let failed = !ExitStatus::from_raw(status).success();
+    let failed = !status.success();
     if stopping {
         stop_orphans(guard.as_ref().map(|g| g.pid));
     } else if failed {
@@ -87,8 +90,8 @@ pub(super) fn keep(
 fn begin(
     start: &Start,
     command: Spawn,
-    mask: &libc::sigset_t,
-) -> Result<(libc::pid_t, Option<crate::exec::hold::Listener>, Vec<u8>), i32> {
+    mask: &SigSet,
+) -> Result<(Pid, Option<crate::exec::hold::Listener>, Vec<u8>), i32> {
     let Some(lend) = start.lend.as_ref() else {
         return command.spawn(mask, &start.defaults).map(|p| (p, None, vec![]));
     };
@@ -126,59 +129,39 @@ fn begin(
 /// SIGCHLD and W's death) and read from a signalfd (returned), SIGTTOU blocked, W's death told by the kernel, the
 /// processes nvcc starts kept below it when nvcc dies first, and K's own writes unable to end it. A W that died
 /// already sent nothing: K ends.
-fn become_keeper(wrapper: libc::pid_t, caught: &[libc::c_int]) -> Signals {
-    let mut waited: Vec<libc::c_int> = caught.to_vec();
-    waited.extend([libc::SIGCHLD, PARENT_DIED]);
-    let waited = set_of(&waited);
-    mask(libc::SIG_BLOCK, &waited);
+fn become_keeper(wrapper: Pid, caught: &[Signal]) -> Signals {
+    let waited = set_of(caught.iter().copied().chain([Signal::SIGCHLD, PARENT_DIED]));
+    mask(SigmaskHow::SIG_BLOCK, &waited);
     // K writes (its debug log) while in the caller's group, which may be a background job under `stty tostop`, and
     // then from a session of its own: stopped for that, it would stop what it holds. Blocked, the write goes through;
     // nvcc gets the caller's mask.
-    mask(libc::SIG_BLOCK, &set_of(&[libc::SIGTTOU]));
+    mask(SigmaskHow::SIG_BLOCK, &set_of([Signal::SIGTTOU]));
     // A write to a pipe whose reader left fails with EPIPE, one past the file size limit with EFBIG, one to a
-    // terminal gone with EIO: the log line is lost, never K (`crate::exec::OWN_WRITES` are ignored, as in W, and
-    // never changed here: nvcc gets the caller's dispositions through `Start::defaults`).
-    // SAFETY: prctl with these options takes plain integers.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, PARENT_DIED as libc::c_ulong, 0, 0, 0);
-        if libc::getppid() != wrapper {
-            libc::_exit(NOT_STARTED);
-        }
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
+    // terminal gone with EIO: the log line is lost, never K (`crate::exec::signals::OWN_WRITES` are ignored, as in W,
+    // and never changed here: nvcc gets the caller's dispositions through `Start::defaults`).
+    let _ = nix::sys::prctl::set_pdeathsig(PARENT_DIED);
+    if nix::unistd::getppid() != wrapper {
+        super::exit_now(NOT_STARTED);
     }
-    Signals::new(&waited)
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+    // No descriptor (out of them): K cannot wait for nvcc as it must, and ends as if it never started it.
+    Signals::new(&waited).unwrap_or_else(|_| super::exit_now(NOT_STARTED))
 }
 
-/// The signals K waits for, as a descriptor it polls beside the listener of nvcc's execs.
-struct Signals(std::os::fd::OwnedFd);
+/// Signals blocked in K, read from a descriptor it polls beside the listener of nvcc's execs.
+struct Signals(SignalFd);
 
 impl Signals {
-    fn new(set: &libc::sigset_t) -> Signals {
-        // SAFETY: signalfd reads the set and returns a new descriptor; the set is blocked in this, K's only thread.
-        let fd = unsafe { libc::signalfd(-1, set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) };
-        if fd < 0 {
-            // No descriptor (out of them): K cannot wait for nvcc as it must, and ends as if it never started it.
-            // SAFETY: ends this process at once.
-            unsafe { libc::_exit(NOT_STARTED) };
-        }
-        // SAFETY: a descriptor just opened, owned here.
-        Signals(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
+    fn new(set: &SigSet) -> nix::Result<Signals> {
+        SignalFd::with_flags(set, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK).map(Signals)
     }
 
-    /// The next signal waiting: its number and code (`SI_KERNEL` for a terminal's).
-    fn next(&self) -> Option<(libc::c_int, libc::c_int)> {
-        // SAFETY: signalfd_siginfo is plain data; read fills one whole.
-        let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<libc::signalfd_siginfo>();
-        // SAFETY: reads at most `size` bytes into `info`.
-        let n = unsafe {
-            libc::read(
-                std::os::fd::AsRawFd::as_raw_fd(&self.0),
-                (&mut info as *mut libc::signalfd_siginfo).cast(),
-                size,
-            )
-        };
-        (n == size as isize).then_some((info.ssi_signo as libc::c_int, info.ssi_code))
+    /// The next signal waiting: its number, its code (`SI_KERNEL` for a terminal's) and its sender (0 for the
+    /// kernel's).
+    fn next(&self) -> Option<(Signal, libc::c_int, libc::pid_t)> {
+        let info = self.0.read_signal().ok()??;
+        let signal = Signal::try_from(info.ssi_signo as libc::c_int).ok()?;
+        Some((signal, info.ssi_code, info.ssi_pid as libc::pid_t))
     }
 }
 
@@ -192,32 +175,22 @@ impl Signals {
 ///
 /// A signal sent to the caller's group while K was in it reached K too: K drops it, as it reached nvcc (or W, which
 /// passes on what it passes). What W sent, or anything after W's death, is raised again for `wait_for`.
-fn leave_the_callers_session(wrapper: libc::pid_t, caught: &[libc::c_int]) {
-    // SAFETY: setsid and setpgid take plain integers; K is no group's leader (it was forked into the caller's group).
-    unsafe {
-        if libc::setsid() < 0 {
-            libc::setpgid(0, 0);
-        }
+fn leave_the_callers_session(wrapper: Pid, caught: &[Signal]) {
+    // K is no group's leader (it was forked into the caller's group).
+    if nix::unistd::setsid().is_err() {
+        let _ = nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0));
     }
-    let caught_set = set_of(caught);
-    let now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // What is pending of `caught` (blocked in K), read and so taken.
+    let Ok(pending) = Signals::new(&set_of(caught.iter().copied())) else { return };
     let mut again = Vec::new();
-    loop {
-        // SAFETY: siginfo_t is plain data that sigtimedwait fills; the set is blocked in this thread.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let signal = unsafe { libc::sigtimedwait(&caught_set, &mut info, &now) };
-        if signal < 0 {
-            break;
-        }
-        // SAFETY: si_pid is valid for signals sent by kill (and 0 for the kernel's); getppid has no preconditions.
-        let (sender, parent) = unsafe { (info.si_pid(), libc::getppid()) };
-        if sender == wrapper || parent != wrapper {
+    while let Some((signal, _, sender)) = pending.next() {
+        if sender == wrapper.as_raw() || nix::unistd::getppid() != wrapper {
             again.push(signal);
         }
     }
     for signal in again {
-        // SAFETY: raise takes a plain integer; the signal is blocked, and waits for `wait_for`.
-        unsafe { libc::raise(signal) };
+        // Blocked: it waits for `wait_for`.
+        let _ = nix::sys::signal::raise(signal);
     }
 }
 
@@ -253,36 +226,48 @@ fn threaded(start: &Start, lend: &Lend, threads: u32) -> io::Result<Option<Spawn
 /// at once. How nvcc ended (`waitpid`'s status), and whether a signal told K to stop (following then lets every exec
 /// go on).
 fn wait_for(
-    nvcc: libc::pid_t,
-    wrapper: libc::pid_t,
-    caught: &[libc::c_int],
+    nvcc: Pid,
+    wrapper: Pid,
+    caught: &[Signal],
     signals: &Signals,
     follow: &mut Option<Follow>,
-) -> (i32, bool) {
+) -> (ExitStatus, bool) {
     let mut stopping = false;
     loop {
-        let signal_fd = std::os::fd::AsRawFd::as_raw_fd(&signals.0);
-        let mut polled = vec![libc::pollfd { fd: signal_fd, events: libc::POLLIN, revents: 0 }];
-        polled.extend(follow.as_ref().map(Follow::descriptors).unwrap_or_default());
-        let tick = follow.as_ref().filter(|f| f.wants_ticks()).map_or(-1, |_| follow::TICK.as_millis() as libc::c_int);
-        // SAFETY: poll reads and writes the pollfds of a local vector.
-        let ready = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, tick) };
+        let tick = follow
+            .as_ref()
+            .filter(|f| f.wants_ticks())
+            .map_or(PollTimeout::NONE, |_| PollTimeout::try_from(follow::TICK).unwrap_or(PollTimeout::MAX));
+        // The signals' descriptor first, then what following polls (the listener, then each unit's end).
+        let (ready, events) = {
+            let watched = follow.as_ref().map(Follow::descriptors).unwrap_or_default();
+            let mut polled: Vec<PollFd> = std::iter::once(signals.0.as_fd())
+                .chain(watched.iter().map(|fd| fd.as_fd()))
+                .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
+                .collect();
+            let ready = nix::poll::poll(&mut polled, tick);
+            let events: Vec<(RawFd, PollFlags)> = polled
+                .iter()
+                .skip(1)
+                .map(|p| (p.as_fd().as_raw_fd(), p.revents().unwrap_or(PollFlags::empty())))
+                .collect();
+            (ready, events)
+        };
         if let Some(follow) = follow.as_mut() {
             match ready {
-                0 => follow.tick(),
-                1.. => follow.on_events(&polled[1..]),
-                _ => {}
+                Ok(0) => follow.tick(),
+                Ok(_) => follow.on_events(&events),
+                Err(_) => {}
             }
         }
-        while let Some((signal, code)) = signals.next() {
-            if signal == libc::SIGCHLD {
-                if let Some(status) = reap(nvcc) {
+        while let Some((signal, code, _)) = signals.next() {
+            if signal == Signal::SIGCHLD {
+                if let Some(status) = reap_all(Some(nvcc)) {
                     return (status, stopping);
                 }
                 continue;
             }
-            // SAFETY: getppid has no preconditions.
-            let wrapper_gone = unsafe { libc::getppid() } != wrapper;
+            let wrapper_gone = nix::unistd::getppid() != wrapper;
             if !wrapper_gone && !caught.contains(&signal) {
                 // A signal the caller ignores, sent to K itself: ignored, as by nvcc alone.
                 continue;
@@ -296,8 +281,7 @@ fn wait_for(
                 // Nobody is left to hear nvcc's answer: everything stops at once.
                 signal_tree(nvcc, signal);
             } else if code != libc::SI_KERNEL {
-                // SAFETY: kill takes plain integers.
-                unsafe { libc::kill(nvcc, signal) };
+                let _ = nix::sys::signal::kill(nvcc, signal);
             }
         }
     }
@@ -340,29 +324,10 @@ fn take(lend: &Lend, ledger: Option<&Ledger>) -> Vec<u8> {
     held
 }
 
-/// Reap K's ended children; nvcc's status once it has ended.
-fn reap(nvcc: libc::pid_t) -> Option<i32> {
-    let mut found = None;
-    loop {
-        let mut status = 0;
-        // SAFETY: waitpid writes the status of one of K's own children into `status`.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid <= 0 {
-            return found;
-        }
-        if pid == nvcc {
-            found = Some(status);
-        }
-    }
-}
-
-/// End K as nvcc ended (`status` as `waitpid` gave it).
-fn end_as_status(status: i32) -> ! {
-    let status = ExitStatus::from_raw(status);
+/// End K as nvcc ended.
+fn end_as_status(status: ExitStatus) -> ! {
     if let Some(signal) = status.signal() {
-        crate::exec::die_by(signal);
+        crate::exec::signals::die_by(signal);
     }
-    // SAFETY: ends this process at once, without running the wrapper's exit handlers or flushing its buffers (they
-    // are W's, and W flushes them).
-    unsafe { libc::_exit(status.code().unwrap_or(1)) }
+    super::exit_now(status.code().unwrap_or(1))
 }

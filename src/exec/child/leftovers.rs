@@ -4,6 +4,10 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use super::reap_all;
 use crate::exec::procfs;
 
 /// Where nvcc's temporary files are, to remove what a call that failed left of them (nvcc alone leaves them when it is
@@ -32,7 +36,7 @@ fn beside_prefix(output: &Path) -> Option<(&Path, Vec<u8>)> {
 
 /// Remove the regular files a failed nvcc left: its own in the temporary directory, and those named after the output
 /// beside it, written since it started.
-pub(super) fn remove_leftovers(leftovers: &Leftovers, nvcc: libc::pid_t, started: std::time::SystemTime) {
+pub(super) fn remove_leftovers(leftovers: &Leftovers, nvcc: Pid, started: std::time::SystemTime) {
     let remove = |dir: &Path, theirs: &dyn Fn(&std::fs::DirEntry) -> bool| {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
         for entry in entries.flatten() {
@@ -41,7 +45,7 @@ pub(super) fn remove_leftovers(leftovers: &Leftovers, nvcc: libc::pid_t, started
             }
         }
     };
-    let own = format!("tmpxft_{nvcc:08x}_");
+    let own = format!("tmpxft_{:08x}_", nvcc.as_raw());
     remove(&leftovers.tmpdir, &|e| e.file_name().as_bytes().starts_with(own.as_bytes()));
     // A dependency file nvcc was writing when it was stopped: cut short, it would name a path that is not one, and
     // stop the next `make` ("No rule to make target"). Whole (it ends with a newline), it stays, as nvcc left it.
@@ -66,34 +70,28 @@ pub(super) fn remove_leftovers(leftovers: &Leftovers, nvcc: libc::pid_t, started
 }
 
 /// Send `signal` to nvcc, then to every process it started that is still running.
-pub(super) fn signal_tree(nvcc: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: kill takes plain integers.
-    unsafe { libc::kill(nvcc, signal) };
+pub(super) fn signal_tree(nvcc: Pid, signal: Signal) {
+    let _ = kill(nvcc, signal);
     for pid in procfs::descendants(nvcc) {
-        // SAFETY: as above.
-        unsafe { libc::kill(pid, signal) };
+        let _ = kill(pid, signal);
     }
 }
 
 /// Stop what is left of nvcc's processes (once nvcc has ended, they are K's children: K is their subreaper): SIGTERM,
 /// up to `GRACE` for them to end, then SIGKILL. `guard` (K's guard, which ends only after K) is not nvcc's, and left.
-pub(super) fn stop_orphans(guard: Option<libc::pid_t>) {
-    // SAFETY: getpid has no preconditions.
-    let me = unsafe { libc::getpid() };
+pub(super) fn stop_orphans(guard: Option<Pid>) {
+    let me = nix::unistd::getpid();
     let below = || procfs::descendants(me).into_iter().filter(|pid| Some(*pid) != guard).collect::<Vec<_>>();
     let left = below();
     if left.is_empty() {
         return;
     }
     for pid in &left {
-        // SAFETY: kill takes plain integers.
-        unsafe { libc::kill(*pid, libc::SIGTERM) };
+        let _ = kill(*pid, Signal::SIGTERM);
     }
     let deadline = std::time::Instant::now() + GRACE;
     loop {
-        let mut status = 0;
-        // SAFETY: reaps K's own ended children, without waiting.
-        while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
+        reap_all(None);
         if below().is_empty() {
             return;
         }
@@ -107,14 +105,11 @@ pub(super) fn stop_orphans(guard: Option<libc::pid_t>) {
 
 /// Wait, up to `GRACE`, for the processes below K that are in nvcc's process group to end by themselves (none is
 /// stopped: a server a launcher started has a session of its own, and lives on).
-pub(super) fn settle(group: libc::pid_t) {
-    // SAFETY: getpid has no preconditions.
-    let me = unsafe { libc::getpid() };
+pub(super) fn settle(group: Pid) {
+    let me = nix::unistd::getpid();
     let deadline = std::time::Instant::now() + GRACE;
     loop {
-        let mut status = 0;
-        // SAFETY: reaps K's own ended children, without waiting.
-        while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
+        reap_all(None);
         let busy = procfs::descendants(me).into_iter().any(|pid| procfs::group_of(pid) == Some(group));
         if !busy || std::time::Instant::now() >= deadline {
             return;
@@ -124,7 +119,7 @@ pub(super) fn settle(group: libc::pid_t) {
 }
 
 /// Kill what is left below K (`below`, the guard left out).
-fn kill_orphans(below: impl Fn() -> Vec<libc::pid_t>) {
+fn kill_orphans(below: impl Fn() -> Vec<Pid>) {
     // Bounded: each round kills every process there is and reaps those that are K's children (the rest are reaped by
     // their parents, or become K's by the next round); a process that forks while dying adds a round.
     for _ in 0..64 {
@@ -133,13 +128,11 @@ fn kill_orphans(below: impl Fn() -> Vec<libc::pid_t>) {
             return;
         }
         for pid in &left {
-            // SAFETY: kill takes plain integers.
-            unsafe { libc::kill(*pid, libc::SIGKILL) };
+            let _ = kill(*pid, Signal::SIGKILL);
         }
         for pid in &left {
-            let mut status = 0;
-            // SAFETY: waits for one of K's own children, killed above; fails at once for one that is not K's.
-            unsafe { libc::waitpid(*pid, &mut status, 0) };
+            // One of K's own children, killed above; fails at once for one that is not K's.
+            let _ = nix::sys::wait::waitpid(*pid, None);
         }
     }
 }

@@ -6,10 +6,10 @@
 /// `/proc/self/stat`), cut to fit, the rest zeros. Neither reads an argument after the fork: W's own copy is untouched.
 pub(super) fn name_process(name: &str) {
     let name = name.as_bytes();
-    let mut comm = [0u8; 16];
-    comm[..name.len().min(15)].copy_from_slice(&name[..name.len().min(15)]);
-    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes from `comm`.
-    unsafe { libc::prctl(libc::PR_SET_NAME, comm.as_ptr() as libc::c_ulong, 0, 0, 0) };
+    // The kernel keeps 15 bytes of it.
+    if let Ok(comm) = std::ffi::CString::new(&name[..name.len().min(15)]) {
+        let _ = nix::sys::prctl::set_name(&comm);
+    }
     let Some((start, end)) = std::fs::read("/proc/self/stat").ok().and_then(|stat| arguments_in_stat(&stat)) else {
         return;
     };

@@ -4,18 +4,28 @@
 
 use std::ffi::{CString, OsString};
 use std::io;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use nix::errno::Errno;
+use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::socket::{AddressFamily, SockFlag, SockType};
+use nix::unistd::Pid;
+
 use crate::context::Env;
 use crate::exec::hold::{self, Filter, Listener, Said};
+use crate::exec::signals::{self, FORWARDED};
 
 /// nvcc's command, ready to start: argv[0] the program's path, exactly `env`, the caller's signal dispositions and
-/// its closed standard streams, as `super::command` gives exec.
+/// its closed standard streams, as `super::super::command` gives exec.
 pub(super) struct Spawn {
     program: CString,
-    /// Owners of the strings `argv` and `envp` point into.
-    _strings: Vec<CString>,
+    args: Vec<CString>,
+    env: Vec<CString>,
+    /// `args` and `env` as exec takes them, for the child of a held start, which may allocate nothing: pointers into
+    /// the strings above (which never move: a `CString`'s bytes are on the heap), each list ending with a null.
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
 }
@@ -32,77 +42,64 @@ impl Spawn {
     pub(super) fn new(program: &Path, args: &[OsString], env: &Env) -> io::Result<Spawn> {
         let cstring = |bytes: &[u8]| CString::new(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e));
         let program = cstring(program.as_os_str().as_bytes())?;
-        let mut strings = vec![program.clone()];
+        let mut argv = vec![program.clone()];
         for arg in args {
-            strings.push(cstring(arg.as_bytes())?);
+            argv.push(cstring(arg.as_bytes())?);
         }
-        let argc = strings.len();
-        for (name, value) in env.iter() {
-            strings.push(cstring(&[name.as_bytes(), b"=", value.as_bytes()].concat())?);
-        }
+        let env = env
+            .iter()
+            .map(|(name, value)| cstring(&[name.as_bytes(), b"=", value.as_bytes()].concat()))
+            .collect::<io::Result<Vec<_>>>()?;
         let pointers = |s: &[CString]| s.iter().map(|c| c.as_ptr()).chain([std::ptr::null()]).collect::<Vec<_>>();
-        let argv = pointers(&strings[..argc]);
-        let envp = pointers(&strings[argc..]);
-        Ok(Spawn { program, _strings: strings, argv, envp })
+        let (argv_pointers, envp) = (pointers(&argv), pointers(&env));
+        Ok(Spawn { program, args: argv, env, argv: argv_pointers, envp })
     }
 
     /// Start it with `mask`, and `defaults` at their default action (K ignores them; the caller did not), in the
     /// process group of the one that starts it (K, then still in the caller's); its pid, or the errno of the failure.
     /// K's own dispositions are left as they are.
-    pub(super) fn spawn(&self, mask: &libc::sigset_t, defaults: &libc::sigset_t) -> Result<libc::pid_t, i32> {
-        let (_, closed) = crate::exec::caller_state();
-        // SAFETY: the attribute and file-action objects are initialised before use and destroyed after; every
-        // pointer handed to posix_spawn points into `self`, which outlives the call.
-        unsafe {
-            let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
-            let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
-            libc::posix_spawnattr_init(&mut attr);
-            libc::posix_spawn_file_actions_init(&mut actions);
-            libc::posix_spawnattr_setsigmask(&mut attr, mask);
-            libc::posix_spawnattr_setsigdefault(&mut attr, defaults);
-            let flags = libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF;
-            libc::posix_spawnattr_setflags(&mut attr, flags as libc::c_short);
-            for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
-                libc::posix_spawn_file_actions_addclose(&mut actions, fd);
-            }
-            let mut pid = 0;
-            let errno = libc::posix_spawn(
-                &mut pid,
-                self.program.as_ptr(),
-                &actions,
-                &attr,
-                self.argv.as_ptr() as *const *mut libc::c_char,
-                self.envp.as_ptr() as *const *mut libc::c_char,
-            );
-            libc::posix_spawn_file_actions_destroy(&mut actions);
-            libc::posix_spawnattr_destroy(&mut attr);
-            if errno == 0 {
-                Ok(pid)
-            } else {
-                Err(errno)
-            }
+    pub(super) fn spawn(&self, mask: &SigSet, defaults: &SigSet) -> Result<Pid, i32> {
+        let (_, closed) = signals::caller_state();
+        let errno = |e: Errno| e as i32;
+        let mut attr = PosixSpawnAttr::init().map_err(errno)?;
+        attr.set_sigmask(mask).map_err(errno)?;
+        attr.set_sigdefault(defaults).map_err(errno)?;
+        attr.set_flags(PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF)
+            .map_err(errno)?;
+        let mut actions = PosixSpawnFileActions::init().map_err(errno)?;
+        for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
+            actions.add_close(fd).map_err(errno)?;
         }
+        nix::spawn::posix_spawn(self.program.as_c_str(), &actions, &attr, &self.args, &self.env).map_err(errno)
     }
 
     /// Start it as `spawn` does, held: a child that shares K's memory and stops K until its exec (as `posix_spawn`
     /// does, copying no memory) installs the filter of `crate::exec::hold`, sends its listener to K over a socket and
     /// execs nvcc, an exec the filter lets through by the address of the program's path. Every later exec of nvcc's
     /// programs waits for the listener's answer. nvcc's pid and the listener.
-    pub(super) fn spawn_held(
-        &self,
-        mask: &libc::sigset_t,
-        defaults: &libc::sigset_t,
-    ) -> Result<(libc::pid_t, Listener), Unstarted> {
+    pub(super) fn spawn_held(&self, mask: &SigSet, defaults: &SigSet) -> Result<(Pid, Listener), Unstarted> {
         let filter = Filter::new(self.program.as_ptr()).ok_or(Unstarted::Refused(libc::ENOSYS))?;
-        let (_, closed) = crate::exec::caller_state();
-        let mut pair = [0; 2];
-        let kind = libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC;
-        // SAFETY: socketpair fills `pair` with two new descriptors.
-        if unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, pair.as_mut_ptr()) } != 0 {
-            return Err(Unstarted::Refused(errno()));
+        let (_, closed) = signals::caller_state();
+        let (ours, theirs) =
+            nix::sys::socket::socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
+                .map_err(|e| Unstarted::Refused(e as i32))?;
+        // Which signals the child sets to their default action: the ones W handles (exec would reset them anyway,
+        // and none may run there, on K's memory), and those K ignores for its own writes that nvcc gets at their
+        // default.
+        let mut to_default = [0 as libc::c_int; 64];
+        let mut count = 0;
+        for signal in Signal::iterator().filter(|s| FORWARDED.contains(s) || defaults.contains(*s)) {
+            to_default[count] = signal as libc::c_int;
+            count += 1;
         }
-        let [ours, theirs] = pair;
-        let child = Child { spawn: self, mask, defaults, closed, filter: &filter, socket: theirs };
+        let child = Child {
+            spawn: self,
+            mask: mask.as_ref(),
+            to_default: &to_default[..count],
+            closed,
+            filter: &filter,
+            socket: theirs.as_raw_fd(),
+        };
         let mut stack = vec![0u8; CHILD_STACK];
         // SAFETY: the stack is the child's alone (its top, aligned to 16 bytes, is inside the vector, which outlives
         // the child's use of it: CLONE_VFORK returns only once the child has exec'd or ended); the child runs only
@@ -115,95 +112,107 @@ impl Spawn {
         };
         let failed = errno();
         drop(stack);
-        super::close(theirs);
+        drop(theirs);
         if pid < 0 {
-            super::close(ours);
             return Err(Unstarted::Failed(failed));
         }
+        let pid = Pid::from_raw(pid);
         // The child has exec'd or ended: what it said is on the socket, and its end is closed.
-        let started = match hold::receive(ours) {
-            Ok(Said::Descriptor(fd)) => match hold::receive(ours) {
+        match hold::receive(ours.as_fd()) {
+            Ok(Said::Descriptor(fd)) => match hold::receive(ours.as_fd()) {
                 Ok(Said::Errno(errno)) => Err(reaped(pid, Unstarted::Failed(errno))),
                 _ => Ok((pid, Listener::new(fd))),
             },
             Ok(Said::Errno(errno)) => Err(reaped(pid, Unstarted::Refused(errno))),
             Ok(Said::Closed) | Err(_) => Err(reaped(pid, Unstarted::Refused(libc::EIO))),
-        };
-        super::close(ours);
-        started
+        }
     }
 }
 
 /// The child's stack: what `held_child` needs (a message header and a few locals), with room to spare.
 const CHILD_STACK: usize = 64 << 10;
 
-/// What the child of a held start works from, made before it starts.
+/// What the child of a held start works from, made before it starts: it may allocate nothing.
 struct Child<'a> {
     spawn: &'a Spawn,
     mask: &'a libc::sigset_t,
-    defaults: &'a libc::sigset_t,
+    to_default: &'a [libc::c_int],
     closed: u8,
     filter: &'a Filter,
     socket: libc::c_int,
 }
 
 /// `why`, once the child `pid` that failed has been reaped.
-fn reaped(pid: libc::pid_t, why: Unstarted) -> Unstarted {
-    let mut status = 0;
-    // SAFETY: waits for K's own child, which has ended or is about to.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
+fn reaped(pid: Pid, why: Unstarted) -> Unstarted {
+    // K's own child, which has ended or is about to.
+    let _ = nix::sys::wait::waitpid(pid, None);
     why
 }
 
 /// The child of a held start (see `Spawn::spawn_held`): nvcc's dispositions and streams, the filter, its listener sent
-/// to K, nvcc's mask, and exec; on a failure, its errno sent to K, and `_exit`. Only system calls on memory made
+/// to K, nvcc's mask, and exec; on a failure, its errno sent to K, and `_exit`. Only system calls, on memory made
 /// before it started: it shares K's, and K waits, stopped, until it has exec'd or ended.
 extern "C" fn held_child(arg: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: `arg` is the `Child` that `spawn_held` made and keeps alive until this child has exec'd or ended.
-    let child = unsafe { &*(arg as *const Child) };
-    let say = |errno: i32| -> ! {
-        let bytes = errno.to_ne_bytes();
-        // SAFETY: writes four bytes from a local array to the socket K reads; then ends this child.
-        unsafe {
+    // SAFETY: `arg` is the `Child` that `spawn_held` made and keeps alive until this child has exec'd or ended, and
+    // every pointer in it (the strings of `Spawn`, the filter, the mask) with it. This child runs no other thread,
+    // its signal actions and descriptors are its own (no CLONE_SIGHAND, no CLONE_FILES), and it makes only system
+    // calls on that memory and on locals: no allocation, no lock, nothing of K's changed. It ends by exec or `_exit`.
+    unsafe {
+        let child = &*(arg as *const Child);
+        let say = |errno: i32| -> ! {
+            let bytes = errno.to_ne_bytes();
             libc::write(child.socket, bytes.as_ptr().cast(), bytes.len());
             libc::_exit(super::NOT_STARTED)
+        };
+        for &signal in child.to_default {
+            libc::signal(signal, libc::SIG_DFL);
         }
-    };
-    // SAFETY: signal actions are this child's own (no CLONE_SIGHAND): the handlers W set go (exec would reset them
-    // anyway, and none may run here, on K's memory), and so do the dispositions K keeps for its own writes.
-    unsafe {
-        for signal in 1..libc::SIGRTMIN() {
-            let handled = super::FORWARDED.contains(&signal);
-            if handled || libc::sigismember(child.defaults, signal) == 1 {
-                libc::signal(signal, libc::SIG_DFL);
+        match hold::install(child.filter) {
+            Ok(listener) => {
+                if !hold::send(child.socket, listener) {
+                    say(libc::EIO);
+                }
+                // Before the exec: a copy here would keep the listener alive if K died meanwhile.
+                libc::close(listener);
             }
+            Err(errno) => say(errno),
         }
-    }
-    // SAFETY: this child is about to exec and shares no thread with anything.
-    match unsafe { hold::install(child.filter) } {
-        Ok(listener) => {
-            // SAFETY: both descriptors are this child's.
-            if !unsafe { hold::send(child.socket, listener) } {
-                say(libc::EIO);
-            }
-            // Before the exec: a copy here would keep the listener alive if K died meanwhile.
-            // SAFETY: this child's own descriptor.
-            unsafe { libc::close(listener) };
-        }
-        Err(errno) => say(errno),
-    }
-    // SAFETY: descriptors and the mask are this child's own; the pointers handed to execve point into `Spawn`, which
-    // outlives the call.
-    unsafe {
         for fd in (0..3).filter(|fd| child.closed & 1 << fd != 0) {
             libc::close(fd);
         }
         libc::sigprocmask(libc::SIG_SETMASK, child.mask, std::ptr::null_mut());
         libc::execve(child.spawn.program.as_ptr(), child.spawn.argv.as_ptr(), child.spawn.envp.as_ptr());
+        say(errno())
     }
-    say(errno())
 }
 
 fn errno() -> i32 {
     io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The filter run on the kernel's own interpreter: a held start of `sh`, whose own exec runs without an answer
+    /// (the filter knows it by its path's address), and whose program's exec then waits for one.
+    #[test]
+    fn the_first_exec_runs_and_the_next_one_waits() {
+        if crate::probe::hold::check().is_err() {
+            return;
+        }
+        let args = [OsString::from("-c"), OsString::from("exec /bin/true")];
+        let env: Env = [("PATH", "/usr/bin:/bin")].into_iter().collect();
+        let spawn = Spawn::new(Path::new("/bin/sh"), &args, &env).unwrap();
+        let Ok((child, listener)) = spawn.spawn_held(&SigSet::empty(), &SigSet::empty()) else {
+            panic!("the held start failed")
+        };
+        // sh's own exec of /bin/true waits, and nothing before it did.
+        let held = listener.next().unwrap().expect("the second exec was not held");
+        assert_eq!(held.pid, child);
+        assert!(listener.waits(held.id));
+        assert!(listener.let_run(held.id));
+        let status = nix::sys::wait::waitpid(child, None).unwrap();
+        assert_eq!(status, nix::sys::wait::WaitStatus::Exited(child, 0));
+    }
 }
