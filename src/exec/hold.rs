@@ -154,10 +154,10 @@ pub fn receive(socket: BorrowedFd) -> io::Result<Said> {
         }
     };
     // SAFETY: descriptors the kernel just gave this process in an SCM_RIGHTS message, which nothing else owns; the
-    // child sends one, and any other is closed here.
-    let mut fds = fds.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
-    if let Some(fd) = fds.next() {
-        return Ok(Said::Descriptor(fd));
+    // child sends one, and any other is closed here, when `fds` goes.
+    let mut fds: Vec<OwnedFd> = fds.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }).collect();
+    if !fds.is_empty() {
+        return Ok(Said::Descriptor(fds.swap_remove(0)));
     }
     Ok(match got {
         4 => Said::Errno(i32::from_ne_bytes(data)),
@@ -180,27 +180,56 @@ pub struct Listener {
     resp: usize,
 }
 
-/// The listener's requests, each with what it reads or writes at the pointer it is given.
+/// seccomp's calls that go through a buffer, each with what the kernel reads or writes there.
 #[derive(Clone, Copy)]
-enum Request {
-    /// Fills a notification (the kernel's size of one; the buffer zeroed).
-    Receive,
+enum Request<'a> {
+    /// Fills `struct seccomp_notif_sizes` (three u16).
+    Sizes,
+    /// Fills a notification of the kernel's size (`.1`; the buffer zeroed).
+    Receive(BorrowedFd<'a>, usize),
     /// Reads an id.
-    IdValid,
-    /// Reads an answer (the kernel's size of one).
-    Send,
+    IdValid(BorrowedFd<'a>),
+    /// Reads an answer of the kernel's size (`.1`).
+    Send(BorrowedFd<'a>, usize),
+}
+
+/// Make `request` with `buffer`: the errno of a failure. A buffer shorter than the request needs is a bug, and
+/// panics before the kernel sees it.
+fn seccomp(request: Request, buffer: &mut [u64]) -> Result<(), i32> {
+    let need = match request {
+        Request::Sizes => std::mem::size_of::<libc::seccomp_notif_sizes>(),
+        Request::Receive(_, size) | Request::Send(_, size) => size,
+        Request::IdValid(_) => 8,
+    };
+    assert!(buffer.len() * 8 >= need, "a seccomp request's buffer is short");
+    let at = buffer.as_mut_ptr();
+    // SAFETY: the buffer holds at least what the kernel reads or writes for this request (checked above), and is
+    // aligned for the structs it holds (u64s); it outlives the call. nix has no seccomp.
+    let done = unsafe {
+        match request {
+            Request::Sizes => libc::syscall(libc::SYS_seccomp, libc::SECCOMP_GET_NOTIF_SIZES, 0, at) as libc::c_int,
+            Request::Receive(fd, _) => libc::ioctl(fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, at),
+            Request::IdValid(fd) => libc::ioctl(fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, at),
+            Request::Send(fd, _) => libc::ioctl(fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, at),
+        }
+    };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
 }
 
 impl Listener {
     pub fn new(fd: OwnedFd) -> Listener {
-        // SAFETY: seccomp_notif_sizes is plain data that SECCOMP_GET_NOTIF_SIZES fills in whole (nix has no seccomp).
-        let sizes = unsafe {
-            let mut sizes: libc::seccomp_notif_sizes = std::mem::zeroed();
-            libc::syscall(libc::SYS_seccomp, libc::SECCOMP_GET_NOTIF_SIZES, 0, &mut sizes);
-            sizes
-        };
-        let notif = usize::from(sizes.seccomp_notif).max(std::mem::size_of::<libc::seccomp_notif>());
-        let resp = usize::from(sizes.seccomp_notif_resp).max(std::mem::size_of::<libc::seccomp_notif_resp>());
+        // `struct seccomp_notif_sizes`: the kernel's sizes of a notification and of an answer, then of its data.
+        let mut sizes = [0u64];
+        let _ = seccomp(Request::Sizes, &mut sizes);
+        let bytes = sizes[0].to_ne_bytes();
+        let notif = usize::from(u16::from_ne_bytes([bytes[0], bytes[1]]));
+        let resp = usize::from(u16::from_ne_bytes([bytes[2], bytes[3]]));
+        let notif = notif.max(std::mem::size_of::<libc::seccomp_notif>());
+        let resp = resp.max(std::mem::size_of::<libc::seccomp_notif_resp>());
         Listener { fd, notif, resp }
     }
 
@@ -208,29 +237,11 @@ impl Listener {
         self.fd.as_fd()
     }
 
-    /// Make `request` with `buffer`, which must hold what the kernel reads or writes for it: the errno of a failure.
-    fn ask(&self, request: Request, buffer: &mut [u64]) -> Result<(), i32> {
-        let (number, need) = match request {
-            Request::Receive => (libc::SECCOMP_IOCTL_NOTIF_RECV, self.notif),
-            Request::IdValid => (libc::SECCOMP_IOCTL_NOTIF_ID_VALID, 8),
-            Request::Send => (libc::SECCOMP_IOCTL_NOTIF_SEND, self.resp),
-        };
-        assert!(buffer.len() * 8 >= need, "a seccomp request's buffer is short");
-        // SAFETY: the buffer holds at least what the kernel reads or writes for this request (checked above), and is
-        // aligned for the structs it holds (u64s); it outlives the call.
-        let done = unsafe { libc::ioctl(self.fd.as_raw_fd(), number, buffer.as_mut_ptr()) };
-        if done == 0 {
-            Ok(())
-        } else {
-            Err(errno())
-        }
-    }
-
     /// The next held call, once one waits (`None` when the one that woke the listener was interrupted meanwhile).
     pub fn next(&self) -> io::Result<Option<Held>> {
         // The kernel takes only a zeroed buffer.
         let mut buffer = vec![0u64; self.notif.div_ceil(8)];
-        if let Err(errno) = self.ask(Request::Receive, &mut buffer) {
+        if let Err(errno) = seccomp(Request::Receive(self.fd(), self.notif), &mut buffer) {
             return match errno {
                 libc::ENOENT | libc::EINTR => Ok(None),
                 _ => Err(io::Error::from_raw_os_error(errno)),
@@ -245,7 +256,7 @@ impl Listener {
     /// Whether the call `id` still waits: after reading `/proc` for its pid, the pid is still the one that made it.
     pub fn waits(&self, id: u64) -> bool {
         // Linux 5.5 and 5.6 know this request by another number: there, what cannot be asked is taken as waiting.
-        matches!(self.ask(Request::IdValid, &mut [id]), Ok(()) | Err(libc::EINVAL))
+        matches!(seccomp(Request::IdValid(self.fd()), &mut [id]), Ok(()) | Err(libc::EINVAL))
     }
 
     /// Let the call `id` go on as it was made. Whether it was still waiting.
@@ -258,7 +269,7 @@ impl Listener {
         buffer[0] = id;
         buffer[2] =
             u64::from_ne_bytes([error[0], error[1], error[2], error[3], flags[0], flags[1], flags[2], flags[3]]);
-        self.ask(Request::Send, &mut buffer).is_ok()
+        seccomp(Request::Send(self.fd(), self.resp), &mut buffer).is_ok()
     }
 }
 

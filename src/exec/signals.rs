@@ -139,11 +139,16 @@ pub fn set(signal: Signal, action: Action) -> Saved {
 /// End this process by `signal`, as nvcc ended: its default action restored and unblocked, and no core file of the
 /// wrapper's own written (nvcc's, if it wrote one, is the one that counts).
 pub fn die_by(signal: libc::c_int) -> ! {
-    if let Ok(signal) = Signal::try_from(signal) {
-        let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
-        set(signal, Action::Default);
-        mask(SigmaskHow::SIG_UNBLOCK, &set_of([signal]));
-        let _ = nix::sys::signal::raise(signal);
+    let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
+    // SAFETY: SIG_DFL runs no code of ours; the set is a local that sigemptyset initialises; raise signals this
+    // thread. Raw, as nix's signals stop at 31 and nvcc may end by a real-time one.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(signal);
     }
     // A signal whose default is to go on (SIGCHLD, SIGWINCH): end as a shell reports one.
     std::process::exit(128 + signal)

@@ -66,7 +66,9 @@ fn guard(read_end: OwnedFd, ledger: &'static Ledger, client: &Client, listener: 
         super::exit_now(0)
     }
     ledger.settle(client);
-    // Nothing of K's is held from here but the listener: no jobserver, no pipe a reader waits on.
+    drop((read_end, nvcc_fd));
+    // Nothing of K's is held from here but the listener: no jobserver, no pipe a reader waits on. Its copy takes the
+    // lowest number free, one of those closed above: it cannot fail for want of descriptors.
     let Ok(listener) = listener.try_clone_to_owned() else { super::exit_now(0) };
     for fd in open_descriptors().into_iter().filter(|fd| *fd != listener.as_raw_fd()) {
         let _ = nix::unistd::close(fd);

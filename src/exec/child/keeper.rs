@@ -37,7 +37,7 @@ pub(super) fn keep(
     caller_mask: SigSet,
     report: OwnedFd,
 ) -> ! {
-    let signals = become_keeper(wrapper, caught);
+    let (signals, pending) = become_keeper(wrapper, caught);
     let lend = start.lend.as_ref();
     let ledger = start.ledger;
     // A file's times are taken from a coarse clock: a second earlier than the start, to miss none of nvcc's.
@@ -50,7 +50,7 @@ pub(super) fn keep(
             super::exit_now(NOT_STARTED);
         }
     };
-    leave_the_callers_session(wrapper, caught);
+    leave_the_callers_session(wrapper, pending);
     drop(report);
     // Named once nvcc runs, off the path W waits on (a `/proc` read): a kill by name before this instant finds K
     // holding only the slots it took, which its death would lose, as any jobserver client's would.
@@ -126,10 +126,10 @@ fn begin(
 }
 
 /// K's own footing, first of all: the signals it waits for blocked (the forwarded ones, inherited blocked, with
-/// SIGCHLD and W's death) and read from a signalfd (returned), SIGTTOU blocked, W's death told by the kernel, the
+/// SIGCHLD and W's death) and read from a signalfd (returned, with one of the forwarded ones alone), SIGTTOU blocked, W's death told by the kernel, the
 /// processes nvcc starts kept below it when nvcc dies first, and K's own writes unable to end it. A W that died
 /// already sent nothing: K ends.
-fn become_keeper(wrapper: Pid, caught: &[Signal]) -> Signals {
+fn become_keeper(wrapper: Pid, caught: &[Signal]) -> (Signals, Signals) {
     let waited = set_of(caught.iter().copied().chain([Signal::SIGCHLD, PARENT_DIED]));
     mask(SigmaskHow::SIG_BLOCK, &waited);
     // K writes (its debug log) while in the caller's group, which may be a background job under `stty tostop`, and
@@ -144,8 +144,12 @@ fn become_keeper(wrapper: Pid, caught: &[Signal]) -> Signals {
         super::exit_now(NOT_STARTED);
     }
     let _ = nix::sys::prctl::set_child_subreaper(true);
-    // No descriptor (out of them): K cannot wait for nvcc as it must, and ends as if it never started it.
-    Signals::new(&waited).unwrap_or_else(|_| super::exit_now(NOT_STARTED))
+    // No descriptor (out of them): K cannot wait for nvcc as it must, and ends as if it never started it. The second
+    // reads only the caught signals, for `leave_the_callers_session`.
+    let (Ok(signals), Ok(pending)) = (Signals::new(&waited), Signals::new(&set_of(caught.iter().copied()))) else {
+        super::exit_now(NOT_STARTED)
+    };
+    (signals, pending)
 }
 
 /// Signals blocked in K, read from a descriptor it polls beside the listener of nvcc's execs.
@@ -175,13 +179,12 @@ impl Signals {
 ///
 /// A signal sent to the caller's group while K was in it reached K too: K drops it, as it reached nvcc (or W, which
 /// passes on what it passes). What W sent, or anything after W's death, is raised again for `wait_for`.
-fn leave_the_callers_session(wrapper: Pid, caught: &[Signal]) {
+fn leave_the_callers_session(wrapper: Pid, pending: Signals) {
     // K is no group's leader (it was forked into the caller's group).
     if nix::unistd::setsid().is_err() {
         let _ = nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0));
     }
-    // What is pending of `caught` (blocked in K), read and so taken.
-    let Ok(pending) = Signals::new(&set_of(caught.iter().copied())) else { return };
+    // What is pending of the caught signals (blocked in K), read and so taken.
     let mut again = Vec::new();
     while let Some((signal, _, sender)) = pending.next() {
         if sender == wrapper.as_raw() || nix::unistd::getppid() != wrapper {

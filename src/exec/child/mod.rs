@@ -50,7 +50,6 @@ use std::process::ExitStatus;
 
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
-use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::{ForkResult, Pid};
 
 mod guard;
@@ -95,9 +94,10 @@ pub fn run(
     // A caller that ignores SIGCHLD would have its children reaped by the kernel, and no wait could tell how nvcc
     // ended: the default for W, K and nvcc (which waits for its own programs).
     let sigchld_ignored = signals::is_ignored(Signal::SIGCHLD);
-    let saved: Vec<(Signal, signals::Saved)> = caught.iter().map(|&s| (s, signals::set(s, Action::PassOn))).collect();
+    let mut saved: Vec<(Signal, signals::Saved)> =
+        caught.iter().map(|&s| (s, signals::set(s, Action::PassOn))).collect();
     if sigchld_ignored {
-        signals::set(Signal::SIGCHLD, Action::Default);
+        saved.push((Signal::SIGCHLD, signals::set(Signal::SIGCHLD, Action::Default)));
     }
     // nvcc's group: the caller's, which W stays in (see the module's header).
     let caller_group = nix::unistd::getpgrp();
@@ -106,9 +106,6 @@ pub fn run(
         signals::pass_to(None);
         for (signal, old) in saved {
             signals::set(signal, Action::Back(old));
-        }
-        if sigchld_ignored {
-            signals::set(Signal::SIGCHLD, Action::Ignore);
         }
     };
     let defaults = signals::callers_defaults();
@@ -183,26 +180,11 @@ fn exit_now(code: i32) -> ! {
 /// Wait for `pid`, through interruptions.
 fn wait(pid: Pid) -> io::Result<ExitStatus> {
     loop {
-        match nix::sys::wait::waitpid(pid, None) {
-            Ok(status) => {
-                if let Some((_, status)) = ended(status) {
-                    return Ok(status);
-                }
-            }
-            Err(Errno::EINTR) => {}
+        match wait_for_child(pid.as_raw(), 0) {
+            Ok(Some((_, status))) => return Ok(status),
+            Ok(None) | Err(Errno::EINTR) => {}
             Err(err) => return Err(err.into()),
         }
-    }
-}
-
-/// The process a wait found ended, and how, as `ExitStatus` tells it (`None`: it has not ended).
-fn ended(status: WaitStatus) -> Option<(Pid, ExitStatus)> {
-    match status {
-        WaitStatus::Exited(pid, code) => Some((pid, ExitStatus::from_raw((code & 0xff) << 8))),
-        WaitStatus::Signaled(pid, signal, core) => {
-            Some((pid, ExitStatus::from_raw(signal as i32 | if core { 0x80 } else { 0 })))
-        }
-        _ => None,
     }
 }
 
@@ -210,18 +192,23 @@ fn ended(status: WaitStatus) -> Option<(Pid, ExitStatus)> {
 fn reap_all(pid: Option<Pid>) -> Option<ExitStatus> {
     let mut found = None;
     loop {
-        match nix::sys::wait::waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::StillAlive) | Err(Errno::ECHILD) => return found,
-            Ok(status) => {
-                if let Some((ended, status)) = ended(status) {
-                    if Some(ended) == pid {
-                        found = Some(status);
-                    }
-                }
-            }
-            Err(Errno::EINTR) => {}
-            Err(_) => return found,
+        match wait_for_child(-1, libc::WNOHANG) {
+            Ok(Some((ended, status))) if Some(ended) == pid => found = Some(status),
+            Ok(Some(_)) | Err(Errno::EINTR) => {}
+            Ok(None) | Err(_) => return found,
         }
+    }
+}
+
+/// `waitpid(pid, flags)`: the child that ended and how, `None` where none has (`WNOHANG`). Raw, as nix's `waitpid`
+/// knows no real-time signal: a process one ended would be reaped and its status lost, nvcc's included.
+fn wait_for_child(pid: libc::pid_t, flags: libc::c_int) -> Result<Option<(Pid, ExitStatus)>, Errno> {
+    let mut status = 0;
+    // SAFETY: waitpid writes a status into a local integer.
+    match unsafe { libc::waitpid(pid, &mut status, flags) } {
+        -1 => Err(Errno::last()),
+        0 => Ok(None),
+        ended => Ok(Some((Pid::from_raw(ended), ExitStatus::from_raw(status)))),
     }
 }
 
