@@ -8,7 +8,7 @@ use tracing::debug;
 use crate::context::{vars, Context};
 use crate::error::output;
 use crate::error::shell;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::exec::{self, exec};
 use crate::prepare::{self, Prepared};
 use crate::report;
@@ -24,7 +24,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
             crate::error::shell::path(&located.nvcc.path)
         );
         let err = exec::exec_as_given(&located.nvcc.path, &ctx.args, &ctx.env, located.depth);
-        return Err(exec::cannot_run(&located.nvcc, &err));
+        return Err(exec::cannot_run(&located.nvcc, err));
     }
     let prepared = prepare::prepare(ctx, ctx.args.clone())?;
     // nvcc alone reads no config place: what is at one and cannot be read is said, and the call goes on.
@@ -90,13 +90,15 @@ pub fn run(ctx: &Context) -> Result<i32> {
     if exec::too_long(&err) {
         // The call was within the kernel's limit as given, and the wrapper's additions (its loop counter included)
         // pushed it over: run it as nvcc alone would, rather than fail a build nvcc could have run.
-        let why = format!("with the wrapper's additions the command is longer than the kernel takes ({err})");
-        let why = Error::new(ErrorKind::Output, why);
+        let why = exec::problems::Refused::AdditionsTooLong { err }.into();
         return Err(exec::run_as_given(ctx, &prepared.plan, prepared.setup.located.depth, why, false));
     }
     match &prepared.plan.decided.launcher {
-        Some(launcher) => Err(exec::cannot_run_launcher(launcher, &err)),
-        None => Err(exec::cannot_run(&prepared.plan.nvcc, &err)),
+        Some(launcher) => {
+            let program = exec::problems::Program::Launcher;
+            Err(exec::problems::Refused::CannotRun { program, path: launcher.clone(), err }.into())
+        }
+        None => Err(exec::cannot_run(&prepared.plan.nvcc, err)),
     }
 }
 

@@ -27,8 +27,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use super::problems::{Program, Refused};
 use crate::context::{vars, Context};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// MAKEFLAGS for the command: `-jN --jobserver-auth=fifo:PATH --jobserver-a=R,W` (see the module's header), then
 /// what the caller's MAKEFLAGS held, less any jobserver or job count of its own (that one would name another set of
@@ -56,25 +57,15 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
         .non_empty(vars::TMPDIR)
         .filter(|t| !t.as_bytes().iter().any(|b| b.is_ascii_whitespace()))
         .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
-    let failed = |what: &str, e: std::io::Error| {
-        let instead = "run the build without `nvcc-wrapper jobserver`";
-        Error::new(ErrorKind::Output, format!("cannot set up the jobserver: {what}: {e}"))
-            .with_help(crate::context::dirs::write_help(&e, &base, "$TMPDIR", Some(instead)))
+    let failed = |what: &str, err: std::io::Error| {
+        Error::from(Refused::JobserverSetUp { what: what.to_string(), base: base.clone(), err })
     };
-    let (program, args) = command.split_first().ok_or_else(|| {
-        Error::new(ErrorKind::Usage, "`nvcc-wrapper jobserver` needs a command to run")
-            .with_help("usage: nvcc-wrapper jobserver -j 16 -- ninja -C build")
-    })?;
+    let (program, args) = command.split_first().ok_or(Refused::NoCommand)?;
     let path = ctx.search_path().to_os_string();
-    let program = which::which_in(program, Some(&path), &ctx.cwd).map_err(|_| {
-        // which's own words (`cannot find binary path`) name neither the program nor where it was looked for.
-        let shown = crate::error::shell::display([program.as_os_str()]);
-        let looked = if Path::new(program).components().count() > 1 {
-            format!("no program {shown}: there is no executable file at that path")
-        } else {
-            format!("no program {shown} on PATH")
-        };
-        Error::new(ErrorKind::NotFound, looked).with_help("give the build tool's name on PATH, or its path")
+    // which's own words (`cannot find binary path`) name neither the program nor where it was looked for.
+    let program = which::which_in(program, Some(&path), &ctx.cwd).map_err(|_| Refused::NoBuildTool {
+        given: program.clone(),
+        a_path: Path::new(program).components().count() > 1,
     })?;
     refuse_a_ninja_that_ignores_it(&program, args)?;
     let dir = base.join(format!("nvcc-wrapper-jobserver-{}", ctx.pid));
@@ -91,13 +82,7 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
             .custom_flags(libc::O_NONBLOCK)
             .open(&fifo)
             .map_err(|e| failed("opening the FIFO", e))?;
-        let free = holds(&held, jobs.saturating_sub(1)).map_err(|most| {
-            Error::new(
-                ErrorKind::Usage,
-                format!("`-j {jobs}`: the jobserver's FIFO holds at most {most} free slots on this machine"),
-            )
-            .with_help(format!("give `-j {}` or fewer", most.saturating_add(1)))
-        })?;
+        let free = holds(&held, jobs.saturating_sub(1)).map_err(|most| Refused::TooManySlots { jobs, most })?;
         let tokens = vec![b'+'; free];
         held.write_all(&tokens).map_err(|e| failed("writing its tokens", e))?;
         // The descriptors make reads: the FIFO opened for reading and for writing (neither waits, as `held` is both
@@ -112,8 +97,11 @@ pub fn serve(ctx: &Context, jobs: u32, command: &[OsString]) -> Result<i32> {
         let ends = (read.as_raw_fd(), write.as_raw_fd());
         env.set(vars::MAKEFLAGS, makeflags(jobs, &fifo, ends, ctx.env.get(vars::MAKEFLAGS)));
         tracing::debug!("jobserver: {jobs} slots in {}", crate::error::shell::path(&fifo));
-        let status =
-            super::child::run(&program, args, &env, None, None).map_err(|e| super::cannot_run_program(&program, &e))?;
+        let status = super::child::run(&program, args, &env, None, None).map_err(|err| Refused::CannotRun {
+            program: Program::BuildTool,
+            path: program.clone(),
+            err,
+        })?;
         let mut left = Vec::new();
         let _ = held.read_to_end(&mut left);
         if left.len() != tokens.len() {
@@ -157,29 +145,17 @@ fn refuse_a_ninja_that_ignores_it(program: &Path, args: &[OsString]) -> Result<(
     if !is_ninja(program) && !std::fs::canonicalize(program).is_ok_and(|target| is_ninja(&target)) {
         return Ok(());
     }
-    let shown = crate::error::shell::path(program);
     let own_jobs = args
         .iter()
         .map(|a| a.as_bytes())
         .find(|a| a.strip_prefix(b"-j").is_some_and(|n| n.is_empty() || n.iter().all(u8::is_ascii_digit)));
     if let Some(jobs) = own_jobs {
-        let jobs = String::from_utf8_lossy(jobs);
-        return Err(Error::new(
-            ErrorKind::Usage,
-            format!("{shown} is given `{jobs}`, and Ninja with a `-j` of its own ignores the jobserver"),
-        )
-        .with_help("leave `-j` out of Ninja's arguments: the jobserver's `-j N` sets how many jobs run at once"));
+        let jobs = String::from_utf8_lossy(jobs).into_owned();
+        return Err(Refused::NinjaJobs { path: program.to_path_buf(), jobs }.into());
     }
     let Some(version) = crate::probe::ninja::version(program) else { return Ok(()) };
     if version < (1, 13) {
-        return Err(Error::new(
-            ErrorKind::Usage,
-            format!(
-                "{shown} is Ninja {}.{}, which ignores a jobserver (Ninja 1.13 and later take part in one): it would run its own count of jobs besides the threads nvcc's calls take",
-                version.0, version.1
-            ),
-        )
-        .with_help("put Ninja 1.13 or later first on PATH (`pip install ninja`), or run it without `nvcc-wrapper jobserver`, as `ninja -j N`"));
+        return Err(Refused::OldNinja { path: program.to_path_buf(), version }.into());
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod hold;
 pub mod jobserver;
 pub mod ledger;
 pub mod lend;
+pub mod problems;
 pub mod procfs;
 pub mod signals;
 
@@ -21,8 +22,9 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::context::Env;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::plan::WrittenFile;
+use problems::{Program, Refused};
 
 /// Replace this process with nvcc, with the caller's dispositions of `signals::OWN_WRITES`. Returns only if that fails, with
 /// why.
@@ -164,47 +166,16 @@ pub fn too_long(err: &std::io::Error) -> bool {
 }
 
 /// The error for an nvcc that could not be started, naming where it was set when the config set it.
-pub fn cannot_run(nvcc: &crate::plan::RealNvcc, err: &std::io::Error) -> Error {
-    let path = crate::error::shell::path(&nvcc.path);
-    if too_long(err) {
-        return Error::new(
-            ErrorKind::CannotExec,
-            format!("cannot run the real nvcc {path}: its arguments and environment are longer than the kernel takes ({err})"),
-        )
-        .with_help(
-            "put arguments in an options file (`-optf FILE`, which nvcc reads itself), or shorten the environment",
-        );
+pub fn cannot_run(nvcc: &crate::plan::RealNvcc, err: std::io::Error) -> Error {
+    let path = nvcc.path.clone();
+    if too_long(&err) {
+        return Refused::TooLong { path, err }.into();
     }
-    match &nvcc.found_by {
-        crate::plan::FoundBy::Config(origin) => {
-            let key = crate::config::Key::Nvcc;
-            Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {path} (`{key}` in {origin}): {err}"))
-                .with_help(format!(
-                    "check that it is an executable for this machine, or point `{key}` in {origin} at one"
-                ))
-        }
-        crate::plan::FoundBy::Path => {
-            Error::new(ErrorKind::CannotExec, format!("cannot run the real nvcc {path}: {err}")).with_help(format!(
-                "check that it is an executable for this machine, or set `{}` in the config file",
-                crate::config::Key::Nvcc
-            ))
-        }
-    }
-}
-
-/// The error for a build tool (`nvcc-wrapper jobserver -- TOOL`) that could not be started.
-pub fn cannot_run_program(program: &Path, err: &std::io::Error) -> Error {
-    Error::new(ErrorKind::CannotExec, format!("cannot run {}: {err}", crate::error::shell::path(program)))
-        .with_help("check that it is an executable for this machine")
-}
-
-/// The error for a launcher (`launcher`) that could not be started.
-pub fn cannot_run_launcher(launcher: &Path, err: &std::io::Error) -> Error {
-    Error::new(ErrorKind::CannotExec, format!("cannot run the launcher {}: {err}", crate::error::shell::path(launcher)))
-        .with_help(format!(
-            "check that it is an executable for this machine, or remove `{}` from the config",
-            crate::config::Key::Launcher
-        ))
+    let origin = match &nvcc.found_by {
+        crate::plan::FoundBy::Config(origin) => Some(origin.to_string()),
+        crate::plan::FoundBy::Path => None,
+    };
+    Refused::CannotRun { program: Program::Nvcc { origin }, path, err }.into()
 }
 
 /// Write the options files a plan rewrote, before nvcc reads them. A file already there with the same contents (the
@@ -220,18 +191,7 @@ pub fn write_files(files: &[WrittenFile]) -> Result<()> {
             continue;
         }
         let dir = file.path.parent().unwrap_or(Path::new("."));
-        let fail = |e: std::io::Error| {
-            Error::new(
-                ErrorKind::Output,
-                format!("cannot write the rewritten options file {}: {e}", crate::error::shell::path(&file.path)),
-            )
-            .with_help(crate::context::dirs::write_help(
-                &e,
-                dir,
-                "$XDG_CACHE_HOME",
-                Some(ARCH_FLAGS_INSTEAD),
-            ))
-        };
+        let fail = |err| Error::from(Refused::OptionsFile { path: file.path.clone(), err });
         crate::context::dirs::prepare(dir).map_err(fail)?;
         replace_whole(&file.path, &file.contents, None).map_err(fail)?;
         crate::probe::cache::evict::now_and_then(dir, &OPTIONS_FILES);
@@ -273,9 +233,6 @@ pub fn exec_as_given(nvcc: &Path, args: &[OsString], given: &Env, depth: u32) ->
     exec(nvcc, args, given)
 }
 
-/// What avoids rewriting options files altogether.
-const ARCH_FLAGS_INSTEAD: &str = "set `[gpu] arch-flags` to \"respect\" or \"append\"";
-
 /// Run nvcc as the user gave it, because the plan cannot be carried out (`why`, whose message says what failed),
 /// saying on stderr what that drops; in a dry run, print nothing more and fail with `why`, its help included.
 /// Returns only on error.
@@ -291,7 +248,7 @@ pub fn run_as_given(
     }
     crate::error::output::warning(format_args!("{}: running nvcc as given, {}", why.message, dropped(plan)));
     let err = exec_as_given(&plan.nvcc.path, &ctx.args, &ctx.env, depth);
-    cannot_run(&plan.nvcc, &err)
+    cannot_run(&plan.nvcc, err)
 }
 
 /// What a plan would have changed, as one clause for a warning that says it is dropped: the additions, the
