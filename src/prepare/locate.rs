@@ -15,6 +15,7 @@ use crate::config::{Key, Loaded, Sourced};
 use crate::context::{vars, Context};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{FoundBy, RealNvcc};
+use crate::prepare::problems::Refused;
 
 /// How many wrappers may be stacked before the wrapper refuses to go on. A real chain is one deep (a wrapper execs
 /// the real nvcc), or a few when a program nvcc runs (`nvcc -run`) calls nvcc again; a loop reaches this quickly.
@@ -60,24 +61,11 @@ fn launcher_is_me(ctx: &Context, config: &Loaded) -> Error {
     let is_me = this_wrapper(ctx);
     let resolved = launcher.and_then(|l| which::which_in(&l.value, Some(ctx.search_path()), &ctx.cwd).ok());
     let wrapper = resolved.and_then(|p| Some(is_me(&p, &std::fs::metadata(&p).ok()?)));
-    if wrapper == Some(false) {
-        return Error::new(
-            ErrorKind::Loop,
-            format!(
-                "{named} is not this wrapper but runs it again (as `nvcc-wrapper`, or as the `nvcc` on PATH) instead of the real nvcc it is given, and the wrapper would run the launcher again"
-            ),
-        )
-        .with_help(format!("{LAUNCHER_RUNS_ITS_COMMAND}: make it do so, or set `{}` in {origin} to a compiler cache, or remove it", Key::Launcher));
+    match wrapper {
+        Some(false) => Refused::LauncherRunsWrapper { named, origin }.into(),
+        _ => Refused::LauncherIsWrapper { named, origin }.into(),
     }
-    Error::new(
-        ErrorKind::Loop,
-        format!("{named} is this wrapper itself, not a compiler cache: it would run the wrapper again"),
-    )
-    .with_help(format!("set `{}` in {origin} to a compiler cache (ccache, sccache), or remove it", Key::Launcher))
 }
-
-/// What a launcher must do, as help lines say it.
-const LAUNCHER_RUNS_ITS_COMMAND: &str = "a launcher must run the command it is given (`LAUNCHER /path/to/real/nvcc ARGS`; in a script, `exec \"$@\"`), as ccache and sccache do, never `nvcc` on PATH or the wrapper";
 
 /// The depth this wrapper runs at (0 when not started by a wrapper), refusing to go deeper than `MAX_DEPTH`; a chain
 /// too deep is blamed on `launcher` too, when one is configured (it may run `nvcc` on PATH, which is the wrapper).
@@ -86,10 +74,7 @@ pub fn depth(ctx: &Context, launcher: Option<&Sourced<PathBuf>>) -> Result<u32> 
         return Ok(0);
     };
     let digits = raw.to_str().filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
-    let depth = digits.ok_or_else(|| {
-        Error::new(ErrorKind::Environment, format!("{}={} is not a whole number", vars::DEPTH, raw.to_string_lossy()))
-            .with_help(format!("{} is set by the wrapper itself; unset it", vars::DEPTH))
-    })?;
+    let depth = digits.ok_or_else(|| Refused::BadDepth { raw: raw.to_string_lossy().into_owned() })?;
     // A number too large for any counter is a chain too deep all the same.
     let depth: u32 = depth.parse().unwrap_or(u32::MAX);
     if depth >= MAX_DEPTH {
@@ -103,31 +88,11 @@ pub fn depth(ctx: &Context, launcher: Option<&Sourced<PathBuf>>) -> Result<u32> 
 /// indirectly, by a program nvcc ran: a host compiler that is a script around `nvcc` (`-ccbin`, `NVCC_CCBIN`, the
 /// config's), or a program given to `nvcc -run`. Without it, the chain is of wrappers running wrappers.
 fn too_deep(ctx: &Context, depth: u32, launcher: Option<&Sourced<PathBuf>>) -> Error {
-    let chain = format!("nvcc-wrapper was started {depth} times in a chain ({}={depth})", vars::DEPTH);
     match ctx.env.non_empty(vars::NVCC_HERE) {
-        Some(here) => {
-            let real = crate::error::shell::path(&Path::new(here).join("nvcc"));
-            Error::new(
-                ErrorKind::Loop,
-                format!("{chain}: a program that the real nvcc {real} runs calls `nvcc` again, which is the wrapper"),
-            )
-            .with_help(format!(
-                "the host compiler (`-ccbin`, `NVCC_CCBIN`, or a compiler in the config) or a program run by `nvcc -run` must not call `nvcc`: give `-ccbin` the compiler itself, or have the script call {real}"
-            ))
-        }
-        None => {
-            let (through, launcher_help) = match launcher {
-                Some(l) => (
-                    format!(", or {}, which it runs nvcc through, does", l.named(Key::Launcher)),
-                    format!("{LAUNCHER_RUNS_ITS_COMMAND}; "),
-                ),
-                None => (String::new(), String::new()),
-            };
-            Error::new(ErrorKind::Loop, format!("{chain}: the nvcc it runs leads back to a wrapper{through}")).with_help(
-                format!("{launcher_help}point `nvcc` in the config file at the real nvcc, or put the real nvcc's directory on PATH before any copy of the wrapper"),
-            )
-        }
+        Some(here) => Refused::TooDeepUnderNvcc { depth, real: Path::new(here).join("nvcc") },
+        None => Refused::TooDeep { depth, launcher: launcher.map(|l| l.named(Key::Launcher)) },
     }
+    .into()
 }
 
 /// A test of whether a program is the wrapper's own file, or a copy of it (the same size and bytes, read only when the
@@ -199,27 +164,13 @@ pub fn find(ctx: &Context, config: &Loaded) -> Result<RealNvcc> {
         }
     }
     // `nvcc` files on PATH that cannot be run: worth naming, since they look like the answer.
-    let unusable: Vec<String> = std::env::split_paths(search)
+    let unusable: Vec<PathBuf> = std::env::split_paths(search)
         .map(|dir| ctx.absolute(&dir).join("nvcc"))
         .filter(|p| {
             p.exists() && !skipped.iter().any(|s| s == p) && which::which_in(p, Some(search), &ctx.cwd).is_err()
         })
-        .map(|p| crate::error::shell::path(&p))
         .collect();
-    let mut message = if skipped.is_empty() {
-        "no real nvcc found: there is no runnable `nvcc` on PATH".to_string()
-    } else {
-        let listed: Vec<String> = skipped.iter().map(|p| crate::error::shell::path(p)).collect();
-        format!(
-            "no real nvcc found: the only runnable `nvcc` on PATH is this wrapper or copies of it ({})",
-            listed.join(", ")
-        )
-    };
-    if !unusable.is_empty() {
-        message += &format!(", and {} cannot be run (not an executable file)", unusable.join(", "));
-    }
-    Err(Error::new(ErrorKind::NotFound, message)
-        .with_help("add the CUDA toolkit's bin directory to PATH, or set `nvcc` in the config file"))
+    Err(Refused::NoNvcc { skipped, unusable }.into())
 }
 
 /// What makes a file the same file: its device and inode.

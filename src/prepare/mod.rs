@@ -5,6 +5,7 @@
 //! decision needs it, so a query such as `nvcc --version` probes nothing.
 
 pub mod locate;
+pub mod problems;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
