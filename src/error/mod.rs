@@ -90,6 +90,28 @@ pub struct Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A message's or a refusal's stable name, `explain --format json`'s `code`: its variant's, in kebab case
+/// (`StdenvAccepted` is `stdenv-accepted`), declared beside the enum with `codes!` so that a renamed variant keeps its
+/// code and a new one does not compile without one. On the ground floor, so that every room's problems have one.
+pub trait Coded {
+    fn code(&self) -> &'static str;
+}
+
+/// `codes!(Note { StdenvAccepted => "stdenv-accepted", ... });`: `Coded` for an enum, one code per variant (the
+/// match is exhaustive).
+macro_rules! codes {
+    ($ty:ident { $($variant:ident => $code:literal,)* }) => {
+        impl $crate::error::Coded for $ty {
+            fn code(&self) -> &'static str {
+                match self {
+                    $($ty::$variant { .. } => $code,)*
+                }
+            }
+        }
+    };
+}
+pub(crate) use codes;
+
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error { kind, message: message.into(), help: None }

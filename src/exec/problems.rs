@@ -8,8 +8,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::config::Key;
+use crate::error::codes;
 use crate::error::{shell, Error, ErrorKind};
-use crate::plan::model::codes;
 
 /// What could not be started.
 #[derive(Debug)]

@@ -28,27 +28,8 @@ impl<T: fmt::Display + fmt::Debug + Coded + Send + Sync + 'static> Message for T
     }
 }
 
-/// A message's stable name, `explain --format json`'s `code`: its variant's, in kebab case (`StdenvAccepted` is
-/// `stdenv-accepted`), declared beside the enum with `codes!` so that a renamed variant keeps its code and a new
-/// one does not compile without one.
-pub trait Coded {
-    fn code(&self) -> &'static str;
-}
-
-/// `codes!(Note { StdenvAccepted => "stdenv-accepted", ... });`: `Coded` for an enum, one code per variant (the
-/// match is exhaustive).
-macro_rules! codes {
-    ($ty:ident { $($variant:ident => $code:literal,)* }) => {
-        impl $crate::plan::model::Coded for $ty {
-            fn code(&self) -> &'static str {
-                match self {
-                    $($ty::$variant { .. } => $code,)*
-                }
-            }
-        }
-    };
-}
-pub(crate) use codes;
+pub(crate) use crate::error::codes;
+pub use crate::error::Coded;
 
 // The arguments layer cannot name the planner: its warning's codes are declared here.
 codes!(Unread {

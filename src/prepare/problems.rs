@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use crate::config::Key;
 use crate::context::vars;
+use crate::error::codes;
 use crate::error::{shell, Error, ErrorKind};
-use crate::plan::model::codes;
 
 /// The room's errors.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -36,31 +36,13 @@ impl ToolkitScan {
 
     /// Whether the table says the same for this nvcc; an error naming both when not.
     pub fn check(&self, table: &HostCompilerTable) -> Result<()> {
-        let help = "correct compat-data/host-compilers.toml from the header (the scan's row above), with its source";
+        let (nvcc, header, says) = (self.nvcc, self.header.clone(), self.limits.describe());
         let Some(row) = table.limits_for(self.nvcc) else {
-            return Err(Error::new(
-                ErrorKind::CheckFailed,
-                format!(
-                    "nvcc {} is not in the compatibility table; its header says {}",
-                    self.nvcc,
-                    self.limits.describe()
-                ),
-            )
-            .with_help(help));
+            return Err(Refused::NotInTable { nvcc, says }.into());
         };
         if row.accepts() != self.limits {
-            return Err(Error::new(
-                ErrorKind::CheckFailed,
-                format!(
-                    "nvcc {}: {} says {}, but the table's row {} says {}",
-                    self.nvcc,
-                    crate::error::shell::path(&self.header),
-                    self.limits.describe(),
-                    row.nvcc,
-                    row.accepts().describe()
-                ),
-            )
-            .with_help(help));
+            let (row, table_says) = (row.nvcc, row.accepts().describe());
+            return Err(Refused::TableDiffers { nvcc, header, says, row, table_says }.into());
         }
         Ok(())
     }
@@ -72,36 +54,106 @@ pub fn scan(root: &Path) -> Result<ToolkitScan> {
         .iter()
         .map(|rel| root.join(rel))
         .find(|p| p.is_file())
-        .ok_or_else(|| {
-            Error::new(ErrorKind::Request, format!("{} has no include/crt/host_config.h", crate::error::shell::path(root)))
-                .with_help("give the root of a CUDA toolkit (the directory holding bin/ and include/), or a header set from scripts/fetch-toolkits.sh headers-X.Y")
-        })?;
-    let text = crate::error::bounded::read_to_string(&header, crate::error::bounded::HEADER).map_err(|e| {
-        Error::new(ErrorKind::Request, format!("cannot read {}: {e}", crate::error::shell::path(&header)))
-    })?;
-    let limits = host_config::scan(&text).map_err(|e| {
-        Error::new(
-            ErrorKind::Request,
-            format!("cannot read the host-compiler check in {}: {e}", crate::error::shell::path(&header)),
-        )
-        .with_help(
-            "this header's layout is new to the scanner: compare it with the shapes in src/compat/host_config.rs",
-        )
-    })?;
+        .ok_or_else(|| Refused::NoHeader { root: root.to_path_buf() })?;
+    let text = crate::error::bounded::read_to_string(&header, crate::error::bounded::HEADER)
+        .map_err(|e| Refused::Unreadable { header: header.clone(), why: e.to_string() })?;
+    let limits =
+        host_config::scan(&text).map_err(|e| Refused::NewLayout { header: header.clone(), why: e.to_string() })?;
     let nvcc = version_of(root)?;
     Ok(ToolkitScan { header, nvcc, limits })
 }
 
 fn version_of(root: &Path) -> Result<Version> {
-    let json = probe::nvcc::read_version_json(root).map_err(|e| Error::new(ErrorKind::Request, e.to_string()))?;
+    let json = probe::nvcc::read_version_json(root).map_err(|e| Refused::VersionJson { why: e.to_string() })?;
     if let Some(v) = json.and_then(|v| v.nvcc.or(v.cuda)) {
         return Ok(v);
     }
     let nvcc = root.join("bin/nvcc");
-    probe::nvcc::probe_nvcc(&nvcc).map(|v| v.full).map_err(|e| {
-        Error::new(ErrorKind::Request, format!("cannot tell the release of {}: {e}", crate::error::shell::path(root)))
-            .with_help("a toolkit root needs version.json or a runnable bin/nvcc")
-    })
+    probe::nvcc::probe_nvcc(&nvcc)
+        .map(|v| v.full)
+        .map_err(|e| Refused::NoRelease { root: root.to_path_buf(), why: e.to_string() }.into())
+}
+
+/// What `compat scan` refuses or finds wrong, as data: each with a stable code (`Coded`), its words once (`Display`,
+/// `help`), and its kind (`From`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The toolkit's nvcc is in no row of the table; its header `says`.
+    NotInTable { nvcc: Version, says: String },
+    /// The header `says` one thing, the table's `row` another.
+    TableDiffers { nvcc: Version, header: PathBuf, says: String, row: Version, table_says: String },
+    /// No `include/crt/host_config.h` under `root`.
+    NoHeader { root: PathBuf },
+    /// The header cannot be read (`why`).
+    Unreadable { header: PathBuf, why: String },
+    /// The header's host-compiler check is of a layout the scanner does not know (`why`).
+    NewLayout { header: PathBuf, why: String },
+    /// The toolkit's `version.json` cannot be used (`why`, which names it).
+    VersionJson { why: String },
+    /// Neither `version.json` nor `bin/nvcc` tells the release of the toolkit at `root`.
+    NoRelease { root: PathBuf, why: String },
+}
+
+crate::error::codes!(Refused {
+    NotInTable => "not-in-table",
+    TableDiffers => "table-differs",
+    NoHeader => "no-header",
+    Unreadable => "unreadable",
+    NewLayout => "new-layout",
+    VersionJson => "version-json",
+    NoRelease => "no-release",
+});
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::error::shell::path;
+        match self {
+            Refused::NotInTable { nvcc, says } => {
+                write!(f, "nvcc {nvcc} is not in the compatibility table; its header says {says}")
+            }
+            Refused::TableDiffers { nvcc, header, says, row, table_says } => {
+                write!(f, "nvcc {nvcc}: {} says {says}, but the table's row {row} says {table_says}", path(header))
+            }
+            Refused::NoHeader { root } => write!(f, "{} has no include/crt/host_config.h", path(root)),
+            Refused::Unreadable { header, why } => write!(f, "cannot read {}: {why}", path(header)),
+            Refused::NewLayout { header, why } => {
+                write!(f, "cannot read the host-compiler check in {}: {why}", path(header))
+            }
+            Refused::VersionJson { why } => f.write_str(why),
+            Refused::NoRelease { root, why } => write!(f, "cannot tell the release of {}: {why}", path(root)),
+        }
+    }
+}
+
+impl Refused {
+    /// What to do about it, where the wrapper can say.
+    pub fn help(&self) -> Option<&'static str> {
+        match self {
+            Refused::NotInTable { .. } | Refused::TableDiffers { .. } => Some(
+                "correct compat-data/host-compilers.toml from the header (the scan's row above), with its source",
+            ),
+            Refused::NoHeader { .. } => Some("give the root of a CUDA toolkit (the directory holding bin/ and include/), or a header set from scripts/fetch-toolkits.sh headers-X.Y"),
+            Refused::NewLayout { .. } => {
+                Some("this header's layout is new to the scanner: compare it with the shapes in src/compat/host_config.rs")
+            }
+            Refused::NoRelease { .. } => Some("a toolkit root needs version.json or a runnable bin/nvcc"),
+            Refused::Unreadable { .. } | Refused::VersionJson { .. } => None,
+        }
+    }
+}
+
+impl From<Refused> for Error {
+    fn from(refused: Refused) -> Error {
+        let kind = match refused {
+            Refused::NotInTable { .. } | Refused::TableDiffers { .. } => ErrorKind::CheckFailed,
+            _ => ErrorKind::Request,
+        };
+        let error = Error::new(kind, refused.to_string());
+        match refused.help() {
+            Some(help) => error.with_help(help),
+            None => error,
+        }
+    }
 }
 
 #[cfg(test)]
