@@ -5,10 +5,11 @@
 use std::path::PathBuf;
 
 use super::messages::Note;
+use super::problems::Refused;
 use crate::compat::Version;
 use crate::compat::{Accepts, FAMILIES};
 use crate::config::{CompilerEntry, HostCompilerConfig, HostKey, Key, Origin, Sourced};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::plan::facts::Facts;
 use crate::plan::model::Changes;
 use crate::probe::compiler::Known;
@@ -173,18 +174,8 @@ impl Compilers<'_, '_> {
         let names: Vec<String> = self.default_prefixes().iter().map(|p| format!("{p}g++")).collect();
         // Debian names its cross compiler packages after the triple, with `x86-64` for `x86_64`.
         let package = format!("Debian's g++-{}", platform.gnu_triples[0].replacen('_', "-", 1));
-        Error::new(
-            ErrorKind::HostCompiler,
-            format!(
-                "no host compiler for the target {}: `[target.host-compiler]` names none and none of {} is on PATH",
-                platform.name,
-                names.join(", ")
-            ),
-        )
-        .with_help(format!(
-            "install one ({package}, or a Nix cross stdenv's compiler) or name it in `{}`",
-            Key::Host { cross: true, key: HostKey::Stdenv }
-        ))
+        let key = Key::Host { cross: true, key: HostKey::Stdenv }.to_string();
+        Refused::NoCross { platform: platform.name.to_string(), names, package, key }.into()
     }
 
     /// Nothing this release accepts, among `considered` (which may be nothing at all).
@@ -196,7 +187,7 @@ impl Compilers<'_, '_> {
         let each: Vec<String> =
             FAMILIES.iter().map(|f| format!("{prefix}{}-{}", f.driver, accepts.newest(f.id))).collect();
         let install = each.join(" or ");
-        let section = self.section();
+        let (section, accepts) = (self.section(), accepts.describe());
         // Nothing at all to choose from: there is nothing to allow either.
         if considered.is_empty() {
             let (stdenv, candidates) = (self.key(HostKey::Stdenv), self.key(HostKey::Candidates));
@@ -204,55 +195,26 @@ impl Compilers<'_, '_> {
                 .chain(self.settings.candidates.iter().map(|e| e.named(candidates)))
                 .collect();
             // Configured candidates replace PATH's; each compiler left out has a note `explain` shows.
-            let what = match (named.is_empty(), self.settings.candidates.is_empty()) {
-                (true, _) => format!("there is no g++ or clang++ on PATH and none in `{section}`"),
-                (false, false) => format!("what the config names was left out ({})", named.join(", ")),
-                (false, true) => format!(
-                    "there is no g++ or clang++ on PATH, and what the config names was left out ({})",
-                    named.join(", ")
-                ),
-            };
-            return Error::new(
-                ErrorKind::HostCompiler,
-                format!("no host compiler{target}: nvcc {release} accepts {}, and {what}", accepts.describe()),
-            )
-            .with_help(format!(
-                "install one (e.g. {install}), or name it in `{stdenv}` or with `-ccbin`{}",
-                if named.is_empty() { "" } else { "; `nvcc-wrapper explain` says why each was left out" }
-            ));
+            let candidates = !self.settings.candidates.is_empty();
+            let stdenv = stdenv.to_string();
+            return Refused::NoneAtAll { target, release, accepts, section, named, candidates, install, stdenv }.into();
         }
         let listed = considered.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
-        let platform = self.facts.cross.then_some(&self.facts.platform.name as &dyn std::fmt::Display);
-        Error::new(ErrorKind::HostCompiler, none_usable(platform, &release, &accepts.describe(), &listed))
-        .with_help(format!(
-            "install one (e.g. {install}) and list it in `{section} candidates`, pass `-ccbin`, or set `allow-unsupported = true` to try the stdenv compiler anyway"
-        ))
+        let platform = self.facts.cross.then(|| self.facts.platform.name.to_string());
+        Refused::NoneUsable { platform, release, accepts, listed, install, section }.into()
     }
 
     /// A compiler that builds for another machine than the target; `how` says where it was named.
     pub fn wrong_machine(&self, k: &Known, how: &str, fix: &str) -> Error {
         let platform = self.facts.platform;
-        Error::new(
-            ErrorKind::HostCompiler,
-            format!(
-                "the host compiler given by {how}, {k}, builds for {}, not for the target {} ({})",
-                k.target.as_deref().unwrap_or("an unknown machine"),
-                platform.name,
-                platform.gnu_triples[0]
-            ),
-        )
-        .with_help(fix.to_string())
+        Refused::WrongMachine {
+            how: how.to_string(),
+            compiler: k.to_string(),
+            builds_for: k.target.as_deref().unwrap_or("an unknown machine").to_string(),
+            platform: platform.name.to_string(),
+            triple: platform.gnu_triples[0].to_string(),
+            fix: fix.to_string(),
+        }
+        .into()
     }
-}
-
-/// `no usable host compiler[ for PLATFORM]: nvcc RELEASE accepts ACCEPTS, and none of these is: LISTED`: one
-/// sentence for the drop-in and for the frame the Nix side fills in (`nix_answers`), so the two cannot drift.
-pub fn none_usable(
-    platform: Option<&dyn std::fmt::Display>,
-    release: &dyn std::fmt::Display,
-    accepts: &dyn std::fmt::Display,
-    listed: &dyn std::fmt::Display,
-) -> String {
-    let target = platform.map(|p| format!(" for {p}")).unwrap_or_default();
-    format!("no usable host compiler{target}: nvcc {release} accepts {accepts}, and none of these is: {listed}")
 }

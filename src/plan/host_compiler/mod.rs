@@ -16,14 +16,15 @@
 
 mod compilers;
 mod messages;
+pub mod problems;
 pub mod rule;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-pub use compilers::none_usable;
 use compilers::{Compilers, Stdenv};
 pub use messages::{IgnoredWhy, Named, Note, Reason};
+pub use problems::none_usable;
 pub use rule::{choose, libstdcxx_flags, Choice, NoneAccepted};
 
 use super::facts::{Facts, Release};
@@ -33,7 +34,7 @@ use crate::args::HostCompilerGiven;
 use crate::compat::Version;
 use crate::compat::{Accepts, FIRST_HONOURING_NVCC_CCBIN};
 use crate::config::{Config, HostCompilerConfig, LtoMismatch};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::probe::compiler::{CompilerFamily, Known, StdenvLibstdcxx};
 
 pub struct HostCompiler;
@@ -284,7 +285,7 @@ fn lto_mismatch(
         }
         LtoMismatch::Error => {
             let help = format!("{}; or set `lto-mismatch = \"warn\"` in `{}`", warning.lto_help(), compilers.section());
-            Err(Error::new(ErrorKind::HostCompiler, warning.lto_problem()).with_help(help))
+            Err(problems::Refused::LtoMismatch { problem: warning.lto_problem(), help }.into())
         }
     }
 }
