@@ -5,6 +5,7 @@
 //! Nothing here panics, unlike `print!`.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use super::{Error, ErrorKind, Result};
 
@@ -13,9 +14,8 @@ pub fn stdout(bytes: impl AsRef<[u8]>) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes.as_ref()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Error::new(ErrorKind::ClosedOutput, "")),
-        Err(e) => Err(Error::new(ErrorKind::Output, format!("cannot write to stdout: {e}"))
-            .with_help("make room on the device stdout goes to, or send the output elsewhere")),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Refused::ReaderLeft.into()),
+        Err(err) => Err(Refused::Stdout { err }.into()),
     }
 }
 
@@ -34,21 +34,13 @@ pub fn warning(message: impl std::fmt::Display) {
 /// Write `bytes` to a new file at `path`: one that exists already is an error (a usage error: the user named it), never
 /// overwritten.
 pub fn new_file(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> Result<()> {
-    let shown = super::shell::path(path);
-    let mut file = match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+    let path = path.to_path_buf();
+    let mut file = match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Err(Error::new(ErrorKind::Usage, format!("{shown} already exists"))
-                .with_help("name a new or empty directory, or remove the file: nothing is overwritten"))
-        }
-        Err(e) => {
-            return Err(Error::new(ErrorKind::Output, format!("cannot create {shown}: {e}"))
-                .with_help("name a directory you can write to"))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(Refused::Exists { path }.into()),
+        Err(err) => return Err(Refused::Create { path, err }.into()),
     };
-    file.write_all(bytes.as_ref()).map_err(|e| {
-        Error::new(ErrorKind::Output, format!("cannot write {shown}: {e}")).with_help("make room on its device")
-    })
+    file.write_all(bytes.as_ref()).map_err(|err| Refused::Write { path, err }.into())
 }
 
 /// Write `files` (name, bytes) as new files in `dir`, all or none: every name is checked first (one that exists is a
@@ -58,8 +50,7 @@ pub fn new_files(dir: &std::path::Path, files: &[(&str, &[u8])]) -> Result<()> {
     for (name, _) in files {
         let path = dir.join(name);
         if std::fs::symlink_metadata(&path).is_ok() {
-            return Err(Error::new(ErrorKind::Usage, format!("{} already exists", super::shell::path(&path)))
-                .with_help("name a new or empty directory, or remove the file: nothing is overwritten"));
+            return Err(Refused::Exists { path }.into());
         }
     }
     let temporary = |name: &str| dir.join(format!(".{name}.{}.tmp", std::process::id()));
@@ -71,10 +62,8 @@ pub fn new_files(dir: &std::path::Path, files: &[(&str, &[u8])]) -> Result<()> {
         }
         for (name, _) in files {
             let path = dir.join(name);
-            std::fs::rename(temporary(name), &path).map_err(|e| {
-                Error::new(ErrorKind::Output, format!("cannot write {}: {e}", super::shell::path(&path)))
-                    .with_help("name a directory you can write to")
-            })?;
+            std::fs::rename(temporary(name), &path)
+                .map_err(|err| Error::from(Refused::Rename { path: path.clone(), err }))?;
             done.retain(|d| *d != temporary(name));
             done.push(path);
         }
@@ -93,10 +82,7 @@ pub fn new_files(dir: &std::path::Path, files: &[(&str, &[u8])]) -> Result<()> {
 
 /// Make `dir` and its parents, where missing.
 pub fn directory(dir: &std::path::Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        Error::new(ErrorKind::Output, format!("cannot create the directory {}: {e}", super::shell::path(dir)))
-            .with_help("name a directory you can write to")
-    })
+    std::fs::create_dir_all(dir).map_err(|err| Refused::Directory { path: dir.to_path_buf(), err }.into())
 }
 
 /// Say `message` on stderr as `nvcc-wrapper: warning: ...`, as the drop-in says its plan's warnings, whatever
@@ -111,4 +97,80 @@ pub fn warning_once(message: &str) {
     }
     said.push(message.to_string());
     warning(message);
+}
+
+/// What writing the wrapper's own output refuses, as data: each with a stable code (`Coded`), its words once
+/// (`Display`, `help`), and its kind (`From`).
+#[derive(Debug)]
+pub enum Refused {
+    /// stdout's reader went away: the command ends quietly (`ErrorKind::ClosedOutput`), and says nothing.
+    ReaderLeft,
+    /// stdout cannot be written.
+    Stdout { err: std::io::Error },
+    /// A file the command would write is there already: nothing is overwritten.
+    Exists { path: PathBuf },
+    /// A file cannot be created.
+    Create { path: PathBuf, err: std::io::Error },
+    /// A file created cannot be written whole.
+    Write { path: PathBuf, err: std::io::Error },
+    /// A file written whole cannot be put in its place.
+    Rename { path: PathBuf, err: std::io::Error },
+    /// A directory cannot be made.
+    Directory { path: PathBuf, err: std::io::Error },
+}
+
+super::codes!(Refused {
+    ReaderLeft => "reader-left",
+    Stdout => "stdout",
+    Exists => "exists",
+    Create => "create",
+    Write => "write",
+    Rename => "rename",
+    Directory => "directory",
+});
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use super::shell::path as shown;
+        match self {
+            Refused::ReaderLeft => Ok(()),
+            Refused::Stdout { err } => write!(f, "cannot write to stdout: {err}"),
+            Refused::Exists { path } => write!(f, "{} already exists", shown(path)),
+            Refused::Create { path, err } => write!(f, "cannot create {}: {err}", shown(path)),
+            Refused::Write { path, err } | Refused::Rename { path, err } => {
+                write!(f, "cannot write {}: {err}", shown(path))
+            }
+            Refused::Directory { path, err } => write!(f, "cannot create the directory {}: {err}", shown(path)),
+        }
+    }
+}
+
+impl Refused {
+    /// What to do about it (nothing, for a reader that left).
+    pub fn help(&self) -> Option<&'static str> {
+        match self {
+            Refused::ReaderLeft => None,
+            Refused::Stdout { .. } => Some("make room on the device stdout goes to, or send the output elsewhere"),
+            Refused::Exists { .. } => Some("name a new or empty directory, or remove the file: nothing is overwritten"),
+            Refused::Write { .. } => Some("make room on its device"),
+            Refused::Create { .. } | Refused::Rename { .. } | Refused::Directory { .. } => {
+                Some("name a directory you can write to")
+            }
+        }
+    }
+}
+
+impl From<Refused> for Error {
+    fn from(refused: Refused) -> Error {
+        let kind = match refused {
+            Refused::ReaderLeft => ErrorKind::ClosedOutput,
+            Refused::Exists { .. } => ErrorKind::Usage,
+            _ => ErrorKind::Output,
+        };
+        let error = Error::new(kind, refused.to_string());
+        match refused.help() {
+            Some(help) => error.with_help(help),
+            None => error,
+        }
+    }
 }
