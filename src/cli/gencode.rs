@@ -55,7 +55,6 @@ enum PlatformArg {
 
 pub fn run(ctx: &Context, args: Args) -> Result<i32> {
     let Args { cuda_version, forward_compat, format, system, platform, capabilities } = args;
-    let usage = |message: String, help: &str| Error::new(ErrorKind::Usage, message).with_help(help);
     // The same preparation as the drop-in nvcc: the config with the environment's overrides, and its tables. The
     // flags take the place of the settings they name.
     let settings = Settings::load(ctx)?;
@@ -64,22 +63,18 @@ pub fn run(ctx: &Context, args: Args) -> Result<i32> {
         crate::probe::system::System::new(Some(ctx.search_path().into()), ctx.cwd.clone(), prepare::probe_cache(ctx)?);
     let (list, forward_compat) = if capabilities.is_empty() {
         if config.gpu.capabilities.is_empty() {
-            return Err(usage(
-                "no capability given, and the config names none".into(),
-                "name capabilities like 8.6 9.0a, or set `[gpu] capabilities` in the config",
-            ));
+            return Err(Refused::NoCapability { config_read: true }.into());
         }
         (config.gpu.capabilities.value.clone(), forward_compat || *config.gpu.forward_compat)
     } else {
         let mut list = TargetList::default();
         for arg in &capabilities {
-            let parsed = TargetList::parse(arg).map_err(|e| {
-                usage(format!("the capability argument `{arg}`: {e}"), "name capabilities like 8.6 9.0a")
-            })?;
+            let parsed =
+                TargetList::parse(arg).map_err(|e| Refused::BadCapability { arg: arg.clone(), why: e.to_string() })?;
             list.0.extend(parsed.0);
         }
         if list.is_empty() {
-            return Err(usage("no capability given".into(), "name capabilities like 8.6 9.0a"));
+            return Err(Refused::NoCapability { config_read: false }.into());
         }
         (list, forward_compat)
     };
@@ -107,13 +102,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<i32> {
     let requested = gpu::requested_targets(&list, forward_compat, against, nix_build, || probes.gpus())?;
     let (expansion, release) = (requested.expansion, requested.release);
     let torch = || {
-        expansion.targets().torch().map_err(|alone| {
-            Error::new(
-                ErrorKind::Request,
-                format!("TORCH_CUDA_ARCH_LIST has no way to say PTX of {alone} without its machine code"),
-            )
-            .with_help(format!("add {alone} itself to the list (then `{alone}+PTX`), or use --format cmake or nvcc"))
-        })
+        expansion.targets().torch().map_err(|alone| Error::from(Refused::TorchPtxAlone { alone: alone.to_string() }))
     };
     let out = match format {
         Format::Nvcc => expansion.gencode().join("\n") + "\n",
@@ -152,9 +141,7 @@ fn release(
     let stated = settings.config.config.cuda_version.as_ref();
     let release = match flag {
         Some(v) => {
-            let usage =
-                |message| Error::new(ErrorKind::Usage, message).with_help("give the release as --cuda-version 12.4");
-            let v = v.parse::<Version>().map_err(|e| usage(format!("`--cuda-version {v}`: {e}")))?;
+            let v = v.parse::<Version>().map_err(|e| Refused::BadRelease { given: v.clone(), why: e.to_string() })?;
             if !v.has_minor() || compat.host_compilers.limits_for(v).is_none() {
                 return Err(crate::plan::not_in_tables(compat, &format!("`--cuda-version {v}`"), ErrorKind::Usage));
             }
@@ -178,13 +165,81 @@ fn release(
     let release = match (release, [Item::All, Item::AllMajor].into_iter().find(|w| list.has(*w))) {
         (Ok(version), _) => version,
         (Err(_), None) => return Ok(None),
-        (Err(why), Some(word)) => {
-            let message = format!(
-                "`{word}` stands for what the nvcc release builds, and none is known: no `--cuda-version`, no `cuda-version` in the config, and {why}"
-            );
-            let help = "give the release, as in `--cuda-version 13.0`, or put the real nvcc on PATH";
-            return Err(Error::new(ErrorKind::Request, message).with_help(help));
-        }
+        (Err(why), Some(word)) => return Err(Refused::NoRelease { word, why: why.to_string() }.into()),
     };
     Ok(Some(release))
+}
+
+/// What `gencode` refuses, as data: each with a stable code (`Coded`), its words once (`Display`, `help`), and its
+/// kind (`From`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// No capability given (`config_read`: and the config names none).
+    NoCapability { config_read: bool },
+    /// A capability argument that is not one (`why`).
+    BadCapability { arg: String, why: String },
+    /// `--format torch` for a PTX-only target (`alone`), which TORCH_CUDA_ARCH_LIST cannot say.
+    TorchPtxAlone { alone: String },
+    /// `--cuda-version` that is not a version (`why`).
+    BadRelease { given: String, why: String },
+    /// `all` or `all-major` (`word`), and no release known (`why`).
+    NoRelease { word: Item, why: String },
+}
+
+crate::error::codes!(Refused {
+    NoCapability => "no-capability",
+    BadCapability => "bad-capability",
+    TorchPtxAlone => "torch-ptx-alone",
+    BadRelease => "bad-release",
+    NoRelease => "no-release",
+});
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::NoCapability { config_read: true } => f.write_str("no capability given, and the config names none"),
+            Refused::NoCapability { config_read: false } => f.write_str("no capability given"),
+            Refused::BadCapability { arg, why } => write!(f, "the capability argument `{arg}`: {why}"),
+            Refused::TorchPtxAlone { alone } => {
+                write!(f, "TORCH_CUDA_ARCH_LIST has no way to say PTX of {alone} without its machine code")
+            }
+            Refused::BadRelease { given, why } => write!(f, "`--cuda-version {given}`: {why}"),
+            Refused::NoRelease { word, why } => write!(
+                f,
+                "`{word}` stands for what the nvcc release builds, and none is known: no `--cuda-version`, no `cuda-version` in the config, and {why}"
+            ),
+        }
+    }
+}
+
+impl Refused {
+    /// What to do about it.
+    pub fn help(&self) -> String {
+        match self {
+            Refused::NoCapability { config_read: true } => {
+                "name capabilities like 8.6 9.0a, or set `[gpu] capabilities` in the config".to_string()
+            }
+            Refused::NoCapability { config_read: false } | Refused::BadCapability { .. } => {
+                "name capabilities like 8.6 9.0a".to_string()
+            }
+            Refused::TorchPtxAlone { alone } => {
+                format!("add {alone} itself to the list (then `{alone}+PTX`), or use --format cmake or nvcc")
+            }
+            Refused::BadRelease { .. } => "give the release as --cuda-version 12.4".to_string(),
+            Refused::NoRelease { .. } => {
+                "give the release, as in `--cuda-version 13.0`, or put the real nvcc on PATH".to_string()
+            }
+        }
+    }
+}
+
+impl From<Refused> for Error {
+    fn from(refused: Refused) -> Error {
+        let kind = match refused {
+            Refused::TorchPtxAlone { .. } | Refused::NoRelease { .. } => ErrorKind::Request,
+            _ => ErrorKind::Usage,
+        };
+        let help = refused.help();
+        Error::new(kind, refused.to_string()).with_help(help)
+    }
 }
