@@ -5,6 +5,7 @@
 //! option from the table it recognised, where it sits and how it was spelled. It never re-spells or drops a token;
 //! deciding what to add is `plan`'s job.
 
+pub mod problems;
 mod queries;
 pub mod split;
 pub mod table;
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::context::{vars, Context};
 use crate::error::bounded;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 pub use queries::Depfiles;
 pub use table::{OptionSpec, Phase, Role};
 
@@ -397,11 +398,8 @@ impl Scanner<'_> {
                     continue;
                 }
                 Err(e) => {
-                    return Err(Error::new(
-                        ErrorKind::OptionsFile,
-                        format!("cannot read options file {}: {e}", crate::error::shell::path(&path)),
-                    )
-                    .with_help(format!("it is named by {where_named}; create it or fix the name")))
+                    let (named_by, why) = (where_named.to_string(), e.to_string());
+                    return Err(problems::Refused::Unreadable { path, named_by, why }.into());
                 }
             };
             self.budget -= text.len() as u64;
@@ -410,17 +408,8 @@ impl Scanner<'_> {
                 (meta.dev(), meta.ino())
             };
             if self.open.iter().any(|(id, _)| *id == identity) {
-                let chain: Vec<String> =
-                    self.open.iter().map(|(_, p)| p).chain([&path]).map(|p| crate::error::shell::path(p)).collect();
-                return Err(Error::new(
-                    ErrorKind::OptionsFile,
-                    format!(
-                        "options file {} includes itself: {}",
-                        crate::error::shell::path(&path),
-                        chain.join(" -> ")
-                    ),
-                )
-                .with_help("remove the -optf/--options-file line that closes the loop"));
+                let chain = self.open.iter().map(|(_, p)| p).chain([&path]).cloned().collect();
+                return Err(problems::Refused::IncludesItself { path, chain }.into());
             }
             let words = split::options_file(&text);
             if let Some(error) = words.error {

@@ -1,5 +1,6 @@
 use super::*;
 use crate::context::Env;
+use crate::error::ErrorKind;
 
 fn ctx(env: &[(&str, &str)]) -> Context {
     Context { env: env.iter().copied().collect::<Env>(), cwd: PathBuf::from("/nonexistent"), ..Context::default() }

@@ -44,16 +44,8 @@ pub fn remove(
     for (channel, name) in [(Channel::Prepend, vars::NVCC_PREPEND_FLAGS), (Channel::Append, vars::NVCC_APPEND_FLAGS)] {
         for optf in inv.with_role(Role::OptionsFile).filter(|f| f.at.channel == channel) {
             if let Some(file) = files_named_by(inv, optf).into_iter().find(|&i| dirty(inv, &removed, i)) {
-                return Err(Error::new(
-                    ErrorKind::Request,
-                    format!(
-                        "cannot remove GPU target options from options file {}: it is named in ${name}, where the wrapper cannot put its contents",
-                        crate::error::shell::path(&inv.options_files[file].path)
-                    ),
-                )
-                .with_help(format!(
-                    "name the options file on the command line instead of in ${name}, or set `[gpu] arch-flags = \"respect\"` or \"append\""
-                )));
+                let path = inv.options_files[file].path.clone();
+                return Err(Refused::NamedInVariable { path, variable: name }.into());
             }
         }
         if removed.iter().any(|&(c, _)| c == channel) {
@@ -65,11 +57,7 @@ pub fn remove(
     for optf in inv.with_role(Role::OptionsFile).filter(|f| f.at.channel == Channel::Argv) {
         let spans = inv.positions(optf).iter().any(|&(c, _)| c != Channel::Argv);
         if spans && files_named_by(inv, optf).into_iter().any(|i| dirty(inv, &removed, i)) {
-            return Err(Error::new(
-                ErrorKind::Request,
-                "cannot remove GPU target options from an options file whose name is split across channels",
-            )
-            .with_help("give `-optf FILE` in one place, or set `[gpu] arch-flags = \"respect\"` or \"append\""));
+            return Err(Refused::SplitAcrossChannels.into());
         }
     }
     // Each `-optf` in argv whose files lose a token gets a new file in their place.
@@ -140,4 +128,56 @@ fn expand(inv: &Invocation, channel: Channel, removed: &Positions) -> Vec<OsStri
         i += 1;
     }
     out
+}
+
+/// Why GPU target options cannot be taken out of an options file, as data: each with a stable code (`Coded`), its
+/// words once (`Display`, `help`), and the request's kind (`From`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The options file at `path` is named in `variable` (`NVCC_PREPEND_FLAGS`, `NVCC_APPEND_FLAGS`).
+    NamedInVariable { path: std::path::PathBuf, variable: &'static str },
+    /// The options file's name is split across channels (argv and a variable).
+    SplitAcrossChannels,
+}
+
+crate::error::codes!(Refused {
+    NamedInVariable => "named-in-variable",
+    SplitAcrossChannels => "split-across-channels",
+});
+
+/// What avoids rewriting options files altogether.
+const RESPECT_OR_APPEND: &str = "set `[gpu] arch-flags = \"respect\"` or \"append\"";
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::NamedInVariable { path, variable } => write!(
+                f,
+                "cannot remove GPU target options from options file {}: it is named in ${variable}, where the wrapper cannot put its contents",
+                crate::error::shell::path(path)
+            ),
+            Refused::SplitAcrossChannels => f.write_str(
+                "cannot remove GPU target options from an options file whose name is split across channels",
+            ),
+        }
+    }
+}
+
+impl Refused {
+    /// What to do about it.
+    pub fn help(&self) -> String {
+        match self {
+            Refused::NamedInVariable { variable, .. } => {
+                format!("name the options file on the command line instead of in ${variable}, or {RESPECT_OR_APPEND}")
+            }
+            Refused::SplitAcrossChannels => format!("give `-optf FILE` in one place, or {RESPECT_OR_APPEND}"),
+        }
+    }
+}
+
+impl From<Refused> for Error {
+    fn from(refused: Refused) -> Error {
+        let help = refused.help();
+        Error::new(ErrorKind::Request, refused.to_string()).with_help(help)
+    }
 }
