@@ -8,7 +8,7 @@ use clap::Subcommand;
 
 use crate::context::Context;
 use crate::error::output;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 use crate::prepare::Settings;
 
 #[derive(Debug, Subcommand)]
@@ -86,11 +86,7 @@ fn dump(dir: &Path) -> Result<i32> {
 
 fn scan(ctx: &Context, root: &Path) -> Result<i32> {
     if !root.is_dir() {
-        return Err(Error::new(
-            ErrorKind::Usage,
-            format!("`compat scan {}`: no such directory", crate::error::shell::path(root)),
-        )
-        .with_help("give the root of a CUDA toolkit (the directory holding bin/ and include/)"));
+        return Err(crate::probe::toolkit::Refused::NotADirectory { root: root.to_path_buf() }.into());
     }
     let scan = crate::probe::toolkit::scan(root)?;
     output::stdout(scan.row())?;

@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::compat::Compat;
 use crate::config::places;
 use crate::context::Context;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::plan::{self, Release};
 use crate::prepare::Setup;
 use crate::probe::glibcxx;
@@ -203,6 +203,5 @@ pub fn main(ctx: &Context) -> Result<i32> {
         let _ = writeln!(report, "problem: {p}");
     }
     crate::error::output::stdout(report)?;
-    Err(Error::new(ErrorKind::CheckFailed, format!("doctor found {} problem(s)", problems.len()))
-        .with_help("each `problem:` line above says what is wrong"))
+    Err(super::problems::Refused::DoctorFound { count: problems.len() }.into())
 }

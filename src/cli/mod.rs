@@ -8,11 +8,12 @@ mod doctor;
 mod explain;
 mod gencode;
 mod jobserver;
+pub mod problems;
 
 use clap::{Parser, Subcommand};
 
 use crate::context::Context;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -70,11 +71,7 @@ pub fn run(ctx: &Context) -> Result<i32> {
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             // `nvcc-wrapper compat` alone names its own subcommands, not the top level's.
             if ctx.args.first().is_some_and(|a| a == "compat") {
-                return Err(Error::new(
-                    ErrorKind::Usage,
-                    "nvcc-wrapper compat requires a subcommand: scan, show, dump or nix-answers",
-                )
-                .with_help("`nvcc-wrapper compat --help` says what each does"));
+                return Err(problems::Refused::CompatAlone.into());
             }
             // `nvcc-wrapper` alone: its help, as the help's first line promises ("called as nvcc-wrapper, it
             // explains itself"), on stdout and with success, as `--help`.
@@ -119,9 +116,5 @@ fn usage_error(rendered: &str, first: Option<&std::ffi::OsString>) -> Error {
         .take_while(|w| !w.is_empty() && !w.starts_with(['-', '<', '[']))
         .collect();
     let command = words.join(" ");
-    let help = match &usage {
-        Some(u) => format!("usage: {u}; `{command} --help` says more"),
-        None => format!("`{command} --help` says more"),
-    };
-    Error::new(ErrorKind::Usage, message).with_help(help)
+    problems::Refused::Usage { message, usage, command }.into()
 }

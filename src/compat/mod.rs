@@ -83,6 +83,40 @@ impl fmt::Display for CompatError {
     }
 }
 
+crate::error::codes!(CompatError {
+    Read => "read",
+    Syntax => "syntax",
+    Invalid => "invalid",
+});
+
+impl CompatError {
+    /// What to do about it: write the tables out to compare, or, for host-compilers.toml's rows in the form they had
+    /// before the families had one definition (`newest-gcc`, `newest-clang`), the form they have now.
+    pub fn help(&self) -> &'static str {
+        let old_columns =
+            |message: &str| ["field `newest-gcc`", "field `newest-clang`"].iter().any(|f| message.contains(f));
+        match self {
+            CompatError::Syntax { message, .. } if old_columns(message) => {
+                "host-compilers.toml's rows now say `accepts = { gcc = N, clang = M }` for `newest-gcc = N` and \
+                 `newest-clang = M`; `nvcc-wrapper compat dump DIR` writes the current form"
+            }
+            _ => {
+                "`nvcc-wrapper compat dump DIR` writes the built-in tables, each with comments on its fields, to compare \
+                 with or start from"
+            }
+        }
+    }
+}
+
+/// A broken override file, as the wrapper reports it: a config error naming the file.
+impl From<CompatError> for crate::error::Error {
+    fn from(e: CompatError) -> crate::error::Error {
+        let help = e.help();
+        crate::error::Error::new(crate::error::ErrorKind::Config, format!("invalid compatibility data: {e}"))
+            .with_help(help)
+    }
+}
+
 impl std::error::Error for CompatError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
@@ -201,21 +235,7 @@ impl Compat {
         let Some(dir) = dir else {
             return Ok(compat);
         };
-        let bad = |e: CompatError| {
-            let message = format!("invalid compatibility data: {e}");
-            // host-compilers.toml's rows said `newest-gcc` and `newest-clang` before the families had one definition.
-            let old_columns =
-                ["`newest-gcc`", "`newest-clang`"].iter().any(|key| message.contains(&format!("field {key}")));
-            let help = if old_columns {
-                "host-compilers.toml's rows now say `accepts = { gcc = N, clang = M }` for `newest-gcc = N` and \
-                 `newest-clang = M`; `nvcc-wrapper compat dump DIR` writes the current form"
-            } else {
-                "`nvcc-wrapper compat dump DIR` writes the built-in tables, each with comments on its fields, to compare \
-                 with or start from"
-            };
-            crate::error::Error::new(crate::error::ErrorKind::Config, message).with_help(help)
-        };
-        compat.replace_from(dir).map_err(bad)?;
+        compat.replace_from(dir)?;
         Ok(compat)
     }
 }

@@ -10,7 +10,7 @@ use super::sourced::{Origin, Sourced};
 use super::{Config, Key, Loaded, TargetPlatform};
 use crate::compat::TargetList;
 use crate::context::{vars, Env};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 
 /// One config key the environment can override.
 pub struct Override {
@@ -175,9 +175,12 @@ pub fn apply(loaded: &mut Loaded, env: &Env) -> Result<()> {
     for o in OVERRIDES {
         let Some(value) = env.non_empty(o.var) else { continue };
         let shown = value.to_string_lossy();
-        (o.apply)(&mut loaded.config, value, Origin::Env(o.var)).map_err(|why| {
-            Error::new(ErrorKind::Environment, format!("{}={shown}: {why}", o.var))
-                .with_help(format!("give {}, or unset {} to use the config's `{}`", o.expects, o.var, o.key))
+        (o.apply)(&mut loaded.config, value, Origin::Env(o.var)).map_err(|why| super::problems::Refused::Override {
+            var: o.var,
+            shown: shown.to_string(),
+            why,
+            expects: o.expects,
+            key: o.key,
         })?;
         loaded.overrides.push(Overridden { var: o.var, key: o.key, value: shown.into_owned() });
     }
@@ -273,6 +276,7 @@ fn absolute(value: &OsStr) -> std::result::Result<PathBuf, String> {
 mod tests {
     use super::*;
     use crate::config::ArchFlags;
+    use crate::error::ErrorKind;
 
     fn env(pairs: &[(&str, &str)]) -> Env {
         pairs.iter().copied().collect()

@@ -8,6 +8,7 @@
 pub mod env;
 mod key;
 pub mod places;
+pub mod problems;
 mod report;
 mod sourced;
 
@@ -20,7 +21,7 @@ pub use crate::compat::CompilerFamily;
 use crate::compat::TargetList;
 use crate::compat::Version;
 use crate::context::{vars, Context};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 pub use env::Overridden;
 #[cfg(test)]
 pub use env::OVERRIDES;
@@ -340,14 +341,7 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
         return Ok(Loaded { looked_at, ..Loaded::default() });
     };
     let text = crate::error::bounded::read_to_string(&used.path, crate::error::bounded::CONFIG).map_err(|e| {
-        let help = match used.place {
-            places::Place::Named => format!("fix the file, or unset ${} to run without it", vars::CONFIG),
-            place => format!(
-                "it is {place} configuration file: fix it, or remove it to run without it (`nvcc-wrapper doctor` lists the places read)"
-            ),
-        };
-        Error::new(ErrorKind::Config, format!("cannot read config file {}: {e}", crate::error::shell::path(&used.path)))
-            .with_help(help)
+        problems::Refused::Unreadable { path: used.path.clone(), place: used.place, why: e.to_string() }
     })?;
     let mut loaded = Loaded::from_text(&text, &used.path)?;
     loaded.looked_at = looked_at;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// The keys of the file's top level, before its first `[table]` (`Config`'s fields, as the file spells them; a
 /// test holds the list to the struct).
@@ -42,11 +42,8 @@ pub fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> Error {
         .or_else(|| key_of_another_table(message, before))
         .or_else(|| expected_form(message, line_key, named))
         .unwrap_or_else(|| "`man nvcc-wrapper` (CONFIGURATION) lists every key and its values".to_string());
-    Error::new(
-        ErrorKind::Config,
-        format!("invalid config file {}{}: {described}", crate::error::shell::path(path), position.unwrap_or_default()),
-    )
-    .with_help(help)
+    let (path, position) = (path.to_path_buf(), position.unwrap_or_default());
+    super::problems::Refused::Invalid { path, position, described, help }.into()
 }
 
 /// The config's tables, as a header opens them.

@@ -172,7 +172,7 @@ impl<T: Shown> Sourced<T> {
         key: super::Key,
         what: impl fmt::Display,
     ) -> crate::error::Error {
-        crate::error::Error::new(kind, format!("{} {what}", self.named(key)))
+        super::problems::Refused::Setting { named: self.named(key), what: what.to_string(), kind }.into()
     }
 }
 

@@ -1,6 +1,7 @@
 //! The config file: every key, paths resolved against the file, errors with positions.
 
 use super::*;
+use crate::error::ErrorKind;
 
 fn parse_ok(text: &str) -> Config {
     parse(text, Path::new("/cfg.toml")).unwrap_or_else(|e| panic!("{e}"))

@@ -12,7 +12,7 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 
 use super::{vars, Context};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 
 pub fn init(ctx: &Context) -> Result<()> {
     let Some(filter) = ctx.env.non_empty(vars::LOG) else {
@@ -20,16 +20,11 @@ pub fn init(ctx: &Context) -> Result<()> {
     };
     // tracing reads `debug ` (a space after it) as a target named so, which logs nothing: the directives are given
     // to it as `is_filter` read them, blanks trimmed.
-    let filter =
-        filter.to_str().filter(|f| is_filter(f)).and_then(|f| normalized(f).parse::<Targets>().ok()).ok_or_else(
-            || {
-                Error::new(
-                    ErrorKind::Environment,
-                    format!("{}={} is not a log filter", vars::LOG, filter.to_string_lossy()),
-                )
-                .with_help(format!("use a level such as {}=debug, or unset it", vars::LOG))
-            },
-        )?;
+    let filter = filter
+        .to_str()
+        .filter(|f| is_filter(f))
+        .and_then(|f| normalized(f).parse::<Targets>().ok())
+        .ok_or_else(|| super::problems::Refused::NotALogFilter { value: filter.to_string_lossy().into_owned() })?;
     // A second init (only possible in tests) keeps the first subscriber.
     // fmt's own bound is INFO unless set: the filter alone decides.
     let fmt = tracing_subscriber::fmt().with_max_level(tracing::level_filters::LevelFilter::TRACE);

@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 
 pub mod dirs;
 pub mod jobserver;
 pub mod log;
+pub mod problems;
 pub use jobserver::Jobserver;
 
 /// Environment variables the wrapper reads or sets. docs/reference/environment.md, made from src/checks/reference/,
@@ -223,8 +224,11 @@ impl Env {
         match value.to_str().map(str::to_ascii_lowercase).as_deref() {
             Some("1" | "true" | "yes" | "on") => Ok(Some(true)),
             Some("0" | "false" | "no" | "off") => Ok(Some(false)),
-            _ => Err(Error::new(ErrorKind::Environment, format!("{name}={} is not a switch", value.to_string_lossy()))
-                .with_help(format!("set {name}=1 to turn it on, {name}=0 to turn it off, or unset it"))),
+            _ => Err(problems::Refused::NotASwitch {
+                name: name.to_string(),
+                value: value.to_string_lossy().into_owned(),
+            }
+            .into()),
         }
     }
 

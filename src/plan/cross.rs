@@ -22,7 +22,7 @@ use super::Step;
 use crate::args::split::joined;
 use crate::args::Given;
 use crate::config::{Config, Key, TargetConfig};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 
 pub struct Cross;
 
@@ -134,13 +134,7 @@ fn target_files(facts: &Facts, target: &TargetConfig, plan: &mut Changes) -> Res
         Err(e) => format!("the toolkit of {} ({e})", crate::error::shell::path(facts.nvcc)),
     };
     let Some(cuda_root) = cuda_root else {
-        return Err(Error::new(
-            ErrorKind::Request,
-            format!("no CUDA files for the target {dir}: {toolkit} has no targets/{dir}, and `[target] cuda-root` is not set"),
-        )
-        .with_help(format!(
-            "install the target's CUDA headers and libraries into {toolkit}/targets/{dir} (NVIDIA's cross packages), or set `[target] cuda-root` to a directory holding them (include/, lib/)"
-        )));
+        return Err(super::target::Refused::NoTargetFiles { dir: dir.to_string(), toolkit }.into());
     };
     // nvcc's own options, which nvcc quotes for the host compiler: any path passes, byte for byte.
     let mut args: Vec<OsString> = vec![joined("-I", &cuda_root.join("include"))];

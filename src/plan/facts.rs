@@ -14,9 +14,9 @@ use super::target::{self, Named};
 use crate::args::Invocation;
 use crate::compat::Version;
 use crate::compat::{Compat, Platform};
-use crate::config::{HostCompilerConfig, Key};
+use crate::config::HostCompilerConfig;
 use crate::context::Jobserver;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::probe::system::{NvccUnknown, Probes};
 
 /// What the facts themselves say, once. `TargetHostCompilerUnused`: `[target.host-compiler]` holds settings, but the
@@ -219,13 +219,7 @@ impl<'a> Facts<'a> {
             // with nvcc's arguments, which built nothing and exited 0).
             Release::Unknown { why: why @ NvccUnknown::NotNvcc { .. } } => {
                 if let FoundBy::Config(origin) = &inputs.nvcc.found_by {
-                    return Err(Error::new(
-                        ErrorKind::Config,
-                        format!("`{}` ({origin}) is not nvcc: {why}", Key::Nvcc),
-                    )
-                    .with_help(
-                        "name the `bin/nvcc` of a CUDA toolkit, or remove the key to run the first nvcc on PATH",
-                    ));
+                    return Err(super::release::Refused::NotNvcc { origin: origin.clone(), why: why.clone() }.into());
                 }
                 plan.warn(Note::ReleaseUnknown { why: why.to_string() })
             }

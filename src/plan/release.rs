@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::compat::Compat;
 use crate::compat::Version;
-use crate::config::{Origin, Sourced};
+use crate::config::{Key, Origin, Sourced};
 use crate::error::{Error, ErrorKind};
 use crate::probe::system::{NvccUnknown, Probes};
 
@@ -22,11 +22,60 @@ pub enum Release {
 }
 
 /// A release the tables do not know, named as the user gave it (`` `--cuda-version 12.7` ``, or Nix's
-/// `` `cudaMajorMinorVersion` "12.7" ``): the error, with the range that would be accepted.
+/// `` `cudaMajorMinorVersion` "12.7" ``): the error, of the caller's kind, with the range that would be accepted.
 pub fn not_in_tables(compat: &Compat, named: &str, kind: ErrorKind) -> Error {
     let (oldest, newest) = (compat.host_compilers.releases()[0].nvcc.release(), compat.newest_release());
-    Error::new(kind, format!("{named} is not an NVCC release the tables know"))
-        .with_help(format!("give a release from {oldest} to {newest}, with its minor part (12.4, 13.0)"))
+    Refused::NotInTables { named: named.to_string(), oldest, newest, kind }.into()
+}
+
+/// What deciding the release refuses, as data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// `named` is not a release the tables know; they hold `oldest` to `newest`. Of the kind the caller's place
+    /// gives it: a usage error on the command line, a refused request from Nix.
+    NotInTables { named: String, oldest: Version, newest: Version, kind: ErrorKind },
+    /// The program the config names as nvcc (at `origin`) says it is another (`why`); issue 60: `nvcc =
+    /// "/usr/bin/gcc"` ran gcc with nvcc's arguments, which built nothing and exited 0.
+    NotNvcc { origin: Origin, why: NvccUnknown },
+}
+
+crate::error::codes!(Refused {
+    NotInTables => "not-in-tables",
+    NotNvcc => "not-nvcc",
+});
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::NotInTables { named, .. } => write!(f, "{named} is not an NVCC release the tables know"),
+            Refused::NotNvcc { origin, why } => write!(f, "`{}` ({origin}) is not nvcc: {why}", Key::Nvcc),
+        }
+    }
+}
+
+impl Refused {
+    /// What to do about it.
+    pub fn help(&self) -> String {
+        match self {
+            Refused::NotInTables { oldest, newest, .. } => {
+                format!("give a release from {oldest} to {newest}, with its minor part (12.4, 13.0)")
+            }
+            Refused::NotNvcc { .. } => {
+                "name the `bin/nvcc` of a CUDA toolkit, or remove the key to run the first nvcc on PATH".to_string()
+            }
+        }
+    }
+}
+
+impl std::convert::From<Refused> for Error {
+    fn from(refused: Refused) -> Error {
+        let kind = match refused {
+            Refused::NotInTables { kind, .. } => kind,
+            Refused::NotNvcc { .. } => ErrorKind::Config,
+        };
+        let help = refused.help();
+        Error::new(kind, refused.to_string()).with_help(help)
+    }
 }
 
 /// Where a known release was read.

@@ -158,12 +158,16 @@ pub enum Refused {
     NoSuchPlatform { named: Named, platform: &'static str, system: String },
     /// A cross build for a platform the release does not ship.
     NotShipped { release: Version, refused: NotShipped },
+    /// A cross build with no CUDA files for the target: `toolkit` (its root, or why it has none) has no
+    /// `targets/DIR`, and `[target] cuda-root` is not set.
+    NoTargetFiles { dir: String, toolkit: String },
 }
 
 crate::plan::model::codes!(Refused {
     UnknownSystem => "unknown-system",
     NoSuchPlatform => "no-such-platform",
     NotShipped => "not-shipped",
+    NoTargetFiles => "no-target-files",
 });
 
 impl std::fmt::Display for Refused {
@@ -176,6 +180,10 @@ impl std::fmt::Display for Refused {
                 write!(f, "{} is {platform:?}, which does not exist for {} {system:?}", named.platform, named.system)
             }
             Refused::NotShipped { release, refused } => f.write_str(&refused.message(&release.release())),
+            Refused::NoTargetFiles { dir, toolkit } => write!(
+                f,
+                "no CUDA files for the target {dir}: {toolkit} has no targets/{dir}, and `[target] cuda-root` is not set"
+            ),
         }
     }
 }
@@ -188,6 +196,9 @@ impl Refused {
                 format!("{} (\"jetson\" or \"sbsa\") is for aarch64-linux only", named.platform)
             }
             Refused::NotShipped { refused, .. } => refused.help.clone(),
+            Refused::NoTargetFiles { dir, toolkit } => format!(
+                "install the target's CUDA headers and libraries into {toolkit}/targets/{dir} (NVIDIA's cross packages), or set `[target] cuda-root` to a directory holding them (include/, lib/)"
+            ),
         }
     }
 
@@ -195,7 +206,7 @@ impl Refused {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Refused::UnknownSystem { named, .. } | Refused::NoSuchPlatform { named, .. } => named.kind,
-            Refused::NotShipped { .. } => ErrorKind::Request,
+            Refused::NotShipped { .. } | Refused::NoTargetFiles { .. } => ErrorKind::Request,
         }
     }
 }

@@ -92,6 +92,8 @@ pub enum Refused {
     VersionJson { why: String },
     /// Neither `version.json` nor `bin/nvcc` tells the release of the toolkit at `root`.
     NoRelease { root: PathBuf, why: String },
+    /// `compat scan ROOT`: `root` is not a directory.
+    NotADirectory { root: PathBuf },
 }
 
 crate::error::codes!(Refused {
@@ -102,6 +104,7 @@ crate::error::codes!(Refused {
     NewLayout => "new-layout",
     VersionJson => "version-json",
     NoRelease => "no-release",
+    NotADirectory => "not-a-directory",
 });
 
 impl std::fmt::Display for Refused {
@@ -121,6 +124,7 @@ impl std::fmt::Display for Refused {
             }
             Refused::VersionJson { why } => f.write_str(why),
             Refused::NoRelease { root, why } => write!(f, "cannot tell the release of {}: {why}", path(root)),
+            Refused::NotADirectory { root } => write!(f, "`compat scan {}`: no such directory", path(root)),
         }
     }
 }
@@ -137,6 +141,9 @@ impl Refused {
                 Some("this header's layout is new to the scanner: compare it with the shapes in src/compat/host_config.rs")
             }
             Refused::NoRelease { .. } => Some("a toolkit root needs version.json or a runnable bin/nvcc"),
+            Refused::NotADirectory { .. } => {
+                Some("give the root of a CUDA toolkit (the directory holding bin/ and include/)")
+            }
             Refused::Unreadable { .. } | Refused::VersionJson { .. } => None,
         }
     }
@@ -146,6 +153,7 @@ impl From<Refused> for Error {
     fn from(refused: Refused) -> Error {
         let kind = match refused {
             Refused::NotInTable { .. } | Refused::TableDiffers { .. } => ErrorKind::CheckFailed,
+            Refused::NotADirectory { .. } => ErrorKind::Usage,
             _ => ErrorKind::Request,
         };
         let error = Error::new(kind, refused.to_string());
