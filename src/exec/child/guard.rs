@@ -13,7 +13,7 @@
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use nix::sys::signal::Signal;
-use nix::unistd::{ForkResult, Pid};
+use nix::unistd::Pid;
 
 use crate::context::jobserver::Client;
 use crate::exec::hold::Listener;
@@ -35,19 +35,15 @@ impl Guard {
     /// or process: then a K killed with W leaves its slots lost, and nvcc's next program unable to start.
     pub fn start(ledger: &'static Ledger, client: &Client, listener: BorrowedFd, nvcc: Pid) -> Option<Guard> {
         let (read_end, write_end) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
-        match super::fork_alone().ok()? {
-            ForkResult::Child => {
-                drop(write_end);
-                guard(read_end, ledger, client, listener, nvcc)
-            }
-            ForkResult::Parent { child } => Some(Guard { pid: child, _write_end: write_end }),
-        }
+        let child = || guard(read_end, ledger, client, listener, nvcc);
+        let (pid, write_end) = super::fork_alone(write_end, child).ok()?;
+        Some(Guard { pid, _write_end: write_end })
     }
 }
 
 /// G: named, its standard streams closed (it writes nothing, and holds no reader of K's output waiting), it waits
 /// for the pipe's end and does what K's end calls for (see the module's header).
-fn guard(read_end: OwnedFd, ledger: &'static Ledger, client: &Client, listener: BorrowedFd, nvcc: Pid) -> ! {
+fn guard(read_end: OwnedFd, ledger: &'static Ledger, client: &Client, listener: BorrowedFd, nvcc: Pid) -> i32 {
     super::name::name_process(GUARD_NAME);
     for fd in 0..3 {
         let _ = nix::unistd::close(fd);
@@ -63,18 +59,18 @@ fn guard(read_end: OwnedFd, ledger: &'static Ledger, client: &Client, listener: 
             super::leftovers::signal_tree(nvcc, Signal::SIGTERM);
         }
         ledger.settle(client);
-        super::exit_now(0)
+        return 0;
     }
     ledger.settle(client);
     drop((read_end, nvcc_fd));
     // Nothing of K's is held from here but the listener: no jobserver, no pipe a reader waits on. Its copy takes the
     // lowest number free, one of those closed above: it cannot fail for want of descriptors.
-    let Ok(listener) = listener.try_clone_to_owned() else { super::exit_now(0) };
+    let Ok(listener) = listener.try_clone_to_owned() else { return 0 };
     for fd in open_descriptors().into_iter().filter(|fd| *fd != listener.as_raw_fd()) {
         let _ = nix::unistd::close(fd);
     }
     serve(&Listener::new(listener));
-    super::exit_now(0)
+    0
 }
 
 /// Let every exec held on `listener` go on, until nothing that carries its filter is left.

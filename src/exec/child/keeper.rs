@@ -1,5 +1,6 @@
 //! K, the keeper (see `super`): its own name and session, the slots it takes, nvcc started with its threads, the
-//! signals it waits for and passes on, and its end as nvcc's. It runs in the child of a fork of W and never returns.
+//! signals it waits for and passes on, and its end as nvcc's. It runs in the child of a fork of W, which ends
+//! with the code `keep` returns.
 
 use std::ffi::OsString;
 use std::io;
@@ -28,7 +29,7 @@ const KEEPER_NAME: &str = "wrapper-keeper";
 /// K: take the lent slots, start nvcc, leave the caller's session, pass signals on, stop what is left when told to,
 /// remove what a failed call left, give the slots back, and end as nvcc ended. `command` is the one W built. Slots
 /// taken at the start are taken in the caller's group, as nvcc's command needs their number: a kill of that group in
-/// the instant before K leaves it ends K with them, as it would any jobserver client. Never returns.
+/// the instant before K leaves it ends K with them, as it would any jobserver client. K's exit code (`fork_alone` ends K with it).
 pub(super) fn keep(
     start: Start,
     command: Spawn,
@@ -36,8 +37,8 @@ pub(super) fn keep(
     caught: &[Signal],
     caller_mask: SigSet,
     report: OwnedFd,
-) -> ! {
-    let (signals, pending) = become_keeper(wrapper, caught);
+) -> i32 {
+    let Some((signals, pending)) = become_keeper(wrapper, caught) else { return NOT_STARTED };
     let lend = start.lend.as_ref();
     let ledger = start.ledger;
     // A file's times are taken from a coarse clock: a second earlier than the start, to miss none of nvcc's.
@@ -47,7 +48,7 @@ pub(super) fn keep(
         Err(errno) => {
             // Four bytes fit in a pipe whole.
             let _ = nix::unistd::write(&report, &errno.to_ne_bytes());
-            super::exit_now(NOT_STARTED);
+            return NOT_STARTED;
         }
     };
     leave_the_callers_session(wrapper, pending);
@@ -129,7 +130,7 @@ fn begin(
 /// SIGCHLD and W's death) and read from a signalfd (returned, with one of the forwarded ones alone), SIGTTOU blocked, W's death told by the kernel, the
 /// processes nvcc starts kept below it when nvcc dies first, and K's own writes unable to end it. A W that died
 /// already sent nothing: K ends.
-fn become_keeper(wrapper: Pid, caught: &[Signal]) -> (Signals, Signals) {
+fn become_keeper(wrapper: Pid, caught: &[Signal]) -> Option<(Signals, Signals)> {
     let waited = set_of(caught.iter().copied().chain([Signal::SIGCHLD, PARENT_DIED]));
     mask(SigmaskHow::SIG_BLOCK, &waited);
     // K writes (its debug log) while in the caller's group, which may be a background job under `stty tostop`, and
@@ -141,15 +142,15 @@ fn become_keeper(wrapper: Pid, caught: &[Signal]) -> (Signals, Signals) {
     // and never changed here: nvcc gets the caller's dispositions through `Start::defaults`).
     let _ = nix::sys::prctl::set_pdeathsig(PARENT_DIED);
     if nix::unistd::getppid() != wrapper {
-        super::exit_now(NOT_STARTED);
+        return None;
     }
     let _ = nix::sys::prctl::set_child_subreaper(true);
     // No descriptor (out of them): K cannot wait for nvcc as it must, and ends as if it never started it. The second
     // reads only the caught signals, for `leave_the_callers_session`.
     let (Ok(signals), Ok(pending)) = (Signals::new(&waited), Signals::new(&set_of(caught.iter().copied()))) else {
-        super::exit_now(NOT_STARTED)
+        return None;
     };
-    (signals, pending)
+    Some((signals, pending))
 }
 
 /// Signals blocked in K, read from a descriptor it polls beside the listener of nvcc's execs.
@@ -327,10 +328,10 @@ fn take(lend: &Lend, ledger: Option<&Ledger>) -> Vec<u8> {
     held
 }
 
-/// End K as nvcc ended.
-fn end_as_status(status: ExitStatus) -> ! {
+/// End K as nvcc ended: by its signal, or with the code it returns.
+fn end_as_status(status: ExitStatus) -> i32 {
     if let Some(signal) = status.signal() {
         crate::exec::signals::die_by(signal);
     }
-    super::exit_now(status.code().unwrap_or(1))
+    status.code().unwrap_or(1)
 }

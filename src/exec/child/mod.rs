@@ -127,15 +127,10 @@ fn start_keeper(start: Start, caught: &[Signal], caller_mask: SigSet) -> io::Res
     let command = Spawn::new(start.program, start.args, start.env)?;
     let (read_end, write_end) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
     let wrapper = nix::unistd::getpid();
-    let keeper = match fork_alone()? {
-        ForkResult::Child => {
-            drop(read_end);
-            keeper::keep(start, command, wrapper, caught, caller_mask, write_end)
-        }
-        ForkResult::Parent { child } => child,
-    };
+    // K's end of the pipe goes with it; W keeps the other.
+    let (keeper, read_end) =
+        fork_alone(read_end, || keeper::keep(start, command, wrapper, caught, caller_mask, write_end))?;
     signals::pass_to(Some(keeper));
-    drop(write_end);
     mask(SigmaskHow::SIG_SETMASK, &caller_mask);
     // K's report: nothing when nvcc started (K closes its end), else the errno of the failed start.
     let mut errno = [0u8; 4];
@@ -156,25 +151,32 @@ fn start_keeper(start: Start, caught: &[Signal], caller_mask: SigSet) -> io::Res
     Ok(status)
 }
 
-/// Fork this process, K from W or G from K. Each runs one thread, the one a fork copies: no code of the wrapper's
-/// starts another (`checks::layering::the_wrapper_starts_no_thread`; debug builds also count them here), so no lock
-/// can be held by a thread the child lacks, and the child may run any Rust code, allocating and logging included. K
-/// and G end by `exit_now` or a signal, never returning into the code that forked them.
-fn fork_alone() -> nix::Result<ForkResult> {
+/// Fork this process, K from W or G from K, and run `child` in the copy, which ends with the code `child` returns:
+/// by `_exit`, never returning into the code that forked it, and running none of W's exit handlers and flushing none
+/// of its buffers (W's, copied by the fork, which W flushes). `parents_own` is what only the parent keeps (its end of
+/// a pipe): closed in the child, handed back to the parent with the child's pid. What `child` takes by value is the
+/// child's: the parent's copies are dropped on return.
+///
+/// Each process runs one thread, the one a fork copies: no code of the wrapper's starts another
+/// (`checks::layering::the_wrapper_starts_no_thread`; debug builds also count them here), so no lock can be held by a
+/// thread the child lacks, and the child may run any Rust code, allocating and logging included.
+fn fork_alone<P>(parents_own: P, child: impl FnOnce() -> i32) -> nix::Result<(Pid, P)> {
     // Where `/proc` can be read.
     debug_assert!(
         !matches!(crate::exec::procfs::threads(), Some(n) if n != 1),
         "the wrapper forks with threads running"
     );
-    // SAFETY: this process runs one thread (above).
-    unsafe { nix::unistd::fork() }
-}
-
-/// End this process at once, as K and G end: none of the wrapper's exit handlers run and none of its buffers are
-/// flushed (they are W's, copied by the fork, and W flushes them).
-fn exit_now(code: i32) -> ! {
-    // SAFETY: _exit has no preconditions (nix has no call for it, and std's exit runs W's handlers).
-    unsafe { libc::_exit(code) }
+    // SAFETY: this process runs one thread (above). The child ends in `_exit`, which has no preconditions (nix has no
+    // call for it, and std's exit would run W's handlers), and never returns from this block.
+    unsafe {
+        match nix::unistd::fork()? {
+            ForkResult::Child => {
+                drop(parents_own);
+                libc::_exit(child())
+            }
+            ForkResult::Parent { child } => Ok((child, parents_own)),
+        }
+    }
 }
 
 /// Wait for `pid`, through interruptions.
