@@ -1,11 +1,11 @@
 //! What reading nvcc's options files refuses, as data (`Refused`): a file that cannot be read, and one that includes
 //! itself. Each has a stable code (`Coded`), says itself once (`Display`, `help`) and becomes an `Error` of the options
-//! file's kind (`From`).
+//! file's kind (`Problem`).
 
 use std::fmt::{self, Display};
 use std::path::PathBuf;
 
-use crate::error::{codes, shell, Error, ErrorKind};
+use crate::error::{codes, shell, ErrorKind, Problem};
 
 /// The room's errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,19 +33,16 @@ impl Display for Refused {
     }
 }
 
-impl Refused {
+impl Problem for Refused {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::OptionsFile
+    }
+
     /// What to do about it.
-    pub fn help(&self) -> String {
-        match self {
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::Unreadable { named_by, .. } => format!("it is named by {named_by}; create it or fix the name"),
             Refused::IncludesItself { .. } => "remove the -optf/--options-file line that closes the loop".to_string(),
-        }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let help = refused.help();
-        Error::new(ErrorKind::OptionsFile, refused.to_string()).with_help(help)
+        })
     }
 }

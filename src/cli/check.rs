@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::compare;
 use crate::context::{vars, Context};
 use crate::error::output;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Problem, Result};
 use crate::{exec, prepare};
 
 /// Its arguments.
@@ -96,7 +96,7 @@ fn build_twice(
 }
 
 /// What `check-reproducible` refuses or finds, as data: each with a stable code (`Coded`), its words once (`Display`,
-/// `help`), and its kind (`From`).
+/// `help`), and its kind (`Problem`).
 #[derive(Debug)]
 pub enum Refused {
     /// The call names no `-o`.
@@ -152,10 +152,10 @@ impl std::fmt::Display for Refused {
     }
 }
 
-impl Refused {
+impl Problem for Refused {
     /// What to do about it.
-    pub fn help(&self) -> String {
-        match self {
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::NoOutput => {
                 "give the call's `-o FILE`, as the build does: that file is built twice and compared".to_string()
             }
@@ -168,7 +168,7 @@ impl Refused {
             Refused::BuildFailed { .. } => "run the same nvcc call by itself and fix what it says first".to_string(),
             Refused::NoFile { .. } => "`-o` must name the regular file the call writes".to_string(),
             Refused::Differs { .. } => "`nvcc-wrapper explain -- ARGS` shows the reproducible-builds flags this call gets and what no flag fixes; the guide's \"Reproducible builds\" page says what each section's difference means".to_string(),
-        }
+        })
     }
 
     fn kind(&self) -> ErrorKind {
@@ -179,12 +179,5 @@ impl Refused {
             Refused::CannotRun { .. } => ErrorKind::CannotExec,
             Refused::BuildFailed { .. } | Refused::NoFile { .. } | Refused::Differs { .. } => ErrorKind::CheckFailed,
         }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let help = refused.help();
-        Error::new(refused.kind(), refused.to_string()).with_help(help)
     }
 }

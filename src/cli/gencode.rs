@@ -8,7 +8,7 @@ use crate::compat::{Item, TargetList};
 use crate::config::{Origin, Sourced, TargetConfig, TargetPlatform};
 use crate::context::Context;
 use crate::error::output;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Problem, Result};
 use crate::plan::{gpu, target, Release};
 use crate::prepare::{self, Settings};
 use crate::probe::system::{NvccUnknown, Probes as _};
@@ -171,7 +171,7 @@ fn release(
 }
 
 /// What `gencode` refuses, as data: each with a stable code (`Coded`), its words once (`Display`, `help`), and its
-/// kind (`From`).
+/// kind (`Problem`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {
     /// No capability given (`config_read`: and the config names none).
@@ -212,10 +212,17 @@ impl std::fmt::Display for Refused {
     }
 }
 
-impl Refused {
-    /// What to do about it.
-    pub fn help(&self) -> String {
+impl Problem for Refused {
+    fn kind(&self) -> ErrorKind {
         match self {
+            Refused::TorchPtxAlone { .. } | Refused::NoRelease { .. } => ErrorKind::Request,
+            _ => ErrorKind::Usage,
+        }
+    }
+
+    /// What to do about it.
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::NoCapability { config_read: true } => {
                 "name capabilities like 8.6 9.0a, or set `[gpu] capabilities` in the config".to_string()
             }
@@ -229,17 +236,6 @@ impl Refused {
             Refused::NoRelease { .. } => {
                 "give the release, as in `--cuda-version 13.0`, or put the real nvcc on PATH".to_string()
             }
-        }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let kind = match refused {
-            Refused::TorchPtxAlone { .. } | Refused::NoRelease { .. } => ErrorKind::Request,
-            _ => ErrorKind::Usage,
-        };
-        let help = refused.help();
-        Error::new(kind, refused.to_string()).with_help(help)
+        })
     }
 }

@@ -1,11 +1,11 @@
 //! What the wrapper's own command line refuses, as data (`Refused`): a command line clap rejects, `compat` without a
 //! subcommand, and doctor's finding problems. Each has a stable code (`Coded`), says itself once (`Display`, `help`)
-//! and becomes an `Error` of its kind (`From`). The subcommands with refusals of their own keep them beside their run
+//! and is an `Error` of its kind (`Problem`). The subcommands with refusals of their own keep them beside their run
 //! (`check.rs`, `gencode.rs`).
 
 use std::fmt::{self, Display};
 
-use crate::error::{codes, Error, ErrorKind};
+use crate::error::{codes, ErrorKind, Problem};
 
 /// The room's errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,27 +37,23 @@ impl Display for Refused {
     }
 }
 
-impl Refused {
-    /// What to do about it.
-    pub fn help(&self) -> String {
+impl Problem for Refused {
+    fn kind(&self) -> ErrorKind {
         match self {
+            Refused::DoctorFound { .. } => ErrorKind::CheckFailed,
+            Refused::Usage { .. } | Refused::CompatAlone => ErrorKind::Usage,
+        }
+    }
+
+    /// What to do about it.
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::Usage { usage: Some(usage), command, .. } => {
                 format!("usage: {usage}; `{command} --help` says more")
             }
             Refused::Usage { usage: None, command, .. } => format!("`{command} --help` says more"),
             Refused::CompatAlone => "`nvcc-wrapper compat --help` says what each does".to_string(),
             Refused::DoctorFound { .. } => "each `problem:` line above says what is wrong".to_string(),
-        }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let kind = match refused {
-            Refused::DoctorFound { .. } => ErrorKind::CheckFailed,
-            Refused::Usage { .. } | Refused::CompatAlone => ErrorKind::Usage,
-        };
-        let help = refused.help();
-        Error::new(kind, refused.to_string()).with_help(help)
+        })
     }
 }

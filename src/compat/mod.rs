@@ -89,13 +89,33 @@ crate::error::codes!(CompatError {
     Invalid => "invalid",
 });
 
-impl CompatError {
+/// A broken override file, as the wrapper reports it: a config error naming the file.
+#[derive(Debug)]
+pub struct Unusable(pub CompatError);
+
+impl fmt::Display for Unusable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid compatibility data: {}", self.0)
+    }
+}
+
+impl crate::error::Coded for Unusable {
+    fn code(&self) -> &'static str {
+        crate::error::Coded::code(&self.0)
+    }
+}
+
+impl crate::error::Problem for Unusable {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
     /// What to do about it: write the tables out to compare, or, for host-compilers.toml's rows in the form they had
     /// before the families had one definition (`newest-gcc`, `newest-clang`), the form they have now.
-    pub fn help(&self) -> &'static str {
+    fn help(&self) -> Option<String> {
         let old_columns =
             |message: &str| ["field `newest-gcc`", "field `newest-clang`"].iter().any(|f| message.contains(f));
-        match self {
+        Some(match &self.0 {
             CompatError::Syntax { message, .. } if old_columns(message) => {
                 "host-compilers.toml's rows now say `accepts = { gcc = N, clang = M }` for `newest-gcc = N` and \
                  `newest-clang = M`; `nvcc-wrapper compat dump DIR` writes the current form"
@@ -105,15 +125,7 @@ impl CompatError {
                  with or start from"
             }
         }
-    }
-}
-
-/// A broken override file, as the wrapper reports it: a config error naming the file.
-impl From<CompatError> for crate::error::Error {
-    fn from(e: CompatError) -> crate::error::Error {
-        let help = e.help();
-        crate::error::Error::new(crate::error::ErrorKind::Config, format!("invalid compatibility data: {e}"))
-            .with_help(help)
+        .to_string())
     }
 }
 
@@ -235,7 +247,7 @@ impl Compat {
         let Some(dir) = dir else {
             return Ok(compat);
         };
-        compat.replace_from(dir)?;
+        compat.replace_from(dir).map_err(Unusable)?;
         Ok(compat)
     }
 }

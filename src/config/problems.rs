@@ -1,6 +1,6 @@
 //! What loading the configuration refuses, as data (`Refused`): a config file that cannot be read or is not valid, and
 //! an environment variable that overrides a setting with a value it cannot take. Each has a stable code (`Coded`),
-//! says itself once (`Display`, `help`) and becomes an `Error` of its kind (`From`). An error about one setting's
+//! says itself once (`Display`, `help`) and is an `Error` of its kind (`Problem`). An error about one setting's
 //! value (`Setting`) is built by `Sourced::error` from its typed key and its sourced value.
 
 use std::fmt::{self, Display};
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use super::places::Place;
 use super::Key;
 use crate::context::vars;
-use crate::error::{codes, shell, Error, ErrorKind};
+use crate::error::{codes, shell, ErrorKind, Problem};
 
 /// The room's errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,9 +47,17 @@ impl Display for Refused {
     }
 }
 
-impl Refused {
+impl Problem for Refused {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Refused::Override { .. } => ErrorKind::Environment,
+            Refused::Setting { kind, .. } => *kind,
+            Refused::Unreadable { .. } | Refused::Invalid { .. } => ErrorKind::Config,
+        }
+    }
+
     /// What to do about it, where the room can say.
-    pub fn help(&self) -> Option<String> {
+    fn help(&self) -> Option<String> {
         Some(match self {
             Refused::Unreadable { place: Place::Named, .. } => {
                 format!("fix the file, or unset ${} to run without it", vars::CONFIG)
@@ -63,20 +71,5 @@ impl Refused {
             }
             Refused::Setting { .. } => return None,
         })
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let kind = match refused {
-            Refused::Override { .. } => ErrorKind::Environment,
-            Refused::Setting { kind, .. } => kind,
-            Refused::Unreadable { .. } | Refused::Invalid { .. } => ErrorKind::Config,
-        };
-        let error = Error::new(kind, refused.to_string());
-        match refused.help() {
-            Some(help) => error.with_help(help),
-            None => error,
-        }
     }
 }

@@ -5,7 +5,7 @@
 use std::fmt::{self, Display};
 
 use super::vars;
-use crate::error::{codes, Error, ErrorKind};
+use crate::error::{codes, ErrorKind, Problem};
 
 /// The room's errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,21 +30,18 @@ impl Display for Refused {
     }
 }
 
-impl Refused {
+impl Problem for Refused {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::Environment
+    }
+
     /// What to do about it.
-    pub fn help(&self) -> String {
-        match self {
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::NotASwitch { name, .. } => {
                 format!("set {name}=1 to turn it on, {name}=0 to turn it off, or unset it")
             }
             Refused::NotALogFilter { .. } => format!("use a level such as {}=debug, or unset it", vars::LOG),
-        }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let help = refused.help();
-        Error::new(ErrorKind::Environment, refused.to_string()).with_help(help)
+        })
     }
 }

@@ -112,11 +112,23 @@ macro_rules! codes {
 }
 pub(crate) use codes;
 
-impl Error {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into(), help: None }
-    }
+/// A room's problem, as data: its stable code (`Coded`), its words (`Display`), the kind of error it is (its exit
+/// code), and what to do about it. Every problem becomes an `Error` the same way (`From`), and nothing else builds one
+/// from a message (`checks::layering::errors_are_built_only_from_problem_types`).
+pub trait Problem: Coded + fmt::Display {
+    /// The kind, which gives the exit code.
+    fn kind(&self) -> ErrorKind;
+    /// The `help:` line, where the room can say what to do.
+    fn help(&self) -> Option<String>;
+}
 
+impl<P: Problem> From<P> for Error {
+    fn from(problem: P) -> Error {
+        Error { kind: problem.kind(), message: problem.to_string(), help: problem.help() }
+    }
+}
+
+impl Error {
     pub fn with_help(mut self, help: impl Into<String>) -> Error {
         self.help = Some(help.into());
         self
@@ -181,7 +193,8 @@ mod tests {
 
     #[test]
     fn shows_prefix_and_help_line() {
-        let e = Error::new(ErrorKind::Config, "bad key `x` in /a.toml").with_help("remove it");
+        let e =
+            Error { kind: ErrorKind::Config, message: "bad key `x` in /a.toml".into(), help: Some("remove it".into()) };
         assert_eq!(e.to_string(), "nvcc-wrapper: error: bad key `x` in /a.toml\nhelp: remove it");
     }
 }

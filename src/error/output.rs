@@ -100,7 +100,7 @@ pub fn warning_once(message: &str) {
 }
 
 /// What writing the wrapper's own output refuses, as data: each with a stable code (`Coded`), its words once
-/// (`Display`, `help`), and its kind (`From`).
+/// (`Display`, `help`), and its kind (`Problem`).
 #[derive(Debug)]
 pub enum Refused {
     /// stdout's reader went away: the command ends quietly (`ErrorKind::ClosedOutput`), and says nothing.
@@ -145,32 +145,26 @@ impl std::fmt::Display for Refused {
     }
 }
 
-impl Refused {
-    /// What to do about it (nothing, for a reader that left).
-    pub fn help(&self) -> Option<&'static str> {
+impl super::Problem for Refused {
+    fn kind(&self) -> ErrorKind {
         match self {
-            Refused::ReaderLeft => None,
-            Refused::Stdout { .. } => Some("make room on the device stdout goes to, or send the output elsewhere"),
-            Refused::Exists { .. } => Some("name a new or empty directory, or remove the file: nothing is overwritten"),
-            Refused::Write { .. } => Some("make room on its device"),
-            Refused::Create { .. } | Refused::Rename { .. } | Refused::Directory { .. } => {
-                Some("name a directory you can write to")
-            }
-        }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let kind = match refused {
             Refused::ReaderLeft => ErrorKind::ClosedOutput,
             Refused::Exists { .. } => ErrorKind::Usage,
             _ => ErrorKind::Output,
-        };
-        let error = Error::new(kind, refused.to_string());
-        match refused.help() {
-            Some(help) => error.with_help(help),
-            None => error,
         }
+    }
+
+    /// What to do about it (nothing, for a reader that left).
+    fn help(&self) -> Option<String> {
+        let help = match self {
+            Refused::ReaderLeft => return None,
+            Refused::Stdout { .. } => "make room on the device stdout goes to, or send the output elsewhere",
+            Refused::Exists { .. } => "name a new or empty directory, or remove the file: nothing is overwritten",
+            Refused::Write { .. } => "make room on its device",
+            Refused::Create { .. } | Refused::Rename { .. } | Refused::Directory { .. } => {
+                "name a directory you can write to"
+            }
+        };
+        Some(help.to_string())
     }
 }

@@ -1,6 +1,6 @@
 //! What the exec room cannot do, as data (`Refused`): a program it cannot start, a file it cannot write, a jobserver
 //! it cannot set up or would serve in vain. Each has a stable code (`Coded`), says itself once (`Display`, `help`) and
-//! becomes an `Error` of its kind (`From`).
+//! becomes an `Error` of its kind (`Problem`).
 
 use std::ffi::OsString;
 use std::fmt::{self, Display};
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Key;
 use crate::error::codes;
-use crate::error::{shell, Error, ErrorKind};
+use crate::error::{shell, ErrorKind, Problem};
 
 /// What could not be started.
 #[derive(Debug)]
@@ -114,9 +114,9 @@ impl Display for Refused {
     }
 }
 
-impl Refused {
+impl Problem for Refused {
     /// What to do about it, where the wrapper can say.
-    pub fn help(&self) -> Option<String> {
+    fn help(&self) -> Option<String> {
         let executable = "check that it is an executable for this machine";
         Some(match self {
             Refused::CannotRun { program: Program::Nvcc { origin: Some(origin) }, .. } => {
@@ -163,16 +163,6 @@ impl Refused {
             | Refused::TooManySlots { .. }
             | Refused::NinjaJobs { .. }
             | Refused::OldNinja { .. } => ErrorKind::Usage,
-        }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let error = Error::new(refused.kind(), refused.to_string());
-        match refused.help() {
-            Some(help) => error.with_help(help),
-            None => error,
         }
     }
 }

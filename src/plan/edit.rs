@@ -24,7 +24,7 @@ use std::path::Path;
 use super::model::{positions, Changes, Message, Positions, Removal, WrittenFile};
 use crate::args::{Channel, Found, Invocation, Role};
 use crate::context::vars;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Problem, Result};
 
 /// Remove these occurrences, for `why`. Sets the environment channels nvcc will read when one of them changes.
 pub fn remove(
@@ -131,7 +131,7 @@ fn expand(inv: &Invocation, channel: Channel, removed: &Positions) -> Vec<OsStri
 }
 
 /// Why GPU target options cannot be taken out of an options file, as data: each with a stable code (`Coded`), its
-/// words once (`Display`, `help`), and the request's kind (`From`).
+/// words once (`Display`, `help`), and the request's kind (`Problem`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {
     /// The options file at `path` is named in `variable` (`NVCC_PREPEND_FLAGS`, `NVCC_APPEND_FLAGS`).
@@ -163,21 +163,18 @@ impl std::fmt::Display for Refused {
     }
 }
 
-impl Refused {
+impl Problem for Refused {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::Request
+    }
+
     /// What to do about it.
-    pub fn help(&self) -> String {
-        match self {
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::NamedInVariable { variable, .. } => {
                 format!("name the options file on the command line instead of in ${variable}, or {RESPECT_OR_APPEND}")
             }
             Refused::SplitAcrossChannels => format!("give `-optf FILE` in one place, or {RESPECT_OR_APPEND}"),
-        }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let help = refused.help();
-        Error::new(ErrorKind::Request, refused.to_string()).with_help(help)
+        })
     }
 }

@@ -53,28 +53,24 @@ impl fmt::Display for Refused {
     }
 }
 
-impl Refused {
-    /// What to do about it.
-    pub fn help(&self) -> String {
+impl crate::error::Problem for Refused {
+    fn kind(&self) -> ErrorKind {
         match self {
+            Refused::NotInTables { kind, .. } => *kind,
+            Refused::NotNvcc { .. } => ErrorKind::Config,
+        }
+    }
+
+    /// What to do about it.
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::NotInTables { oldest, newest, .. } => {
                 format!("give a release from {oldest} to {newest}, with its minor part (12.4, 13.0)")
             }
             Refused::NotNvcc { .. } => {
                 "name the `bin/nvcc` of a CUDA toolkit, or remove the key to run the first nvcc on PATH".to_string()
             }
-        }
-    }
-}
-
-impl std::convert::From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let kind = match refused {
-            Refused::NotInTables { kind, .. } => kind,
-            Refused::NotNvcc { .. } => ErrorKind::Config,
-        };
-        let help = refused.help();
-        Error::new(kind, refused.to_string()).with_help(help)
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::compat::Version;
 use crate::compat::{Platform, PlatformTable};
 use crate::config::{Origin, TargetConfig, TargetPlatform};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 
 /// The Nix system of the machine the wrapper was built for: the target when `[target]` names none.
 pub const NATIVE_SYSTEM: &str = if cfg!(target_arch = "aarch64") {
@@ -188,9 +188,9 @@ impl std::fmt::Display for Refused {
     }
 }
 
-impl Refused {
-    pub fn help(&self) -> String {
-        match self {
+impl crate::error::Problem for Refused {
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::UnknownSystem { known, .. } => format!("use one of {} (or a GNU triple of one)", known.join(", ")),
             Refused::NoSuchPlatform { named, .. } => {
                 format!("{} (\"jetson\" or \"sbsa\") is for aarch64-linux only", named.platform)
@@ -199,21 +199,15 @@ impl Refused {
             Refused::NoTargetFiles { dir, toolkit } => format!(
                 "install the target's CUDA headers and libraries into {toolkit}/targets/{dir} (NVIDIA's cross packages), or set `[target] cuda-root` to a directory holding them (include/, lib/)"
             ),
-        }
+        })
     }
 
     /// The exit code's kind: that of the settings' source for a setting's value, a request's for the release.
-    pub fn kind(&self) -> ErrorKind {
+    fn kind(&self) -> ErrorKind {
         match self {
             Refused::UnknownSystem { named, .. } | Refused::NoSuchPlatform { named, .. } => named.kind,
             Refused::NotShipped { .. } | Refused::NoTargetFiles { .. } => ErrorKind::Request,
         }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        Error::new(refused.kind(), refused.to_string()).with_help(refused.help())
     }
 }
 

@@ -1,6 +1,6 @@
 //! What finding the real nvcc refuses, as data (`Refused`): no real nvcc, a loop counter that is not one, and the
 //! loops that would run the wrapper again (a launcher that is the wrapper or runs it, a chain of wrappers too deep).
-//! Each has a stable code (`Coded`), says itself once (`Display`, `help`) and becomes an `Error` of its kind (`From`).
+//! Each has a stable code (`Coded`), says itself once (`Display`, `help`) and becomes an `Error` of its kind (`Problem`).
 
 use std::fmt::{self, Display};
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::config::Key;
 use crate::context::vars;
 use crate::error::codes;
-use crate::error::{shell, Error, ErrorKind};
+use crate::error::{shell, ErrorKind, Problem};
 
 /// The room's errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,10 +90,10 @@ impl Display for Refused {
     }
 }
 
-impl Refused {
+impl Problem for Refused {
     /// What to do about it.
-    pub fn help(&self) -> String {
-        match self {
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::NoNvcc { .. } => {
                 "add the CUDA toolkit's bin directory to PATH, or set `nvcc` in the config file".to_string()
             }
@@ -113,7 +113,7 @@ impl Refused {
                 "{LAUNCHER_RUNS_ITS_COMMAND}: make it do so, or set `{}` in {origin} to a compiler cache, or remove it",
                 Key::Launcher
             ),
-        }
+        })
     }
 
     fn kind(&self) -> ErrorKind {
@@ -122,12 +122,5 @@ impl Refused {
             Refused::BadDepth { .. } => ErrorKind::Environment,
             _ => ErrorKind::Loop,
         }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let help = refused.help();
-        Error::new(refused.kind(), refused.to_string()).with_help(help)
     }
 }

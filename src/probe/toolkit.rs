@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::compat::host_config;
 use crate::compat::Version;
 use crate::compat::{Accepts, HostCompilerTable};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 use crate::probe;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +75,7 @@ fn version_of(root: &Path) -> Result<Version> {
 }
 
 /// What `compat scan` refuses or finds wrong, as data: each with a stable code (`Coded`), its words once (`Display`,
-/// `help`), and its kind (`From`).
+/// `help`), and its kind (`Problem`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {
     /// The toolkit's nvcc is in no row of the table; its header `says`.
@@ -129,10 +129,18 @@ impl std::fmt::Display for Refused {
     }
 }
 
-impl Refused {
-    /// What to do about it, where the wrapper can say.
-    pub fn help(&self) -> Option<&'static str> {
+impl crate::error::Problem for Refused {
+    fn kind(&self) -> ErrorKind {
         match self {
+            Refused::NotInTable { .. } | Refused::TableDiffers { .. } => ErrorKind::CheckFailed,
+            Refused::NotADirectory { .. } => ErrorKind::Usage,
+            _ => ErrorKind::Request,
+        }
+    }
+
+    /// What to do about it, where the wrapper can say.
+    fn help(&self) -> Option<String> {
+        let help = match self {
             Refused::NotInTable { .. } | Refused::TableDiffers { .. } => Some(
                 "correct compat-data/host-compilers.toml from the header (the scan's row above), with its source",
             ),
@@ -145,22 +153,8 @@ impl Refused {
                 Some("give the root of a CUDA toolkit (the directory holding bin/ and include/)")
             }
             Refused::Unreadable { .. } | Refused::VersionJson { .. } => None,
-        }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let kind = match refused {
-            Refused::NotInTable { .. } | Refused::TableDiffers { .. } => ErrorKind::CheckFailed,
-            Refused::NotADirectory { .. } => ErrorKind::Usage,
-            _ => ErrorKind::Request,
         };
-        let error = Error::new(kind, refused.to_string());
-        match refused.help() {
-            Some(help) => error.with_help(help),
-            None => error,
-        }
+        help.map(str::to_string)
     }
 }
 

@@ -7,7 +7,7 @@
 use std::fmt::{self, Display};
 
 use crate::compat::{Capability, Form, Item, Version};
-use crate::error::{Error, ErrorKind};
+use crate::error::ErrorKind;
 use crate::plan::model::codes;
 
 /// A target of a list: a capability as machine code, or as PTX only.
@@ -147,9 +147,13 @@ impl Display for Refused {
     }
 }
 
-impl Refused {
-    pub fn help(&self) -> String {
-        match self {
+impl crate::error::Problem for Refused {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::Request
+    }
+
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::NeedsRelease { .. } => "set `cuda-version` in the config (or `--cuda-version` for `nvcc-wrapper gencode`), or name the capabilities".to_string(),
             Refused::NoneOnPlatform { word: Item::AllMajor, platform, .. } => {
                 format!("use `all`, or name the capabilities of {platform}'s GPUs")
@@ -158,14 +162,7 @@ impl Refused {
             Refused::NoGpus { .. } => "name the capabilities to build for (`nvidia-smi --query-gpu=compute_cap --format=csv` on the machine that runs the code prints them)".to_string(),
             Refused::Targets { helps, .. } => helps.join("; "),
             Refused::Pair { help, .. } => help.clone(),
-        }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let help = refused.help();
-        Error::new(ErrorKind::Request, refused.to_string()).with_help(help)
+        })
     }
 }
 

@@ -1,11 +1,11 @@
 //! What the host compiler step refuses, as data (`Refused`): no compiler for a cross target, none at all, none the
 //! release accepts, one for another machine, an LTO mismatch the config refuses. Each has a stable code (`Coded`),
-//! says itself once (`Display`, `help`) and becomes an `Error` of the host compiler's kind (`From`).
+//! says itself once (`Display`, `help`) and becomes an `Error` of the host compiler's kind (`Problem`).
 
 use std::fmt::{self, Display};
 
 use crate::compat::Version;
-use crate::error::{codes, Error, ErrorKind};
+use crate::error::{codes, ErrorKind, Problem};
 
 /// The step's errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,10 +81,14 @@ impl Display for Refused {
     }
 }
 
-impl Refused {
+impl Problem for Refused {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::HostCompiler
+    }
+
     /// What to do about it.
-    pub fn help(&self) -> String {
-        match self {
+    fn help(&self) -> Option<String> {
+        Some(match self {
             Refused::NoCross { package, key, .. } => {
                 format!("install one ({package}, or a Nix cross stdenv's compiler) or name it in `{key}`")
             }
@@ -97,14 +101,7 @@ impl Refused {
             ),
             Refused::WrongMachine { fix, .. } => fix.clone(),
             Refused::LtoMismatch { help, .. } => help.clone(),
-        }
-    }
-}
-
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Error {
-        let help = refused.help();
-        Error::new(ErrorKind::HostCompiler, refused.to_string()).with_help(help)
+        })
     }
 }
 
