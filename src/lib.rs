@@ -35,7 +35,7 @@ pub(crate) mod report;
 mod checks;
 
 pub use context::Context;
-pub use exec::signals::record_caller_state;
+pub use exec::signals::set_up_process;
 
 /// Run the wrapper in the personality its name asks for; the process exit code.
 pub fn main_with(ctx: &Context) -> i32 {

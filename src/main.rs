@@ -1,12 +1,31 @@
-//! The binary: read the process state once, run, exit. Everything else is in the library (see `lib.rs`).
+//! The binary: set the process up, read its state once, run, exit. Everything else is in the library (see `lib.rs`).
+//!
+//! With glibc the entry point is C's `main`, without Rust's runtime set-up: a drop-in nvcc is started once per
+//! compile, and that set-up (reading `/proc/self/maps` to place a guard below the main thread's stack, a signal stack
+//! for overflows: 16 system calls, 41,000 instructions) cost 0.05 ms of each call (docs/benchmarks.md). What of it the
+//! wrapper needs, `set_up_process` does. glibc hands `std::env::args` its arguments itself; elsewhere (musl) only the
+//! runtime does, so there the binary keeps Rust's `main`. A stack overflow then ends the wrapper by a plain SIGSEGV,
+//! without the runtime's message.
+#![cfg_attr(target_env = "gnu", no_main)]
 
-/// Runs before Rust's runtime ignores SIGPIPE and reopens closed standard streams, to learn how the caller left them
-/// (see `exec`).
+/// Runs before `main`, and before Rust's runtime where there is one: records how the caller left the signals and
+/// standard streams the wrapper changes, then changes them (see `exec`).
 #[used]
 #[link_section = ".init_array"]
-static RECORD_CALLER_STATE: extern "C" fn() = nvcc_wrapper::record_caller_state;
+static SET_UP_PROCESS: extern "C" fn() = nvcc_wrapper::set_up_process;
 
+#[cfg(target_env = "gnu")]
+#[no_mangle]
+extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    run()
+}
+
+#[cfg(not(target_env = "gnu"))]
 fn main() {
+    run()
+}
+
+fn run() -> ! {
     let ctx = nvcc_wrapper::Context::from_process();
     std::process::exit(nvcc_wrapper::main_with(&ctx))
 }

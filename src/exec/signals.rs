@@ -10,8 +10,8 @@ use nix::unistd::Pid;
 
 /// Signals whose default action would end the wrapper for a write of its own (its debug log, an error line): SIGPIPE
 /// (a pipe whose reader left: `... 2>&1 | head -1`) and SIGXFSZ (a file past the size limit, `ulimit -f`). The wrapper,
-/// its keeper and its guard ignore both, so that such a write fails and is dropped (Rust's runtime ignores SIGPIPE
-/// before `main`; `record_caller_state` ignores SIGXFSZ); nvcc gets them as the caller left them.
+/// its keeper and its guard ignore both, so that such a write fails and is dropped (`set_up_process`, before `main`);
+/// nvcc gets them as the caller left them.
 pub const OWN_WRITES: [Signal; 2] = [Signal::SIGPIPE, Signal::SIGXFSZ];
 
 /// Signals a caller sends to stop or poke a compiler (make and ninja on an interrupt, a CI's timeout, `kill`): sent to
@@ -19,27 +19,37 @@ pub const OWN_WRITES: [Signal; 2] = [Signal::SIGPIPE, Signal::SIGXFSZ];
 pub const FORWARDED: [Signal; 6] =
     [Signal::SIGHUP, Signal::SIGINT, Signal::SIGQUIT, Signal::SIGTERM, Signal::SIGUSR1, Signal::SIGUSR2];
 
-/// Which of `OWN_WRITES` the caller started the wrapper with ignored (bit N: `OWN_WRITES[N]`), recorded before Rust's
-/// runtime changes SIGPIPE; `Command` sets SIGPIPE back to the default right before exec, so without this nvcc would
-/// always start with the default, whatever the caller chose.
+/// Which of `OWN_WRITES` the caller started the wrapper with ignored (bit N: `OWN_WRITES[N]`), recorded before
+/// `set_up_process` ignores them; `Command` sets SIGPIPE back to the default right before exec, so without this nvcc
+/// would always start with the default, whatever the caller chose.
 static CALLER_IGNORES: AtomicU8 = AtomicU8::new(0);
 
-/// Which of the standard streams (bit 0: stdin, 1: stdout, 2: stderr) the caller left closed. Rust's runtime opens
+/// Which of the standard streams (bit 0: stdin, 1: stdout, 2: stderr) the caller left closed. `set_up_process` opens
 /// `/dev/null` in their place before `main`, so that the wrapper's own writes go nowhere harmful; nvcc gets them
 /// closed again, as exec from the caller would give them (`nvcc -x cu - <&-` then fails as it does alone, instead of
 /// compiling an empty source).
 static CALLER_CLOSED_STREAMS: AtomicU8 = AtomicU8::new(0);
 
-/// Record what the process started with that the wrapper changes for its own sake: the dispositions of `OWN_WRITES`
-/// (then SIGXFSZ is ignored: Rust's runtime ignores SIGPIPE itself) and the closed standard streams. Only for the
-/// binary's constructor (see `main.rs`), which runs before Rust's runtime.
-pub extern "C" fn record_caller_state() {
+/// Set the process up before `main`, as the binary's constructor (see `main.rs`; the binary has no Rust runtime to do
+/// it): first record what the caller left that the wrapper changes for its own sake, the dispositions of `OWN_WRITES`
+/// and the closed standard streams; then ignore `OWN_WRITES`, and open `/dev/null` in place of each closed stream, so
+/// that no file the wrapper opens takes its number (and the wrapper's writes to it go nowhere harmful). Without a
+/// `/dev/null` to open, the process aborts, as Rust's runtime does.
+pub extern "C" fn set_up_process() {
     let ignored =
         OWN_WRITES.iter().enumerate().fold(0u8, |bits, (n, &signal)| bits | u8::from(is_ignored(signal)) << n);
     // SAFETY: fcntl(F_GETFD) only asks whether a descriptor is open; it reads no memory.
     let closed =
         (0..3).filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1).fold(0u8, |bits, fd| bits | 1 << fd);
-    set(Signal::SIGXFSZ, Action::Ignore);
+    for signal in OWN_WRITES {
+        set(signal, Action::Ignore);
+    }
+    // Each open takes the lowest number free: the closed streams', in order.
+    for _ in (0..3).filter(|fd| closed & 1 << fd != 0) {
+        let null = nix::fcntl::open("/dev/null", nix::fcntl::OFlag::O_RDWR, nix::sys::stat::Mode::empty());
+        let Ok(null) = null else { std::process::abort() };
+        let _kept_open = std::os::fd::IntoRawFd::into_raw_fd(null);
+    }
     CALLER_IGNORES.store(ignored, Ordering::Relaxed);
     CALLER_CLOSED_STREAMS.store(closed, Ordering::Relaxed);
 }
