@@ -26,33 +26,14 @@ use crate::error::{Error, Result};
 use crate::plan::WrittenFile;
 use problems::{Program, Refused};
 
-/// Replace this process with nvcc, with the caller's dispositions of `signals::OWN_WRITES`. Returns only if that fails, with
+/// Replace this process with nvcc: argv[0] its path, exactly `env`, and the caller's dispositions of
+/// `signals::OWN_WRITES` and closed standard streams (`child::spawn::Spawn::exec`). Returns only if that fails, with
 /// why.
 pub fn exec(nvcc: &Path, args: &[OsString], env: &Env) -> std::io::Error {
-    command(nvcc, args, env).exec()
-}
-
-/// nvcc's command, as exec starts it: argv[0] the program's path, the environment exactly `env`, the caller's
-/// dispositions of `signals::OWN_WRITES` and its closed standard streams.
-fn command(nvcc: &Path, args: &[OsString], env: &Env) -> Command {
-    let mut command = Command::new(nvcc);
-    command.arg0(nvcc).args(args).env_clear().envs(env.iter());
-    let (ignored, closed) = signals::caller_state();
-    // SAFETY: runs in this process right before execve, after std's reset of SIGPIPE to the default; signal() and
-    // close() are async-signal-safe and touch no memory of ours.
-    unsafe {
-        command.pre_exec(move || {
-            for (n, &signal) in signals::OWN_WRITES.iter().enumerate() {
-                let handler = if ignored & 1 << n != 0 { libc::SIG_IGN } else { libc::SIG_DFL };
-                libc::signal(signal as libc::c_int, handler);
-            }
-            for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
-                libc::close(fd);
-            }
-            Ok(())
-        });
+    match child::spawn::Spawn::new(nvcc, args, env) {
+        Ok(command) => command.exec(),
+        Err(err) => err,
     }
-    command
 }
 
 /// Run `program` as a child named `arg0`, with exactly `env` and the wrapper's stdin, stdout and stderr, and wait for

@@ -44,14 +44,21 @@ pub extern "C" fn set_up_process() {
     for signal in OWN_WRITES {
         set(signal, Action::Ignore);
     }
-    // Each open takes the lowest number free: the closed streams', in order.
-    for _ in (0..3).filter(|fd| closed & 1 << fd != 0) {
-        let null = nix::fcntl::open("/dev/null", nix::fcntl::OFlag::O_RDWR, nix::sys::stat::Mode::empty());
-        let Ok(null) = null else { std::process::abort() };
-        let _kept_open = std::os::fd::IntoRawFd::into_raw_fd(null);
+    if !cover_closed_streams(closed) {
+        std::process::abort();
     }
     CALLER_IGNORES.store(ignored, Ordering::Relaxed);
     CALLER_CLOSED_STREAMS.store(closed, Ordering::Relaxed);
+}
+
+/// Open `/dev/null` in place of each standard stream closed (bit N: descriptor N), so that no file the wrapper opens
+/// takes its number; whether every one was.
+pub fn cover_closed_streams(closed: u8) -> bool {
+    // Each open takes the lowest number free: the closed streams', in order.
+    (0..3).filter(|fd| closed & 1 << fd != 0).all(|_| {
+        let null = nix::fcntl::open("/dev/null", nix::fcntl::OFlag::O_RDWR, nix::sys::stat::Mode::empty());
+        null.map(std::os::fd::IntoRawFd::into_raw_fd).is_ok()
+    })
 }
 
 /// What exec gives nvcc that the wrapper changed in itself: which of `OWN_WRITES` the caller ignored (bit N), and

@@ -56,7 +56,7 @@ mod guard;
 mod keeper;
 mod leftovers;
 mod name;
-mod spawn;
+pub(in crate::exec) mod spawn;
 
 pub use leftovers::Leftovers;
 

@@ -1,6 +1,6 @@
-//! nvcc's command as K starts it, with what exec would give nvcc: `posix_spawn`, which copies no memory; or, for a
-//! call that follows the build, a child of the same kind that puts the filter of `crate::exec::hold` in nvcc's process
-//! before its exec.
+//! nvcc's command, with what exec from the caller would give nvcc: the wrapper's exec (`Spawn::exec`); K's start of
+//! it, `posix_spawn`, which copies no memory; or, for a call that follows the build, a child of the same kind that
+//! puts the filter of `crate::exec::hold` in nvcc's process before its exec.
 
 use std::ffi::{CString, OsString};
 use std::io;
@@ -19,8 +19,8 @@ use crate::exec::hold::{self, Filter, Listener, Said};
 use crate::exec::signals::{self, FORWARDED};
 
 /// nvcc's command, ready to start: argv[0] the program's path, exactly `env`, the caller's signal dispositions and
-/// its closed standard streams, as `super::super::command` gives exec.
-pub(super) struct Spawn {
+/// its closed standard streams.
+pub(in crate::exec) struct Spawn {
     program: CString,
     args: Vec<CString>,
     env: Vec<CString>,
@@ -39,7 +39,7 @@ pub(super) enum Unstarted {
 }
 
 impl Spawn {
-    pub(super) fn new(program: &Path, args: &[OsString], env: &Env) -> io::Result<Spawn> {
+    pub(in crate::exec) fn new(program: &Path, args: &[OsString], env: &Env) -> io::Result<Spawn> {
         let cstring = |bytes: &[u8]| CString::new(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e));
         let program = cstring(program.as_os_str().as_bytes())?;
         let mut argv = vec![program.clone()];
@@ -53,6 +53,32 @@ impl Spawn {
         let pointers = |s: &[CString]| s.iter().map(|c| c.as_ptr()).chain([std::ptr::null()]).collect::<Vec<_>>();
         let (argv_pointers, envp) = (pointers(&argv), pointers(&env));
         Ok(Spawn { program, args: argv, env, argv: argv_pointers, envp })
+    }
+
+    /// Replace this process with it, the caller's dispositions of `signals::OWN_WRITES` and its closed standard streams
+    /// given back first, the signal mask left as it is. Returns only if exec fails, with why, the wrapper's own footing
+    /// taken again (`signals::set_up_process`).
+    pub(in crate::exec) fn exec(&self) -> io::Error {
+        let (ignored, closed) = signals::caller_state();
+        let saved: Vec<_> = signals::OWN_WRITES
+            .iter()
+            .enumerate()
+            .map(|(n, &signal)| {
+                let action = if ignored & 1 << n != 0 { signals::Action::Ignore } else { signals::Action::Default };
+                (signal, signals::set(signal, action))
+            })
+            .collect();
+        for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
+            let _ = nix::unistd::close(fd);
+        }
+        // As std's exec did, through glibc's execvp: a file the kernel cannot run (a script without a `#!` line) is
+        // run by /bin/sh, as a shell runs it.
+        let Err(errno) = nix::unistd::execvpe(&self.program, &self.args, &self.env);
+        for (signal, old) in saved {
+            signals::set(signal, signals::Action::Back(old));
+        }
+        signals::cover_closed_streams(closed);
+        io::Error::from(errno)
     }
 
     /// Start it with `mask`, and `defaults` at their default action (K ignores them; the caller did not), in the
