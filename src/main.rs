@@ -6,7 +6,8 @@
 //! wrapper needs, `set_up_process` does. glibc hands `std::env::args` its arguments itself; elsewhere (musl) only the
 //! runtime does, so there the binary keeps Rust's `main`. A stack overflow then ends the wrapper by a plain SIGSEGV,
 //! without the runtime's message.
-#![cfg_attr(target_env = "gnu", no_main)]
+//! (The unit-test harness brings its own `main`: a test build keeps Rust's.)
+#![cfg_attr(all(target_env = "gnu", not(test)), no_main)]
 
 /// Runs before `main`, and before Rust's runtime where there is one: records how the caller left the signals and
 /// standard streams the wrapper changes, then changes them (see `exec`).
@@ -14,13 +15,13 @@
 #[link_section = ".init_array"]
 static SET_UP_PROCESS: extern "C" fn() = nvcc_wrapper::set_up_process;
 
-#[cfg(target_env = "gnu")]
+#[cfg(all(target_env = "gnu", not(test)))]
 #[no_mangle]
 extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     run()
 }
 
-#[cfg(not(target_env = "gnu"))]
+#[cfg(any(not(target_env = "gnu"), test))]
 fn main() {
     run()
 }
