@@ -424,3 +424,42 @@ fn over_64_targets_nvcc_gets_the_threads_explain_names() {
         assert_eq!(slots.count(), 80, "threads-follow = {follow}: every slot is back");
     }
 }
+
+/// An nvcc that is a script without a `#!` line (a hand-made wrapper around the real one) runs as a shell runs it,
+/// by /bin/sh, on every path the wrapper starts nvcc by: its exec; the keeper's spawn, when it waits for nvcc (a
+/// dependency file) or takes slots at the start; and the held start, when threads follow the build. Before, only the
+/// exec ran it (glibc's execvp falls back to the shell; posix_spawn and execve do not) and the others failed with
+/// "Exec format error".
+#[test]
+fn an_nvcc_script_without_a_shebang_line_runs_on_every_path() {
+    let sb = Sandbox::new();
+    let nvcc = sb.cuda_bin.join("nvcc");
+    std::fs::remove_file(&nvcc).unwrap();
+    std::fs::write(&nvcc, format!("exec {} \"$@\"\n", fake_nvcc().display())).unwrap();
+    std::fs::set_permissions(&nvcc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let depfile = ["-MD", "-MF", "k.d", "-c", "k.cu"];
+    let slots = Slots::new(sb.dir.path(), 3);
+    let paths: [(&str, &[&str], Option<&str>); 4] = [
+        ("exec", &["-c", "k.cu"], None),
+        ("a dependency file", &depfile, None),
+        ("slots at the start", &FOUR, Some("0")),
+        ("following the build", &FOUR, Some("1")),
+    ];
+    for (path, args, follow) in paths {
+        let _ = std::fs::remove_file(&sb.record);
+        let mut cmd = sb.nvcc();
+        cmd.env("FAKE_NVCC_DEPFILE", "k.o : k.cu\n").args(args);
+        if let Some(follow) = follow {
+            cmd.env(FOLLOW, follow).env("MAKEFLAGS", slots.makeflags(4));
+        }
+        cmd.assert().success();
+        assert!(sb.ran(), "{path}: the script did not run nvcc");
+        let recorded = sb.recorded().args();
+        assert_eq!(recorded[recorded.len() - 2..], ["-c", "k.cu"], "{path}");
+        if follow.is_some() {
+            assert_eq!(threads_given(&sb).as_deref(), Some("4"), "{path}");
+        }
+    }
+    // The keeper completed the dependency file nvcc wrote.
+    assert!(std::fs::read_to_string(sb.dir.path().join("k.d")).unwrap().contains(&sb.config.display().to_string()));
+}

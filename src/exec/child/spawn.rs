@@ -50,9 +50,25 @@ impl Spawn {
             .iter()
             .map(|(name, value)| cstring(&[name.as_bytes(), b"=", value.as_bytes()].concat()))
             .collect::<io::Result<Vec<_>>>()?;
+        Ok(Spawn::of(program, argv, env))
+    }
+
+    fn of(program: CString, args: Vec<CString>, env: Vec<CString>) -> Spawn {
         let pointers = |s: &[CString]| s.iter().map(|c| c.as_ptr()).chain([std::ptr::null()]).collect::<Vec<_>>();
-        let (argv_pointers, envp) = (pointers(&argv), pointers(&env));
-        Ok(Spawn { program, args: argv, env, argv: argv_pointers, envp })
+        let (argv, envp) = (pointers(&args), pointers(&env));
+        Spawn { program, args, env, argv, envp }
+    }
+
+    /// The same command run by the shell, as glibc's `execvp` (and so a shell, and the wrapper's own exec) runs a file
+    /// the kernel cannot (ENOEXEC: a script without a `#!` line): `/bin/sh PROGRAM ARGS...`. `None` for the shell
+    /// itself.
+    fn by_the_shell(&self) -> Option<Spawn> {
+        let shell = CString::from(c"/bin/sh");
+        if self.program == shell {
+            return None;
+        }
+        let args = [shell.clone(), self.program.clone()].into_iter().chain(self.args[1..].iter().cloned()).collect();
+        Some(Spawn::of(shell, args, self.env.clone()))
     }
 
     /// Replace this process with it, the caller's dispositions of `signals::OWN_WRITES` and its closed standard streams
@@ -83,7 +99,7 @@ impl Spawn {
 
     /// Start it with `mask`, and `defaults` at their default action (K ignores them; the caller did not), in the
     /// process group of the one that starts it (K, then still in the caller's); its pid, or the errno of the failure.
-    /// K's own dispositions are left as they are.
+    /// K's own dispositions are left as they are. A file the kernel cannot run is run by the shell, as exec runs it.
     pub(super) fn spawn(&self, mask: &SigSet, defaults: &SigSet) -> Result<Pid, i32> {
         let (_, closed) = signals::caller_state();
         let errno = |e: Errno| e as i32;
@@ -96,7 +112,10 @@ impl Spawn {
         for fd in (0..3).filter(|fd| closed & 1 << fd != 0) {
             actions.add_close(fd).map_err(errno)?;
         }
-        nix::spawn::posix_spawn(self.program.as_c_str(), &actions, &attr, &self.args, &self.env).map_err(errno)
+        match nix::spawn::posix_spawn(self.program.as_c_str(), &actions, &attr, &self.args, &self.env) {
+            Err(Errno::ENOEXEC) => self.by_the_shell().map_or(Err(libc::ENOEXEC), |sh| sh.spawn(mask, defaults)),
+            started => started.map_err(errno),
+        }
     }
 
     /// Start it as `spawn` does, held: a child that shares K's memory and stops K until its exec (as `posix_spawn`
@@ -104,6 +123,17 @@ impl Spawn {
     /// execs nvcc, an exec the filter lets through by the address of the program's path. Every later exec of nvcc's
     /// programs waits for the listener's answer. nvcc's pid and the listener.
     pub(super) fn spawn_held(&self, mask: &SigSet, defaults: &SigSet) -> Result<(Pid, Listener), Unstarted> {
+        match self.spawn_held_as_is(mask, defaults) {
+            Err(Unstarted::Failed(libc::ENOEXEC)) => match self.by_the_shell() {
+                Some(sh) => sh.spawn_held_as_is(mask, defaults),
+                None => Err(Unstarted::Failed(libc::ENOEXEC)),
+            },
+            started => started,
+        }
+    }
+
+    /// `spawn_held`, with no shell for a file the kernel cannot run.
+    fn spawn_held_as_is(&self, mask: &SigSet, defaults: &SigSet) -> Result<(Pid, Listener), Unstarted> {
         let filter = Filter::new(self.program.as_ptr()).ok_or(Unstarted::Refused(libc::ENOSYS))?;
         let (_, closed) = signals::caller_state();
         let (ours, theirs) =
