@@ -20,8 +20,8 @@ pub const FORWARDED: [Signal; 6] =
     [Signal::SIGHUP, Signal::SIGINT, Signal::SIGQUIT, Signal::SIGTERM, Signal::SIGUSR1, Signal::SIGUSR2];
 
 /// Which of `OWN_WRITES` the caller started the wrapper with ignored (bit N: `OWN_WRITES[N]`), recorded before
-/// `set_up_process` ignores them; `Command` sets SIGPIPE back to the default right before exec, so without this nvcc
-/// would always start with the default, whatever the caller chose.
+/// `set_up_process` ignores them, so that nvcc gets them as the caller left them (`Spawn`'s exec and spawns), not as
+/// the wrapper needs them.
 static CALLER_IGNORES: AtomicU8 = AtomicU8::new(0);
 
 /// Which of the standard streams (bit 0: stdin, 1: stdout, 2: stderr) the caller left closed. `set_up_process` opens
