@@ -201,6 +201,14 @@ pub enum UnknownVariable {
     },
 }
 
+impl UnknownVariable {
+    pub fn name(&self) -> &str {
+        match self {
+            UnknownVariable::Misspelt { name, .. } | UnknownVariable::Unknown { name } => name,
+        }
+    }
+}
+
 impl std::fmt::Display for UnknownVariable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -230,6 +238,8 @@ pub fn unknown_variables(env: &Env) -> Vec<UnknownVariable> {
             _ => UnknownVariable::Unknown { name: name.to_string() },
         });
     }
+    // Said in the order of their names, whatever order the caller's environment has them in.
+    unknown.sort_by(|a, b| a.name().cmp(b.name()));
     unknown
 }
 

@@ -297,7 +297,9 @@ fn sourced_program<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Resul
 /// read), so each planning step can be handed its own section and nothing else.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Loaded {
-    pub config: Config,
+    /// Boxed: at 1.4 KB it would otherwise be copied through every frame from the parse to the plan, each frame
+    /// pages of stack a drop-in call must fault in (docs/benchmarks.md).
+    pub config: Box<Config>,
     /// `None` when no file was found.
     pub path: Option<PathBuf>,
     /// Every place looked at, in order; the last is the file read, when one was.
@@ -350,7 +352,7 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
 
 /// A configuration file's settings, as the file at `path` with this text says them: each carrying its line, its
 /// relative paths made absolute against the file's directory.
-pub fn parse(text: &str, path: &Path) -> Result<Config> {
+pub fn parse(text: &str, path: &Path) -> Result<Box<Config>> {
     sourced::reading(path, text, || toml::from_str(text)).map_err(|e| toml_error(&e, text, path))
 }
 

@@ -4,7 +4,7 @@ use super::*;
 use crate::error::ErrorKind;
 
 fn parse_ok(text: &str) -> Config {
-    parse(text, Path::new("/cfg.toml")).unwrap_or_else(|e| panic!("{e}"))
+    *parse(text, Path::new("/cfg.toml")).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn parse_err(text: &str) -> String {

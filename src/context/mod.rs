@@ -3,16 +3,15 @@
 //! This is the only module that reads them from the OS (clippy.toml forbids `std::env` elsewhere). Every later step
 //! receives a `Context`, so tests build one by hand and never touch the real environment.
 
-use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
-
 pub mod dirs;
+mod environment;
 pub mod jobserver;
 pub mod log;
 pub mod problems;
+pub use environment::Env;
 pub use jobserver::Jobserver;
 
 /// Environment variables the wrapper reads or sets. docs/reference/environment.md, made from src/checks/reference/,
@@ -136,7 +135,7 @@ impl Context {
     pub fn from_process() -> Context {
         let mut argv = std::env::args_os();
         let argv0 = argv.next().unwrap_or_default();
-        let env = Env(std::env::vars_os().collect());
+        let env = Env::from_process();
         // First: before anything opens a descriptor that could take the number of one MAKEFLAGS names.
         let jobserver = Jobserver::from_process(&env);
         // A deleted working directory leaves relative paths unresolvable; "." keeps them relative.
@@ -199,50 +198,4 @@ fn executed_file(cwd: &Path) -> Option<PathBuf> {
     };
     let path = Path::new(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name.to_bytes()));
     std::fs::canonicalize(cwd.join(path)).ok()
-}
-
-/// A snapshot of the environment, as given to the wrapper. Changes for the exec'd nvcc are made on a copy.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Env(pub BTreeMap<OsString, OsString>);
-
-impl Env {
-    pub fn get(&self, name: &str) -> Option<&OsStr> {
-        self.0.get(OsStr::new(name)).map(OsString::as_os_str)
-    }
-
-    /// The value, or `None` when unset or empty: nvcc and most tools treat an empty variable as unset.
-    pub fn non_empty(&self, name: &str) -> Option<&OsStr> {
-        self.get(name).filter(|v| !v.is_empty())
-    }
-
-    /// A switch: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`; `None` when unset or empty. Anything else is an
-    /// error naming the variable, since a typo must not silently turn a setting off.
-    pub fn switch(&self, name: &str) -> Result<Option<bool>> {
-        let Some(value) = self.non_empty(name) else {
-            return Ok(None);
-        };
-        match value.to_str().map(str::to_ascii_lowercase).as_deref() {
-            Some("1" | "true" | "yes" | "on") => Ok(Some(true)),
-            Some("0" | "false" | "no" | "off") => Ok(Some(false)),
-            _ => Err(problems::Refused::NotASwitch {
-                name: name.to_string(),
-                value: value.to_string_lossy().into_owned(),
-            }
-            .into()),
-        }
-    }
-
-    pub fn set(&mut self, name: impl Into<OsString>, value: impl Into<OsString>) {
-        self.0.insert(name.into(), value.into());
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&OsString, &OsString)> {
-        self.0.iter()
-    }
-}
-
-impl<K: Into<OsString>, V: Into<OsString>> FromIterator<(K, V)> for Env {
-    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Env(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
-    }
 }

@@ -237,14 +237,20 @@ mod tests {
         let found = find(&ctx(&path, Some(wrapper.clone()), None), &Loaded::default()).unwrap();
         assert_eq!(found.path, real);
         let loaded = Loaded {
-            config: crate::config::Config { nvcc: Some(in_file(dir.path().join("linked/nvcc"))), ..Default::default() },
+            config: Box::new(crate::config::Config {
+                nvcc: Some(in_file(dir.path().join("linked/nvcc"))),
+                ..Default::default()
+            }),
             ..Loaded::default()
         };
         assert_eq!(find(&ctx("", Some(wrapper), None), &loaded).unwrap_err().kind, ErrorKind::Loop);
         // A copy is another file, but the same bytes (issue 26): refused too.
         std::fs::copy(&real, dir.path().join("copy")).unwrap();
         let copy = Loaded {
-            config: crate::config::Config { nvcc: Some(in_file(dir.path().join("copy"))), ..Default::default() },
+            config: Box::new(crate::config::Config {
+                nvcc: Some(in_file(dir.path().join("copy"))),
+                ..Default::default()
+            }),
             ..Loaded::default()
         };
         assert_eq!(find(&ctx("", Some(real.clone()), None), &copy).unwrap_err().kind, ErrorKind::Loop);
@@ -308,7 +314,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         executable(&dir.path().join("cuda/bin/nvcc"));
         let loaded = |nvcc: &str| Loaded {
-            config: crate::config::Config { nvcc: Some(in_file(dir.path().join(nvcc))), ..Default::default() },
+            config: Box::new(crate::config::Config {
+                nvcc: Some(in_file(dir.path().join(nvcc))),
+                ..Default::default()
+            }),
             path: Some(dir.path().join("config.toml")),
             ..Default::default()
         };
@@ -335,7 +344,7 @@ mod tests {
         // Issue 12: a directory used to "not exist", and a non-executable nvcc on PATH was not mentioned at all.
         let dir = tempfile::tempdir().unwrap();
         let loaded = Loaded {
-            config: crate::config::Config { nvcc: Some(in_file("/usr".into())), ..Default::default() },
+            config: Box::new(crate::config::Config { nvcc: Some(in_file("/usr".into())), ..Default::default() }),
             path: Some(dir.path().join("c.toml")),
             ..Default::default()
         };

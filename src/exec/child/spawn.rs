@@ -2,7 +2,8 @@
 //! it, `posix_spawn`, which copies no memory; or, for a call that follows the build, a child of the same kind that
 //! puts the filter of `crate::exec::hold` in nvcc's process before its exec.
 
-use std::ffi::{CString, OsString};
+use std::borrow::Cow;
+use std::ffi::{CStr, CString, OsString};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -23,9 +24,11 @@ use crate::exec::signals::{self, FORWARDED};
 pub(in crate::exec) struct Spawn {
     program: CString,
     args: Vec<CString>,
-    env: Vec<CString>,
+    /// The caller's variables as it gave them (the process's own strings), those the plan set made anew.
+    env: Vec<Cow<'static, CStr>>,
     /// `args` and `env` as exec takes them, for the child of a held start, which may allocate nothing: pointers into
-    /// the strings above (which never move: a `CString`'s bytes are on the heap), each list ending with a null.
+    /// the strings above (which never move: a `CString`'s bytes are on the heap, the process's own strings stay
+    /// where they are), each list ending with a null.
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
 }
@@ -46,15 +49,14 @@ impl Spawn {
         for arg in args {
             argv.push(cstring(arg.as_bytes())?);
         }
-        let env = env
-            .iter()
-            .map(|(name, value)| cstring(&[name.as_bytes(), b"=", value.as_bytes()].concat()))
-            .collect::<io::Result<Vec<_>>>()?;
+        let env = env.for_exec().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         Ok(Spawn::of(program, argv, env))
     }
 
-    fn of(program: CString, args: Vec<CString>, env: Vec<CString>) -> Spawn {
-        let pointers = |s: &[CString]| s.iter().map(|c| c.as_ptr()).chain([std::ptr::null()]).collect::<Vec<_>>();
+    fn of(program: CString, args: Vec<CString>, env: Vec<Cow<'static, CStr>>) -> Spawn {
+        fn pointers<C: AsRef<CStr>>(s: &[C]) -> Vec<*const libc::c_char> {
+            s.iter().map(|c| c.as_ref().as_ptr()).chain([std::ptr::null()]).collect()
+        }
         let (argv, envp) = (pointers(&args), pointers(&env));
         Spawn { program, args, env, argv, envp }
     }
