@@ -21,7 +21,7 @@ pub use queries::Depfiles;
 pub use table::{OptionSpec, Phase, Role};
 
 /// Where a token came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Channel {
     /// `NVCC_PREPEND_FLAGS`.
     Prepend,

@@ -228,7 +228,11 @@ impl std::fmt::Display for UnknownVariable {
 pub fn unknown_variables(env: &Env) -> Vec<UnknownVariable> {
     let mut unknown = Vec::new();
     for (name, _) in env.iter() {
-        let Some(name) = name.to_str().filter(|n| n.starts_with("NVCC_WRAPPER_")) else { continue };
+        // The prefix first, on bytes: most of an environment is other programs' variables.
+        if !name.as_encoded_bytes().starts_with(b"NVCC_WRAPPER_") {
+            continue;
+        }
+        let Some(name) = name.to_str() else { continue };
         if vars::OWN.contains(&name) {
             continue;
         }

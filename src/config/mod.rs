@@ -319,7 +319,14 @@ impl Loaded {
 
     /// The configuration a file at `path` with this text gives.
     pub fn from_text(text: &str, path: &Path) -> Result<Loaded> {
-        Ok(Loaded { config: parse(text, path)?, path: Some(path.to_path_buf()), ..Loaded::default() })
+        // Each field named: `..Loaded::default()` would build (and drop) a default config too.
+        Ok(Loaded {
+            config: parse(text, path)?,
+            path: Some(path.to_path_buf()),
+            looked_at: Vec::new(),
+            ignored: Vec::new(),
+            overrides: Vec::new(),
+        })
     }
 }
 
@@ -342,7 +349,8 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
     let Some(used) = looked_at.last().filter(|l| l.state == places::State::Used) else {
         return Ok(Loaded { looked_at, ..Loaded::default() });
     };
-    let text = crate::error::bounded::read_to_string(&used.path, crate::error::bounded::CONFIG).map_err(|e| {
+    // `find` has just found it a regular file.
+    let text = crate::error::bounded::read_seen_to_string(&used.path, crate::error::bounded::CONFIG).map_err(|e| {
         problems::Refused::Unreadable { path: used.path.clone(), place: used.place, why: e.to_string() }
     })?;
     let mut loaded = Loaded::from_text(&text, &used.path)?;

@@ -75,25 +75,29 @@ pub enum State {
 /// What is at a path, for a config place: nothing, a regular file (through any link), or something else, said in a
 /// few words. Only `stat` is asked: nothing is opened.
 pub fn there(path: &Path) -> State {
-    let Err(e) = std::fs::symlink_metadata(path) else {
-        return match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => State::Used,
-            Ok(m) => State::Unusable(kind(&m.file_type())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => State::Unusable("a symbolic link to nothing"),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => State::Unusable("a loop of symbolic links"),
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                State::Unusable("a symbolic link the wrapper may not follow")
-            }
-            Err(_) => State::Unusable("a symbolic link that cannot be followed"),
-        };
+    let link = match std::fs::symlink_metadata(path) {
+        Ok(link) => link,
+        Err(e) => {
+            return match e.kind() {
+                std::io::ErrorKind::NotFound => State::Missing,
+                // A directory on the way that is a file: nothing can be there.
+                _ if e.raw_os_error() == Some(libc::ENOTDIR) => State::Missing,
+                std::io::ErrorKind::PermissionDenied => State::Unusable("in a directory the wrapper may not look into"),
+                _ if e.raw_os_error() == Some(libc::ELOOP) => State::Unusable("a loop of symbolic links"),
+                _ => State::Unusable("something that cannot be looked at"),
+            };
+        }
     };
-    match e.kind() {
-        std::io::ErrorKind::NotFound => State::Missing,
-        // A directory on the way that is a file: nothing can be there.
-        _ if e.raw_os_error() == Some(libc::ENOTDIR) => State::Missing,
-        std::io::ErrorKind::PermissionDenied => State::Unusable("in a directory the wrapper may not look into"),
-        _ if e.raw_os_error() == Some(libc::ELOOP) => State::Unusable("a loop of symbolic links"),
-        _ => State::Unusable("something that cannot be looked at"),
+    // Only a link is followed: for anything else the one `stat` has said all there is.
+    match if link.is_symlink() { std::fs::metadata(path) } else { Ok(link) } {
+        Ok(m) if m.is_file() => State::Used,
+        Ok(m) => State::Unusable(kind(&m.file_type())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => State::Unusable("a symbolic link to nothing"),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => State::Unusable("a loop of symbolic links"),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            State::Unusable("a symbolic link the wrapper may not follow")
+        }
+        Err(_) => State::Unusable("a symbolic link that cannot be followed"),
     }
 }
 

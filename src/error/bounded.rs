@@ -93,6 +93,12 @@ pub fn read_with_metadata(path: &Path, limit: u64) -> Result<(Vec<u8>, std::fs::
     if let (Some(what), false) = (not_regular(&before), is_dev_null(&before)) {
         return Err(Refused::NotRegular(what));
     }
+    read_opened(path, limit)
+}
+
+/// `read_with_metadata` for a file its caller has just found a regular file (or `/dev/null`) with a `stat` of its
+/// own: opened without that first look, which it already had.
+fn read_opened(path: &Path, limit: u64) -> Result<(Vec<u8>, std::fs::Metadata), Refused> {
     let mut file = open(path)?;
     let meta = file.metadata().map_err(Refused::Io)?;
     if let Some(what) = not_regular(&meta) {
@@ -117,7 +123,17 @@ pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, Refused> {
 
 /// A file's text, at most `limit` bytes, as `std::fs::read_to_string` gives it (not UTF-8 is an error).
 pub fn read_to_string(path: &Path, limit: u64) -> io::Result<String> {
-    let bytes = read(path, limit)?;
+    text(read(path, limit)?)
+}
+
+/// `read_to_string` for a file its caller has just found a regular file, through any link, with a `stat` of its own
+/// (the config, which `config::places` looks at): opened without looking again.
+pub fn read_seen_to_string(path: &Path, limit: u64) -> io::Result<String> {
+    text(read_opened(path, limit)?.0)
+}
+
+/// Bytes read as text, as `std::fs::read_to_string` takes them (not UTF-8 is an error).
+fn text(bytes: Vec<u8>) -> io::Result<String> {
     String::from_utf8(bytes)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
 }

@@ -36,14 +36,24 @@ static CALLER_CLOSED_STREAMS: AtomicU8 = AtomicU8::new(0);
 /// that no file the wrapper opens takes its number (and the wrapper's writes to it go nowhere harmful). Without a
 /// `/dev/null` to open, the process aborts, as Rust's runtime does.
 pub extern "C" fn set_up_process() {
-    let ignored =
-        OWN_WRITES.iter().enumerate().fold(0u8, |bits, (n, &signal)| bits | u8::from(is_ignored(signal)) << n);
-    // SAFETY: fcntl(F_GETFD) only asks whether a descriptor is open; it reads no memory.
-    let closed =
-        (0..3).filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1).fold(0u8, |bits, fd| bits | 1 << fd);
-    for signal in OWN_WRITES {
-        set(signal, Action::Ignore);
-    }
+    // One call a signal: the action set returns the caller's.
+    let ignored = OWN_WRITES.iter().enumerate().fold(0u8, |bits, (n, &signal)| {
+        let Saved(caller) = set(signal, Action::Ignore);
+        bits | u8::from(caller.handler() == SigHandler::SigIgn) << n
+    });
+    // One call for the three streams: poll marks a descriptor that is not open POLLNVAL. Where poll fails (a limit
+    // on open files below 3), a call a stream: fcntl(F_GETFD) fails on one that is not open.
+    let mut streams = [0, 1, 2].map(|fd| libc::pollfd { fd, events: 0, revents: 0 });
+    // SAFETY: poll writes only the `revents` of the three entries of the array it is given, and returns at once;
+    // fcntl(F_GETFD) reads no memory.
+    let closed = unsafe {
+        match libc::poll(streams.as_mut_ptr(), 3, 0) {
+            -1 => {
+                streams.iter().filter(|p| libc::fcntl(p.fd, libc::F_GETFD) == -1).fold(0u8, |bits, p| bits | 1 << p.fd)
+            }
+            _ => streams.iter().filter(|p| p.revents & libc::POLLNVAL != 0).fold(0u8, |bits, p| bits | 1 << p.fd),
+        }
+    };
     if !cover_closed_streams(closed) {
         std::process::abort();
     }

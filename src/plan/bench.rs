@@ -72,7 +72,7 @@ impl Planner {
             nvcc,
             config_file: self.loaded.path.as_deref(),
             depth: 0,
-            scratch: Path::new("/nonexistent/scratch"),
+            scratch: &|| "/nonexistent/scratch".into(),
             nvcc_process: &plan::NvccProcess::fixed(),
             jobserver: &crate::context::Jobserver::None,
             unknown_variables: &[],

@@ -19,7 +19,7 @@
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::Path;
+use std::path::PathBuf;
 
 use super::model::{positions, Changes, Message, Positions, Removal, WrittenFile};
 use crate::args::{Channel, Found, Invocation, Role};
@@ -32,7 +32,7 @@ pub fn remove(
     inv: &Invocation,
     found: &[&Found],
     why: impl Message + Clone,
-    scratch: &Path,
+    scratch: &dyn Fn() -> PathBuf,
 ) -> Result<()> {
     for f in found {
         let positions = inv.positions(f);
@@ -73,7 +73,7 @@ pub fn remove(
         }
         let mut hash = std::collections::hash_map::DefaultHasher::new();
         contents.hash(&mut hash);
-        let path = scratch.join(format!("{:016x}.optf", hash.finish()));
+        let path = scratch().join(format!("{:016x}.optf", hash.finish()));
         plan.written.retain(|w| w.replaces != *optf);
         plan.written.push(WrittenFile { replaces: optf.clone(), path, contents });
     }

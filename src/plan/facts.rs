@@ -94,8 +94,8 @@ pub struct Facts<'a> {
     pub probes: &'a dyn Probes,
     /// The real nvcc.
     pub nvcc: &'a Path,
-    /// Where options files the plan writes go.
-    pub scratch: &'a Path,
+    /// Where options files the plan writes go, asked when one is.
+    pub scratch: &'a dyn Fn() -> PathBuf,
     /// What nvcc's process will be, as far as the wrapper can tell in advance.
     pub nvcc_process: &'a NvccProcess,
     /// The jobserver the environment names: whether the build shares job slots with this call (the slots themselves

@@ -47,7 +47,7 @@ pub fn command_line(data: &[u8]) {
             nvcc: RealNvcc { path: "/cuda/bin/nvcc".into(), found_by: FoundBy::Path },
             config_file: None,
             depth: 0,
-            scratch: Path::new("/nonexistent/scratch"),
+            scratch: &|| "/nonexistent/scratch".into(),
             nvcc_process: &plan::NvccProcess::fixed(),
             jobserver: &crate::context::Jobserver::None,
             unknown_variables: &[],

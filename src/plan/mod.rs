@@ -180,8 +180,9 @@ pub struct Inputs<'a> {
     /// The config file the settings came from, if any.
     pub config_file: Option<&'a Path>,
     pub depth: u32,
-    /// Where options files the plan writes go (see `WrittenFile`).
-    pub scratch: &'a Path,
+    /// Where options files the plan writes go (see `WrittenFile`), asked only when one is written: finding it looks at
+    /// directories, which a call that writes none should not pay for.
+    pub scratch: &'a dyn Fn() -> PathBuf,
     pub nvcc_process: &'a NvccProcess,
     pub jobserver: &'a crate::context::Jobserver,
     /// The `NVCC_WRAPPER_*` variables no one reads: each a warning.

@@ -347,8 +347,9 @@ impl Plan {
     }
 }
 
-/// Token positions: (channel, index).
-pub(super) type Positions = std::collections::HashSet<(Channel, usize)>;
+/// Token positions: (channel, index). Ordered, not hashed: a hash set would seed its hasher from the kernel's random
+/// source, one system call more on every drop-in call.
+pub(super) type Positions = std::collections::BTreeSet<(Channel, usize)>;
 
 /// argv as nvcc will see it after the removals: removed tokens dropped, and each `-optf` whose files lost tokens
 /// naming the file written in their place.

@@ -344,24 +344,22 @@ fn objtemp_blocker(facts: &Facts) -> Option<String> {
             .collect(),
     };
     for output in &outputs {
-        let shown = crate::error::shell::path(output);
         let bytes = output.as_os_str().as_bytes();
-        if let Some(b) = bytes.iter().find(|b| unsafe_byte(b)) {
-            return Some(format!("the output {shown} holds {}", Unpassable(*b)));
-        }
-        if bytes.starts_with(b"-") {
-            return Some(format!("the output {shown} starts with `-`"));
-        }
-        if file_name_len(output) > 227 {
-            return Some(format!("the output {shown}'s file name is longer than 227 bytes"));
-        }
-        match facts.probes.output_place(output) {
-            OutputPlace::Usable => {}
-            OutputPlace::NotRegular(kind) => return Some(format!("the output {shown} is {kind}")),
-            OutputPlace::DirNotWritable => {
-                return Some(format!("the output {shown} is in a directory this user cannot add files to"))
+        // What follows the output's name, which is quoted only for a message.
+        let blocker = if let Some(b) = bytes.iter().find(|b| unsafe_byte(b)) {
+            format!(" holds {}", Unpassable(*b))
+        } else if bytes.starts_with(b"-") {
+            " starts with `-`".to_string()
+        } else if file_name_len(output) > 227 {
+            "'s file name is longer than 227 bytes".to_string()
+        } else {
+            match facts.probes.output_place(output) {
+                OutputPlace::Usable => continue,
+                OutputPlace::NotRegular(kind) => format!(" is {kind}"),
+                OutputPlace::DirNotWritable => " is in a directory this user cannot add files to".to_string(),
             }
-        }
+        };
+        return Some(format!("the output {}{blocker}", crate::error::shell::path(output)));
     }
     None
 }
@@ -411,13 +409,14 @@ fn value(facts: &Facts, needs: &Needs, name: &str) -> std::result::Result<String
     // The value goes inside an `-X` list, which must carry it unchanged; an `=` would also split a prefix map.
     let unpassable =
         first_unpassable(value.as_bytes()).or(value.as_bytes().contains(&b'=').then_some(Unpassable(b'=')));
-    let shown = crate::error::shell::display([value]);
+    let shown = || crate::error::shell::display([value]);
     match (value.to_str(), unpassable) {
         (Some(""), _) => Err(Missing::Value(format!("{what} is empty"))),
         (Some(text), None) => Ok(text.to_string()),
-        (None, None) => Err(Missing::Value(format!("{what}, {shown}, is not UTF-8"))),
+        (None, None) => Err(Missing::Value(format!("{what}, {}, is not UTF-8", shown()))),
         (_, Some(byte)) => Err(Missing::Value(format!(
-            "{what}, {shown}, holds {byte}, which nvcc would not pass to the host compiler unchanged"
+            "{what}, {}, holds {byte}, which nvcc would not pass to the host compiler unchanged",
+            shown()
         ))),
     }
 }

@@ -191,7 +191,7 @@ fn plan_for_with(
     depth: u32,
     jobserver: &crate::context::Jobserver,
 ) -> Result<Plan> {
-    let scratch = Path::new("/scratch");
+    let scratch = &|| "/scratch".into();
     let compat = Compat::built_in();
     let config_file = config.path.as_deref();
     plan(Inputs {

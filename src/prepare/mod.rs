@@ -47,8 +47,6 @@ pub struct Setup {
     pub settings: Settings,
     pub located: Located,
     pub probes: System,
-    /// Where options files rewritten under `arch-flags = "replace"` are written.
-    pub scratch: PathBuf,
 }
 
 impl Setup {
@@ -57,7 +55,7 @@ impl Setup {
         let settings = Settings::load(ctx)?;
         let located = locate::locate(ctx, &settings.config)?;
         let probes = System::new(Some(ctx.search_path().into()), ctx.cwd.clone(), probe_cache(ctx)?);
-        Ok(Setup { settings, located, probes, scratch: scratch_dir(&ctx.env) })
+        Ok(Setup { settings, located, probes })
     }
 
     /// Parse `args` as nvcc's command line (with nvcc's environment channels) and decide what to run, as this process
@@ -91,7 +89,7 @@ impl Setup {
             nvcc: self.located.nvcc.clone(),
             config_file: self.settings.config.path.as_deref(),
             depth: self.located.depth,
-            scratch: &self.scratch,
+            scratch: &|| scratch_dir(&ctx.env),
             nvcc_process: &nvcc_process,
             jobserver: &ctx.jobserver,
             unknown_variables: &config::env::unknown_variables(&ctx.env),

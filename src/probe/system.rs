@@ -5,7 +5,7 @@
 //! `System` learns by running a compiler or nvcc goes through the probe cache (`cache`), so the next call runs
 //! nothing; `plan` never sees the cache.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -113,8 +113,9 @@ pub struct System {
     pub cwd: PathBuf,
     pub cache: ProbeCache,
     /// The compilers this call has asked about, with the answers: two steps asking for one compiler (the host step
-    /// and the reproducible step, for a compiler the user named) read its cache entry once.
-    known: Arc<Mutex<HashMap<PathBuf, Result<Known, String>>>>,
+    /// and the reproducible step, for a compiler the user named) read its cache entry once. Ordered, not hashed (see
+    /// `plan::model::Positions`).
+    known: Arc<Mutex<BTreeMap<PathBuf, Result<Known, String>>>>,
 }
 
 impl System {
@@ -145,8 +146,10 @@ impl Probes for System {
     }
 
     fn toolkit_version(&self, nvcc: &Path) -> Option<Version> {
-        let root = super::nvcc::toolkit_root_of(nvcc).ok()?;
-        let versions = super::nvcc::read_version_json(&root).ok().flatten()?;
+        // `BIN/..`, which the kernel resolves as `toolkit_root_of` does (through a linked BIN, as nvcc's profile is
+        // read), without the readlink of every component that canonicalising BIN costs each call.
+        let bin = nvcc.parent().filter(|dir| !dir.as_os_str().is_empty())?;
+        let versions = super::nvcc::read_version_json(&bin.join("..")).ok().flatten()?;
         versions.nvcc.or(versions.cuda)
     }
 

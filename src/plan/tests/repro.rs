@@ -140,7 +140,7 @@ fn the_pid_is_named_only_when_nvcc_will_have_the_wrappers() {
         nvcc: nvcc(),
         config_file: None,
         depth: 0,
-        scratch: Path::new("/scratch"),
+        scratch: &|| "/scratch".into(),
         nvcc_process: &NvccProcess {
             pid: Some(0xbeef),
             tmpdir: "/build/tmp".into(),
