@@ -724,3 +724,45 @@ fn rewritten_options_files_are_evicted_and_a_failed_rewrite_leaves_nothing() {
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
+
+/// The environment reaches nvcc as the caller gave it: in the caller's order, a name defined twice passed on twice,
+/// only the wrapper's own counter added (the wrapper reads its environment in place and hands it on; issue 59). The
+/// caller is python's `execve` through ctypes, the one way here to give a program a name twice; nvcc is a script that
+/// saves the block it was started with (`/proc/PID/environ`).
+#[test]
+fn nvcc_gets_the_callers_environment_in_its_order_a_name_twice_included() {
+    let sb = Sandbox::new();
+    let saved = sb.dir.path().join("environ");
+    let nvcc = sb.cuda_bin.join("nvcc");
+    std::fs::remove_file(&nvcc).unwrap();
+    std::fs::write(&nvcc, format!("#!/bin/sh\ncat /proc/$$/environ > '{}'\n", saved.display())).unwrap();
+    std::fs::set_permissions(&nvcc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let given = [
+        "ZED=named last, given first".to_string(),
+        format!("PATH={}", sb.path().to_str().unwrap()),
+        "TWICE=first".to_string(),
+        format!("NVCC_WRAPPER_CONFIG={}", sb.config.display()),
+        "NVCC_WRAPPER_NO_MACHINE_CONFIG=1".to_string(),
+        "TWICE=second".to_string(),
+        "AAA=".to_string(),
+    ];
+    let caller = "import ctypes, sys\n\
+                  strings = lambda xs: (ctypes.c_char_p * (len(xs) + 1))(*[x.encode() for x in xs], None)\n\
+                  wrapper, env = sys.argv[1], sys.argv[2:]\n\
+                  ctypes.CDLL(None).execve(wrapper.encode(), strings([wrapper, '-c', 'k.cu']), strings(env))\n\
+                  sys.exit(127)\n";
+    let status = std::process::Command::new("python3")
+        .args(["-c", caller])
+        .arg(sb.wrapper_bin.join("nvcc"))
+        .args(&given)
+        .current_dir(sb.dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let block = std::fs::read(&saved).unwrap();
+    let seen: Vec<String> =
+        block.split(|&b| b == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into()).collect();
+    let mut want = given.to_vec();
+    want.push("NVCC_WRAPPER_DEPTH=1".to_string());
+    assert_eq!(seen, want, "nvcc's environment, as it was started with it");
+}
