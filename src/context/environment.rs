@@ -111,18 +111,16 @@ impl Env {
     pub fn set(&mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) {
         let (name, value) = (name.as_ref().as_bytes(), value.as_ref().as_bytes());
         let var = Var { text: Text::Set([name, b"=", value].concat().into_boxed_slice()), name: name.len() };
-        let mut defined = self.vars.iter().enumerate().filter(|(_, v)| v.name() == name).map(|(i, _)| i);
-        match defined.next() {
-            None => self.vars.push(var),
-            Some(first) => {
-                let again = defined.next().is_some();
-                self.vars[first] = var;
-                if again {
-                    let mut seen = false;
-                    self.vars.retain(|v| v.name() != name || !std::mem::replace(&mut seen, true));
-                }
-            }
-        }
+        let Some(first) = self.vars.iter().position(|v| v.name() == name) else {
+            self.vars.push(var);
+            return;
+        };
+        self.vars[first] = var;
+        let mut at = 0;
+        self.vars.retain(|v| {
+            at += 1;
+            at <= first + 1 || v.name() != name
+        });
     }
 
     /// Every variable, in the order nvcc will be given them.

@@ -139,6 +139,13 @@ pub fn toolkit_root_of(nvcc: &Path) -> Result<PathBuf, ProbeError> {
     Ok(bin.parent().unwrap_or(Path::new("/")).to_path_buf())
 }
 
+/// The same root as `toolkit_root_of`, as `BIN/..`: the kernel resolves it as canonicalising does (through a linked
+/// BIN, as nvcc reads its profile), for a file opened there on every call, without the `readlink` of each component
+/// that canonicalising costs. `None` for a bare name.
+pub fn toolkit_root_unresolved(nvcc: &Path) -> Option<PathBuf> {
+    nvcc.parent().filter(|dir| !dir.as_os_str().is_empty()).map(|bin| bin.join(".."))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +297,14 @@ mod tests {
         fs::create_dir_all(tree.join("bin")).unwrap();
         symlink(real.join("bin/nvcc"), tree.join("bin/nvcc")).unwrap();
         assert_eq!(toolkit_root_of(&tree.join("bin/nvcc")).unwrap(), fs::canonicalize(&tree).unwrap());
+
+        // BIN/.., resolved by the kernel, is the same directory, a linked BIN included (its `..` is the real one's).
+        symlink(real.join("bin"), tmp.path().join("linked-bin")).unwrap();
+        for nvcc in [tmp.path().join("cuda/bin/nvcc"), tree.join("bin/nvcc"), tmp.path().join("linked-bin/nvcc")] {
+            let unresolved = toolkit_root_unresolved(&nvcc).unwrap();
+            assert_eq!(fs::canonicalize(unresolved).unwrap(), toolkit_root_of(&nvcc).unwrap(), "{nvcc:?}");
+        }
+        assert_eq!(toolkit_root_unresolved(Path::new("nvcc")), None);
 
         for bad in [tmp.path().join("missing/bin/nvcc"), PathBuf::from("nvcc")] {
             let err = toolkit_root_of(&bad).unwrap_err();

@@ -146,10 +146,7 @@ impl Probes for System {
     }
 
     fn toolkit_version(&self, nvcc: &Path) -> Option<Version> {
-        // `BIN/..`, which the kernel resolves as `toolkit_root_of` does (through a linked BIN, as nvcc's profile is
-        // read), without the readlink of every component that canonicalising BIN costs each call.
-        let bin = nvcc.parent().filter(|dir| !dir.as_os_str().is_empty())?;
-        let versions = super::nvcc::read_version_json(&bin.join("..")).ok().flatten()?;
+        let versions = super::nvcc::read_version_json(&super::nvcc::toolkit_root_unresolved(nvcc)?).ok().flatten()?;
         versions.nvcc.or(versions.cuda)
     }
 
