@@ -16,16 +16,18 @@ let
 in
 released.overrideAttrs {
   inherit (cargoToml.package) version;
-  # build.rs compiles compat-data/ in; Cargo.toml names the benchmark (benches/plan.rs) and the workspace's other
-  # member (tests/fakes), which must exist for cargo to load the manifest; the unit tests read compat-data/,
-  # tests/fixtures/probe/ (captured outputs) and the reference they check against the code (docs/reference/,
-  # docs/man/), whose man page is installed. (lib.fileset is for a checkout only: Nixpkgs' CI evaluates without it.)
+  # build.rs compiles compat-data/ in and hands the linker link/hot-path.ld; Cargo.toml names the benchmark
+  # (benches/plan.rs) and the workspace's other member (tests/fakes), which must exist for cargo to load the manifest;
+  # the unit tests read compat-data/, tests/fixtures/probe/ (captured outputs) and the reference they check against
+  # the code (docs/reference/, docs/man/), whose man page is installed. (lib.fileset is for a checkout only: Nixpkgs'
+  # CI evaluates without it.)
   src = lib.fileset.toSource {
     inherit root;
     fileset = lib.fileset.unions [
       ../Cargo.toml
       ../Cargo.lock
       ../build.rs
+      ../link
       ../src
       ../compat-data
       ../benches/plan.rs

@@ -22,6 +22,7 @@ mod gpu;
 mod host_compiler;
 mod hostile;
 mod launcher;
+mod layout;
 mod nixpkgs_tables;
 mod passthrough;
 mod personalities;

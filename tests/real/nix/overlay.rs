@@ -145,8 +145,9 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
     assert_eq!(p["cargoBuildFlags"], serde_json::json!(["--package", "nvcc-wrapper"]));
     assert_eq!(p["cargoTestFlags"], serde_json::json!(["--package", "nvcc-wrapper"]));
     // The fast binary, as the README's install line: glibc linked in, so glibc's static library is an input; the
-    // flag reaches the target's crates only (buildRustPackage passes --target).
-    assert_eq!(p["RUSTFLAGS"], "-C target-feature=+crt-static");
+    // flag reaches the target's crates only (buildRustPackage passes --target). RUSTFLAGS replaces the source's
+    // .cargo/config.toml, so it asks for v0 symbol names itself: link/hot-path.ld names functions that way.
+    assert_eq!(p["RUSTFLAGS"], "-C symbol-mangling-version=v0 -C target-feature=+crt-static");
     assert_eq!(p["buildInputs"], serde_json::json!(["glibc-static"]));
     // The man page, made from the code, goes to share/man/man1 (Nixpkgs' installManPage).
     assert_eq!(p["nativeBuildInputs"], serde_json::json!(["install-shell-files"]));
@@ -182,6 +183,8 @@ fn package_nix_builds_this_crate_from_a_source_with_only_what_the_build_needs() 
         "Cargo.toml",
         "Cargo.lock",
         "build.rs",
+        // build.rs hands it to the linker: without it the build succeeds, only the layout is lost.
+        "link/hot-path.ld",
         "benches/plan.rs",
         "src/main.rs",
         "src/plan/host_compiler/mod.rs",

@@ -48,9 +48,12 @@ rustPlatform.buildRustPackage (finalAttrs: {
   ];
 
   # crt-static reaches the crates built for the target only (buildRustPackage passes --target), not the build scripts
-  # and proc-macros, which stay dynamic.
+  # and proc-macros, which stay dynamic. v0 symbol names, as the source's .cargo/config.toml asks (RUSTFLAGS replaces
+  # it): build.rs links the functions a drop-in call runs first, named that way in link/hot-path.ld.
   buildInputs = lib.optionals staticGlibc [ glibc.static ];
-  env.RUSTFLAGS = lib.optionalString staticGlibc "-C target-feature=+crt-static";
+  env.RUSTFLAGS = toString (
+    [ "-C symbol-mangling-version=v0" ] ++ lib.optional staticGlibc "-C target-feature=+crt-static"
+  );
 
   nativeBuildInputs = [ installShellFiles ];
   postInstall = ''
