@@ -11,8 +11,8 @@
 #   - glibc's functions (a static build links libc.a) by the archive member that holds them, a string function's
 #     variant by its whole family (memmove-*.o): under valgrind glibc picks the variant for valgrind's CPU, not the
 #     machine's.
-# Run it after a change that renames or moves functions on the drop-in's path; the stand-in test
-# `layout::the_drop_in_path_is_linked_first` fails when too few of the listed names match the binary.
+# Run it after a change that renames or moves functions on the drop-in's path; the stand-in test of
+# tests/wrapper/layout.rs fails when too few of the listed names match the binary.
 # Needs valgrind, nm and a C compiler (Debian: valgrind binutils gcc).
 #
 #   scripts/hot-path.sh         build, profile, write link/hot-path.ld (commit it with the change that moved code)
@@ -70,7 +70,7 @@ for line in open(os.path.join(work, "libc.txt")):
     if kind == "i":
         dispatcher.add(name)
 def files():
-    # The scenarios in their order (cg.N.NAME.PID, then the part after the dump, cg.N.NAME.PID.1 before it).
+    # The scenarios in their order (cg.N.NAME.PID), in each the part up to the exec (dumped there: .1) first.
     def key(path):
         n, _, pid = os.path.basename(path).split(".")[1:4]
         return int(n), int(pid), 0 if path.endswith(".1") else 1

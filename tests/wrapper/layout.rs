@@ -26,7 +26,7 @@ fn matches(pattern: &str, name: &str) -> bool {
             None => return false,
         }
     }
-    rest.len() >= last.len() && rest.ends_with(last)
+    rest.ends_with(last)
 }
 
 fn tool(program: &str, args: &[&str]) -> String {
