@@ -2,15 +2,17 @@
 # Regenerates link/hot-path.ld, the linker script that places the code a drop-in call runs at the front of the
 # binary's text (docs/benchmarks.md, "The drop-in's code in one place"). It builds the static wrapper as the README's
 # install line does, runs it under callgrind on the calls bench.sh measures (a recorded config; four targets under a
-# jobserver with no free slot; no config, with a warm probe cache), each up to its exec of a no-op nvcc, and lists
-# every function they ran, in the order callgrind met them (a call that writes a dependency file is left out: its
-# keeper's posix_spawn fails under valgrind; it runs the recorded call's code up to its fork):
+# jobserver with no free slot, up to where its keeper holds nvcc; no config, with a warm probe cache) and on a new
+# user's call (a recorded config, the probe cache in the home directory), each up to its exec of a no-op nvcc, and
+# lists every function they ran, in the order callgrind met them (a call that writes a dependency file is left out:
+# its keeper's posix_spawn fails under valgrind; it runs the recorded call's code up to its fork):
 #   - Rust functions by their v0 symbol (.cargo/config.toml asks for v0 mangling: it spells generic arguments in the
 #     name, where the legacy scheme leaves them to a hash), each crate's hash left to a wildcard, so that the names
-#     still match after a compiler or dependency update;
-#   - glibc's functions (a static build links libc.a) by the archive member that holds them, a string function's
-#     variant by its whole family (memmove-*.o): under valgrind glibc picks the variant for valgrind's CPU, not the
-#     machine's.
+#     still match after a compiler or dependency update; the C `main` by its name;
+#   - glibc's functions (a static build links libc.a) and libgcc's unwinder's by the archive member that holds them,
+#     a string function's variant by its whole family (memmove-*.o): under valgrind glibc picks the variant for
+#     valgrind's CPU, not the machine's; the call stubs of those variants (.iplt); and what valgrind hides: execve,
+#     and the vDSO's set-up (valgrind gives a program no vDSO).
 # Run it after a change that renames or moves functions on the drop-in's path; the stand-in test of
 # tests/wrapper/layout.rs fails when too few of the listed names match the binary.
 # Needs valgrind, nm and a C compiler (Debian: valgrind binutils gcc).
@@ -48,25 +50,47 @@ export NVCC_WRAPPER_PROBE_CACHE_DIR=$work/probe-cache PATH="$work/cuda/bin:$PATH
 plain/bin/nvcc -c kernel.cu -o kernel.o # fills the probe cache
 
 n=0
-profile() { # NAME COMMAND...: callgrind's record of COMMAND up to its exec, one file per process and part
+# [-f] NAME [-u VAR | VAR=VALUE]... COMMAND...: callgrind's record of COMMAND, in that environment, up to its exec,
+# one file per process and part. The environment is valgrind's own: valgrind follows no exec, so `env VAR=VALUE
+# COMMAND` would record env. -f: COMMAND fails under valgrind past the code to record, and its record stands.
+profile() {
+  local fails=false
+  [[ $1 == -f ]] && { fails=true; shift; }
+  local name=$1 vars=()
+  shift
+  while [[ $1 == -u || $1 == *=* ]]; do
+    [[ $1 == -u ]] && { vars+=("$1"); shift; }
+    vars+=("$1")
+    shift
+  done
   n=$((n + 1))
-  valgrind --tool=callgrind --demangle=no --dump-before=execve --callgrind-out-file="$work/cg.$n.$1.%p" "${@:2}" \
-    >/dev/null 2>"$work/valgrind.$1.log" || { cat "$work/valgrind.$1.log" >&2; exit 1; }
+  env "${vars[@]}" valgrind --tool=callgrind --demangle=no --dump-before=execve \
+    --callgrind-out-file="$work/cg.$n.$name.%p" "$@" >/dev/null 2>"$work/valgrind.$name.log" ||
+    $fails || { cat "$work/valgrind.$name.log" >&2; exit 1; }
 }
 profile recorded recorded/bin/nvcc -c kernel.cu -o kernel.o
-profile slots env MAKEFLAGS="-j4 --jobserver-auth=fifo:$work/slots" NVCC_WRAPPER_CAPABILITIES="8.0;8.6;8.9;9.0" \
+# Under a jobserver the wrapper forks a keeper, which holds nvcc under a seccomp filter that valgrind cannot set up
+# (system call 317): the records of the wrapper and of its keeper, up to there, stand.
+profile -f slots MAKEFLAGS="-j4 --jobserver-auth=fifo:$work/slots" NVCC_WRAPPER_CAPABILITIES="8.0;8.6;8.9;9.0" \
   recorded/bin/nvcc -c kernel.cu -o kernel.o
 profile plain plain/bin/nvcc -c kernel.cu -o kernel.o
+# A new user's call: no probe cache named, the user's cache directory looked for (and found) under HOME.
+mkdir -p home/.cache
+profile home -u NVCC_WRAPPER_PROBE_CACHE_DIR HOME="$work/home" recorded/bin/nvcc -c kernel.cu -o kernel.o
 
+# glibc's archive, and libgcc's unwinder (whose frame registration every static start runs): ARCHIVE MEMBER KIND NAME.
 libc=$(cc -print-file-name=libc.a)
-nm -A --defined-only "$libc" 2>/dev/null | awk '$2 ~ /^[TtWwi]$/ {n = split($1, p, ":"); print p[n - 1], $2, $3}' >"$work/libc.txt"
+for archive in "$libc" "$(cc -print-file-name=libgcc_eh.a)"; do
+  nm -A --defined-only "$archive" 2>/dev/null |
+    awk -v a="$(basename "$archive")" '$2 ~ /^[TtWwi]$/ {n = split($1, p, ":"); print a, p[n - 1], $2, $3}'
+done >"$work/archives.txt"
 python3 - "$work" "$repo/link/hot-path.ld" "$(rustc --version)" "$(basename "$libc") of $(ldd --version | head -n1)" <<'PY'
 import glob, os, re, sys
 work, out, rustc, libc = sys.argv[1:5]
 member, dispatcher = {}, set()
-for line in open(os.path.join(work, "libc.txt")):
-    m, kind, name = line.split()
-    member.setdefault(name, m)
+for line in open(os.path.join(work, "archives.txt")):
+    archive, m, kind, name = line.split()
+    member.setdefault(name, archive + ":" + m)
     if kind == "i":
         dispatcher.add(name)
 def files():
@@ -89,7 +113,11 @@ for path in files():
         if name and name not in seen:
             seen.add(name)
             names.append(name)
-rust, libc_members, families = [], [], []
+# Named by hand, what callgrind cannot see: glibc's execve, which runs where each record ends; and the link map glibc's
+# start makes for the vDSO, and the lookups of its functions (valgrind gives a program no vDSO).
+names += [n for n in ("execve", "_dl_new_object", "_dl_setup_hash", "_dl_lookup_direct",
+                                  "_dl_lookup_symbol_x") if n not in seen]
+rust, own, members, families = [], [], [], []
 for name in names:
     if name.startswith("_R"):
         pattern = re.sub(r"Cs[0-9A-Za-z]+_", "Cs*_", name)
@@ -98,29 +126,34 @@ for name in names:
         continue
     m = member.get(name) or member.get(name.split(".")[0])
     if not m:
+        # The binary's own functions of an unmangled name (its C `main`): their section is named after them.
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and name not in own:
+            own.append(name)
         continue
     # A string function that ran stands for its whole family (strlen.o, strlen-avx2.o, strlen-evex.o...): glibc picks
     # the variant for the CPU. One whose dispatcher alone ran (every static start runs each, to pick), for itself;
     # but those Rust's code calls are named by their dispatcher's symbol in callgrind's record.
-    stem = re.match(r"[^-.]+", m).group(0)
+    stem = re.match(r"libc\.a:([^-.]+)", m)
+    stem = stem and stem.group(1)
     called = name not in dispatcher or name in ("memset", "memcpy", "memmove", "memcmp", "bcmp", "memchr", "strlen")
-    if called and re.fullmatch(r"(mem|str|stp|wcs|wmem|rawmem)[a-z_]*", stem):
-        if stem + "-*.o" not in families:
-            families.append(stem + "-*.o")
-    if m not in libc_members:
-        libc_members.append(m)
+    if stem and called and re.fullmatch(r"(mem|str|stp|wcs|wmem|rawmem)[a-z_]*", stem):
+        if "libc.a:" + stem + "-*.o" not in families:
+            families.append("libc.a:" + stem + "-*.o")
+    if m not in members:
+        members.append(m)
 with open(out, "w") as f:
     f.write("/* Generated by scripts/hot-path.sh: the code a drop-in call runs, placed first, in the order callgrind\n"
             "   met it; the rest of the text follows as the linker lays it out (INSERT keeps its own layout). build.rs\n"
             "   hands this script to the linker. Profiled with %s and %s. */\n" % (rustc, libc))
-    f.write("SECTIONS\n{\n  .text.hot_path :\n  {\n    *crt*.o(.text .text.*)\n")
+    # The stubs through which glibc's CPU-specific string functions are called (.iplt), with the start files.
+    f.write("SECTIONS\n{\n  .text.hot_path :\n  {\n    *crt*.o(.text .text.*)\n    *(.iplt)\n")
     for p in rust:
         f.write("    *(.text.%s .text.unlikely.%s)\n" % (p, p))
-    for m in libc_members:
-        f.write("    *libc.a:%s(.text .text.*)\n" % m)
-    for m in families:
-        f.write("    *libc.a:%s(.text .text.*)\n" % m)
+    for name in own:
+        f.write("    *(.text.%s)\n" % name)
+    for m in members + families:
+        f.write("    *%s(.text .text.*)\n" % m)
     f.write("  }\n}\nINSERT BEFORE .text;\n")
-print("hot-path: %d Rust functions, %d glibc members, %d string families -> %s"
-      % (len(rust), len(libc_members), len(families), "link/hot-path.ld"))
+print("hot-path: %d Rust functions, %d unmangled, %d archive members, %d string families -> %s"
+      % (len(rust), len(own), len(members), len(families), "link/hot-path.ld"))
 PY

@@ -4,12 +4,12 @@
 
 use std::process::Command;
 
-/// The Rust functions the script lists, as patterns (`*` for a crate's hash).
+/// The functions the script lists by name (Rust's, and the C `main`), as patterns (`*` for a crate's hash).
 fn listed() -> Vec<String> {
     let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/link/hot-path.ld")).unwrap();
     script
         .lines()
-        .filter_map(|line| line.trim().strip_prefix("*(.text.")?.split(' ').next().map(String::from))
+        .filter_map(|line| line.trim().strip_prefix("*(.text.")?.split([' ', ')']).next().map(String::from))
         .collect()
 }
 
