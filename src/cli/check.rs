@@ -38,7 +38,7 @@ pub fn run(ctx: &Context, Args { args }: Args) -> Result<i32> {
             return Err(Refused::NotRegular { output }.into());
         }
     }
-    let me = ctx.current_exe.as_deref().ok_or(Refused::NoOwnPath)?;
+    let me = ctx.current_exe().ok_or(Refused::NoOwnPath)?;
     let mut env = ctx.env.clone();
     // The children read the config this call read, wherever it was found.
     if let Some(config) = &prepared.setup.settings.config.path {

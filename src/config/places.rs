@@ -140,7 +140,7 @@ pub fn ignored(ctx: &Context, looked: &[Looked], look: impl Fn(&Path) -> State) 
         return Vec::new();
     }
     let off = machine_off(ctx);
-    let later = candidates(ctx).into_iter().skip(looked.len()).filter(|(place, _)| !(off && *place == Place::Machine));
+    let later = candidates(ctx).skip(looked.len()).filter(|(place, _)| !(off && *place == Place::Machine));
     later.filter(|(_, path)| look(path) == State::Used).collect()
 }
 
@@ -150,22 +150,27 @@ fn machine_off(ctx: &Context) -> bool {
     ctx.env.switch(vars::NO_MACHINE_CONFIG).ok().flatten() == Some(true)
 }
 
-/// Every place in order, as (kind, path).
-pub fn candidates(ctx: &Context) -> Vec<(Place, PathBuf)> {
-    let mut places: Vec<(Place, PathBuf)> = Vec::new();
-    if let Some(named) = ctx.env.non_empty(vars::CONFIG) {
-        places.push((Place::Named, ctx.absolute(Path::new(named))));
-    }
-    for exe in [invoked_path(ctx), ctx.current_exe.clone()].into_iter().flatten() {
-        let Some(dir) = exe.parent() else { continue };
-        let path = dir.join("../share/nvcc-wrapper/config.toml");
-        if !places.iter().any(|(_, p)| *p == path) {
-            places.push((Place::Installation, path));
-        }
-    }
-    places.extend(user_file(ctx).map(|p| (Place::User, p)));
-    places.push((Place::Machine, PathBuf::from(MACHINE)));
-    places
+/// Every place in order, as (kind, path), each made when the search gets to it: the wrapper's own executable is
+/// asked of the OS only when no file was found beside the path it was started through.
+pub fn candidates(ctx: &Context) -> impl Iterator<Item = (Place, PathBuf)> + '_ {
+    let named = ctx.env.non_empty(vars::CONFIG).map(|named| (Place::Named, ctx.absolute(Path::new(named))));
+    let invoked = invoked_path(ctx).and_then(|exe| installation_file(&exe));
+    // An installation's file once, when the invoked path and the executable are in one directory (or one is named).
+    let earlier: Vec<PathBuf> = named.iter().map(|(_, p)| p.clone()).chain(invoked.clone()).collect();
+    let beside_exe = std::iter::once_with(move || {
+        ctx.current_exe().and_then(installation_file).filter(|path| !earlier.contains(path))
+    });
+    let invoked = invoked.filter(|path| named.as_ref().map_or(true, |(_, p)| p != path));
+    named
+        .into_iter()
+        .chain(invoked.into_iter().chain(beside_exe.flatten()).map(|path| (Place::Installation, path)))
+        .chain(std::iter::once_with(|| user_file(ctx)).flatten().map(|path| (Place::User, path)))
+        .chain(std::iter::once((Place::Machine, PathBuf::from(MACHINE))))
+}
+
+/// The installation's config file for a wrapper at `exe`: `<dir>/../share/nvcc-wrapper/config.toml`.
+fn installation_file(exe: &Path) -> Option<PathBuf> {
+    Some(exe.parent()?.join("../share/nvcc-wrapper/config.toml"))
 }
 
 /// Look at the places in order, stopping at the first file found: every place looked at, the last one `Used` when a
@@ -208,7 +213,7 @@ pub fn near_misses(ctx: &Context) -> Vec<(PathBuf, PathBuf)> {
             misses.push((wrong, right.to_path_buf()));
         }
     };
-    for exe in [invoked_path(ctx), ctx.current_exe.clone()].into_iter().flatten() {
+    for exe in [invoked_path(ctx), ctx.current_exe().map(Path::to_path_buf)].into_iter().flatten() {
         let Some(bin) = exe.parent() else { continue };
         let right = bin.join("../share/nvcc-wrapper/config.toml");
         for wrong in ["config.toml", "nvcc-wrapper.toml", "../share/nvcc-wrapper.toml", "../etc/nvcc-wrapper.toml"] {

@@ -194,7 +194,7 @@ fn places_are_looked_at_in_order_and_the_first_file_applies() {
     use places::{Place, State};
     let ctx = |vars: &[(&str, &str)]| Context {
         argv0: "/opt/w/bin/nvcc".into(),
-        current_exe: Some(PathBuf::from("/opt/w/libexec/nvcc-wrapper")),
+        current_exe: Some(PathBuf::from("/opt/w/libexec/nvcc-wrapper")).into(),
         cwd: PathBuf::from("/work"),
         env: vars.iter().map(|(k, v)| (*k, std::ffi::OsStr::new(v))).collect(),
         ..Context::default()

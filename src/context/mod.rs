@@ -3,6 +3,7 @@
 //! This is the only module that reads them from the OS (clippy.toml forbids `std::env` elsewhere). Every later step
 //! receives a `Context`, so tests build one by hand and never touch the real environment.
 
+use std::cell::OnceCell;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
@@ -110,7 +111,7 @@ pub mod vars {
 /// The search path when `PATH` is unset, as glibc's `execvp` and coreutils' `env` have it.
 pub const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Context {
     /// `argv[0]` exactly as the caller gave it (a bare name, a relative or an absolute path).
     pub argv0: OsString,
@@ -118,8 +119,12 @@ pub struct Context {
     pub args: Vec<OsString>,
     pub env: Env,
     pub cwd: PathBuf,
-    /// The wrapper's own executable, symlinks resolved by the OS; `None` when the OS cannot tell.
-    pub current_exe: Option<PathBuf>,
+    /// The wrapper's own executable, symlinks resolved by the OS, asked of it on first use (`current_exe()`): empty
+    /// only in the process's own context; a context made by hand has none unless it is given one.
+    pub current_exe: OnceCell<Option<PathBuf>>,
+    /// The file the kernel was asked to run, as the caller's `execve` named it (`AT_EXECFN`; a shell names the match
+    /// it found on PATH), against the working directory; `None` in a context made by hand.
+    pub executed: Option<PathBuf>,
     /// The wrapper's process id: nvcc's too when the wrapper execs it.
     pub pid: u32,
     /// The kernel's limit on a program's arguments and environment together (`sysconf(_SC_ARG_MAX)`, which follows
@@ -128,6 +133,23 @@ pub struct Context {
     /// The job slots a build shares (GNU make's jobserver, or `nvcc-wrapper jobserver`'s), as the environment names
     /// them.
     pub jobserver: Jobserver,
+}
+
+/// A context made by hand (tests, benchmarks): nothing in it, and no executable of its own.
+impl Default for Context {
+    fn default() -> Context {
+        Context {
+            argv0: OsString::new(),
+            args: Vec::new(),
+            env: Env::default(),
+            cwd: PathBuf::new(),
+            current_exe: OnceCell::from(None),
+            executed: None,
+            pid: 0,
+            arg_max: 0,
+            jobserver: Jobserver::default(),
+        }
+    }
 }
 
 impl Context {
@@ -144,13 +166,33 @@ impl Context {
             argv0,
             args: argv.collect(),
             env,
-            current_exe: std::env::current_exe().ok().or_else(|| executed_file(&cwd)),
+            current_exe: OnceCell::new(),
+            executed: executed_file().map(|file| cwd.join(file)),
             cwd,
             pid: std::process::id(),
             // SAFETY: sysconf only reads a limit.
             arg_max: u64::try_from(unsafe { libc::sysconf(libc::_SC_ARG_MAX) }).unwrap_or(0),
             jobserver,
         }
+    }
+
+    /// The wrapper's own executable, symlinks resolved (`/proc/self/exe`, else the file the kernel was asked to run,
+    /// resolved); `None` when the OS cannot tell. Read on first use: a drop-in call whose config is found beside the
+    /// path it was started through never needs it (a `readlink` in /proc, the costliest system call of such a call).
+    pub fn current_exe(&self) -> Option<&Path> {
+        let read = || {
+            #[allow(clippy::disallowed_methods)]
+            let exe = std::env::current_exe().ok();
+            exe.or_else(|| std::fs::canonicalize(self.executed.as_ref()?).ok())
+        };
+        self.current_exe.get_or_init(read).as_deref()
+    }
+
+    /// What the file this process runs is: the file the kernel was asked to run (one `stat`, following links), else
+    /// `current_exe()`; `None` when neither can be looked at.
+    pub fn own_file(&self) -> Option<std::fs::Metadata> {
+        let executed = self.executed.as_ref().and_then(|file| std::fs::metadata(file).ok());
+        executed.or_else(|| std::fs::metadata(self.current_exe()?).ok())
     }
 
     /// The bytes of this call's arguments (argv[0] included) and environment as the kernel counts them: each string
@@ -183,10 +225,10 @@ impl Context {
     }
 }
 
-/// The wrapper's executable where `/proc` cannot be read (`current_exe` reads `/proc/self/exe`): the file the kernel
-/// was asked to run (`AT_EXECFN`, the path the caller's `execve` named, which a shell finds on PATH), its symlinks
-/// resolved. Without it the wrapper would not know itself on PATH and would run itself as the real nvcc.
-fn executed_file(cwd: &Path) -> Option<PathBuf> {
+/// The file the kernel was asked to run (`AT_EXECFN`: the path the caller's `execve` named), as given. It is the
+/// wrapper's own file even where `/proc` cannot be read, which `current_exe` reads: without one, the wrapper would not
+/// know itself on PATH and would run itself as the real nvcc.
+fn executed_file() -> Option<PathBuf> {
     // SAFETY: getauxval only reads the auxiliary vector; AT_EXECFN, when present, points at a NUL-terminated string
     // the kernel put on the stack for the life of the process.
     let name = unsafe {
@@ -196,6 +238,5 @@ fn executed_file(cwd: &Path) -> Option<PathBuf> {
         }
         std::ffi::CStr::from_ptr(at)
     };
-    let path = Path::new(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name.to_bytes()));
-    std::fs::canonicalize(cwd.join(path)).ok()
+    Some(PathBuf::from(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name.to_bytes())))
 }

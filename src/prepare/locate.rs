@@ -98,11 +98,13 @@ fn too_deep(ctx: &Context, depth: u32, launcher: Option<&Sourced<PathBuf>>) -> E
 /// A test of whether a program is the wrapper's own file, or a copy of it (the same size and bytes, read only when the
 /// sizes match).
 fn this_wrapper(ctx: &Context) -> impl Fn(&Path, &std::fs::Metadata) -> bool + '_ {
-    let me = ctx.current_exe.as_deref().and_then(|p| Some((p, std::fs::metadata(p).ok()?)));
+    let me = ctx.own_file();
     move |path: &Path, m: &std::fs::Metadata| {
-        me.as_ref().is_some_and(|(me_path, me_meta)| {
-            file_id(me_meta) == file_id(m)
-                || (me_meta.len() == m.len() && crate::error::bounded::same_contents(me_path, path).unwrap_or(false))
+        me.as_ref().is_some_and(|me| {
+            let copy = || {
+                ctx.current_exe().is_some_and(|exe| crate::error::bounded::same_contents(exe, path).unwrap_or(false))
+            };
+            file_id(me) == file_id(m) || (me.len() == m.len() && copy())
         })
     }
 }
@@ -203,7 +205,7 @@ mod tests {
         if let Some(d) = depth {
             env.set(vars::DEPTH, d);
         }
-        Context { env, cwd: PathBuf::from("/"), current_exe: me, ..Context::default() }
+        Context { env, cwd: PathBuf::from("/"), current_exe: me.into(), ..Context::default() }
     }
 
     #[test]
