@@ -21,12 +21,22 @@ use super::{vars, Env};
 /// (absolute, as the XDG spec requires, and existing), else `$HOME/.cache/nvcc-wrapper` (`$HOME` existing); `None`
 /// without any.
 pub fn cache_base(env: &Env) -> Option<PathBuf> {
-    if let Some(top) = nix_build_top(env) {
-        return Some(top.join(".nvcc-wrapper"));
-    }
-    existing_dir(env, vars::XDG_CACHE_HOME)
-        .map(|xdg| xdg.join("nvcc-wrapper"))
-        .or_else(|| existing_dir(env, vars::HOME).map(|home| home.join(".cache/nvcc-wrapper")))
+    cache_base_candidates(env).into_iter().find(|(dir, _)| dir.is_dir()).map(|(_, base)| base)
+}
+
+/// What `cache_base` chooses from, before anything is looked at: in order, each directory a variable names (absolute,
+/// and never `$NIX_BUILD_TOP` in `nix-shell`) with the cache directory below it; the first that exists is the one.
+pub fn cache_base_candidates(env: &Env) -> Vec<(PathBuf, PathBuf)> {
+    let named = |name| env.non_empty(name).map(Path::new).filter(|p| p.is_absolute());
+    let nix_build_top = named(vars::NIX_BUILD_TOP).filter(|_| env.non_empty(vars::IN_NIX_SHELL).is_none());
+    [
+        (nix_build_top, ".nvcc-wrapper"),
+        (named(vars::XDG_CACHE_HOME), "nvcc-wrapper"),
+        (named(vars::HOME), ".cache/nvcc-wrapper"),
+    ]
+    .into_iter()
+    .filter_map(|(dir, below)| dir.map(|dir| (dir.to_path_buf(), dir.join(below))))
+    .collect()
 }
 
 /// Where rewritten options files go: `options-files` in the cache directory, else in the private temporary directory.

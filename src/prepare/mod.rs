@@ -136,12 +136,6 @@ pub fn nvcc_env(ctx: &Context, plan: &Plan) -> Env {
     env
 }
 
-/// The wrapper's cache directory (`dirs::cache_base`: never a home directory that does not exist; the build's own
-/// directory in a Nix build); `None` without one.
-fn cache_base(env: &Env) -> Option<PathBuf> {
-    crate::context::dirs::cache_base(env)
-}
-
 /// Where options files rewritten under `arch-flags = "replace"` go (`dirs::scratch`).
 pub fn scratch_dir(env: &Env) -> PathBuf {
     crate::context::dirs::scratch(env)
@@ -158,10 +152,11 @@ pub fn probe_cache(ctx: &Context) -> Result<ProbeCache> {
     if let Some(dir) = ctx.env.non_empty(vars::PROBE_CACHE_DIR) {
         return Ok(ProbeCache::at(ctx.absolute(Path::new(dir))));
     }
-    Ok(match cache_base(&ctx.env) {
-        Some(base) => ProbeCache::at(base.join("probes")),
-        None => ProbeCache::off(format!("no {} and no {}", vars::XDG_CACHE_HOME, vars::HOME)),
-    })
+    // The cache directory (`dirs::cache_base`: never a home directory that does not exist; the build's own directory
+    // in a Nix build), looked for only when a probe needs it.
+    let candidates = crate::context::dirs::cache_base_candidates(&ctx.env);
+    let probes = candidates.into_iter().map(|(dir, base)| (dir, base.join("probes"))).collect();
+    Ok(ProbeCache::in_first_existing(probes, "no XDG_CACHE_HOME and no HOME"))
 }
 
 /// Set up and prepare `args` in one go: what the drop-in does.
@@ -209,5 +204,19 @@ mod tests {
         let err = cache_for(&[home, ("NVCC_WRAPPER_PROBE_CACHE", "nope")]).unwrap_err();
         assert_eq!(err.kind, crate::error::ErrorKind::Environment);
         assert!(err.message.contains("NVCC_WRAPPER_PROBE_CACHE=nope"), "{err}");
+    }
+
+    #[test]
+    fn the_cache_directory_is_looked_for_when_a_probe_first_needs_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (u, xdg) = (tmp.path().join("u"), tmp.path().join("xdg"));
+        let cache = cache_for(&[("HOME", u.to_str().unwrap()), ("XDG_CACHE_HOME", xdg.to_str().unwrap())]).unwrap();
+        // Both made after the call was prepared: what it found then would be no cache at all.
+        std::fs::create_dir_all(&u).unwrap();
+        std::fs::create_dir_all(&xdg).unwrap();
+        assert_eq!(cache.dir(), Some(xdg.join("nvcc-wrapper/probes").as_path()));
+        // Found once: the answer stays, as the call's one cache directory.
+        std::fs::remove_dir(&xdg).unwrap();
+        assert_eq!(cache.dir(), Some(xdg.join("nvcc-wrapper/probes").as_path()));
     }
 }

@@ -106,10 +106,14 @@ impl Failed for String {
     }
 }
 
-/// Where entries live, or why there is no cache.
+/// Where entries live, or why there is no cache: known when made, or found on first use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProbeCache {
-    dir: Result<PathBuf, String>,
+    dir: std::cell::OnceCell<Result<PathBuf, String>>,
+    /// Where to look on first use: (a directory that must exist, the cache's directory then), the first that exists
+    /// wins; else there is no cache, for the reason given.
+    first_existing: Vec<(PathBuf, PathBuf)>,
+    otherwise: &'static str,
 }
 
 /// A probe's answer that can be kept: written as `name value` lines and read back.
@@ -153,17 +157,32 @@ impl fmt::Display for Miss {
 impl ProbeCache {
     /// A cache in `dir` (created on the first write).
     pub fn at(dir: PathBuf) -> ProbeCache {
-        ProbeCache { dir: Ok(dir) }
+        ProbeCache { dir: Ok(dir).into(), first_existing: Vec::new(), otherwise: "" }
     }
 
     /// No cache; `why` is said in the debug log whenever a probe runs.
     pub fn off(why: impl Into<String>) -> ProbeCache {
-        ProbeCache { dir: Err(why.into()) }
+        ProbeCache { dir: Err(why.into()).into(), first_existing: Vec::new(), otherwise: "" }
+    }
+
+    /// A cache in the second path of the first pair whose first path is a directory, looked for when a probe first
+    /// needs the cache: a call that probes nothing (a config that records everything) looks at nothing. Without one
+    /// there is no cache, for the reason `otherwise` says.
+    pub fn in_first_existing(candidates: Vec<(PathBuf, PathBuf)>, otherwise: &'static str) -> ProbeCache {
+        ProbeCache { dir: std::cell::OnceCell::new(), first_existing: candidates, otherwise }
+    }
+
+    /// Where entries live, found on first use.
+    fn place(&self) -> &Result<PathBuf, String> {
+        self.dir.get_or_init(|| {
+            let found = self.first_existing.iter().find(|(dir, _)| dir.is_dir());
+            found.map(|(_, cache)| cache.clone()).ok_or_else(|| self.otherwise.to_string())
+        })
     }
 
     #[cfg(test)]
     pub fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref().ok()
+        self.place().as_deref().ok()
     }
 
     /// What `probe` finds for the program at `program`: the kept answer while the file is the one it was found for,
@@ -174,7 +193,7 @@ impl ProbeCache {
         program: &Path,
         probe: impl FnOnce() -> Result<T, E>,
     ) -> Result<(T, bool), E> {
-        let dir = match &self.dir {
+        let dir = match self.place() {
             Ok(dir) => dir,
             Err(why) => {
                 debug!("probe cache off ({why}): probing {} {}", T::KIND, crate::error::shell::path(program));
