@@ -45,7 +45,8 @@ impl Spawn {
     pub(in crate::exec) fn new(program: &Path, args: &[OsString], env: &Env) -> io::Result<Spawn> {
         let cstring = |bytes: &[u8]| CString::new(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e));
         let program = cstring(program.as_os_str().as_bytes())?;
-        let mut argv = vec![program.clone()];
+        let mut argv = Vec::with_capacity(args.len() + 1);
+        argv.push(program.clone());
         for arg in args {
             argv.push(cstring(arg.as_bytes())?);
         }
