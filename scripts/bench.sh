@@ -3,7 +3,8 @@
 # them: docs/benchmarks.md. Run by hand, never in CI; on a shared machine hold the build lock for the whole run
 # (`flock /tmp/cargo.lock scripts/bench.sh`) so that no build runs during a measurement.
 #
-#   scripts/bench.sh            per-call rows (hyperfine -N, all in one run), peak RSS, execve counts
+#   scripts/bench.sh            per-call rows (hyperfine -N, all in one run), the static wrapper against the static
+#                               exec stub alternated call by call (issue 59), peak RSS, execve counts
 #   scripts/bench.sh payoff     real NVCC 13.x: examples/kernels.cu for NVIDIA's nine sample targets, directly,
 #                               versus one target through the wrapper (`arch-flags = "replace"`)
 #   scripts/bench.sh parallel   builds of examples/thrust-heavy.cu copies with GNU make -jN and CMake + Ninja, nvcc
@@ -399,15 +400,46 @@ results = json.load(open("per-call.json"))["results"]
 for r in results:
     print("| %s | %.3f |" % (r["command"], r["median"] * 1000))
 median = {r["command"]: r["median"] for r in results}
-print("\nthe static wrapper with a recorded config costs %.0f us over the static exec stub (issue 59: 100 at most)"
-      % ((median["wrapper (static glibc), recorded config"] - median["static exec stub in front of it (one extra exec)"]) * 1e6))
-print("and %.0f us over it when both were read back into the page cache"
-      % ((median["wrapper (static glibc), recorded config, its pages dropped and read back"]
+print("\nrow after row, the static wrapper with a recorded config %.0f us over the static exec stub, %.0f us with both"
+      " read back into the page cache"
+      % ((median["wrapper (static glibc), recorded config"] - median["static exec stub in front of it (one extra exec)"]) * 1e6,
+         (median["wrapper (static glibc), recorded config, its pages dropped and read back"]
           - median["static exec stub, its pages dropped and read back"]) * 1e6))
 import re, subprocess
 hot = re.search(r"\.text\.hot_path\s+\S+\s+\S+\s+\S+\s+([0-9a-f]+)", subprocess.run(["readelf", "-SW", sys.argv[1]],
                 capture_output=True, text=True).stdout)
 print("the static build places %s bytes first (.text.hot_path, link/hot-path.ld)" % (int(hot.group(1), 16) if hot else "no"))' "$static"
+
+# Issue 59's measure: the static wrapper's cost over the static exec stub, the two run alternately, call by call
+# (RUNS rounds after 30 of warm-up), so that the machine's drift from one second to the next falls on both alike: the
+# median of each round's difference. Each hyperfine row above runs one program RUNS times in a row, and two rows a
+# few seconds apart differ by as much as the wrapper costs on a VM whose speed drifts (measured 2026-12-03: 0.09 to
+# 0.41 ms between the two rows, three runs in a minute).
+python3 - "${RUNS:-600}" "$work/execstub" recorded-static/bin/nvcc "$work/execstub-aged" aged-static/bin/nvcc \
+  -- "${args[@]}" <<'PY'
+import os, statistics, sys, time
+runs, sep = int(sys.argv[1]), sys.argv.index("--")
+programs, args = sys.argv[2:sep], sys.argv[sep + 1:]
+def once(program):
+    start = time.perf_counter_ns()
+    _, status = os.waitpid(os.posix_spawn(program, [program] + args, os.environ), 0)
+    took = (time.perf_counter_ns() - start) / 1e6
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("bench: %s failed" % program)
+    return took
+def alternated(stub, wrapper):
+    for _ in range(30):
+        once(stub), once(wrapper)
+    rounds = [(once(stub), once(wrapper)) for _ in range(runs)]
+    return [statistics.median(column) for column in zip(*rounds)] + [statistics.median(w - s for s, w in rounds)]
+print("\n| alternated call by call, %d rounds (median ms) | stub | wrapper | wrapper - stub |\n|---|---:|---:|---:|" % runs)
+fresh = alternated(programs[0], programs[1])
+aged = alternated(programs[2], programs[3])
+print("| fresh copies | %.3f | %.3f | %.3f |" % tuple(fresh))
+print("| both read back into the page cache | %.3f | %.3f | %.3f |" % tuple(aged))
+print("\nthe static wrapper with a recorded config costs %.0f us over the static exec stub (issue 59: 100 at most), %.0f"
+      " us with both read back" % (fresh[2] * 1000, aged[2] * 1000))
+PY
 
 echo
 echo "| peak RSS of a plan-only call (NVCC_WRAPPER_DRY_RUN=1, /usr/bin/time -f %M, best of 5) | KiB |"
