@@ -27,12 +27,10 @@ pub fn cache_base(env: &Env) -> Option<PathBuf> {
 /// What `cache_base` chooses from, before anything is looked at: in order, each directory a variable names (absolute,
 /// and never `$NIX_BUILD_TOP` in `nix-shell`) with the cache directory below it; the first that exists is the one.
 pub fn cache_base_candidates(env: &Env) -> Vec<(PathBuf, PathBuf)> {
-    let named = |name| env.non_empty(name).map(Path::new).filter(|p| p.is_absolute());
-    let nix_build_top = named(vars::NIX_BUILD_TOP).filter(|_| env.non_empty(vars::IN_NIX_SHELL).is_none());
     [
-        (nix_build_top, ".nvcc-wrapper"),
-        (named(vars::XDG_CACHE_HOME), "nvcc-wrapper"),
-        (named(vars::HOME), ".cache/nvcc-wrapper"),
+        (build_top_named(env), ".nvcc-wrapper"),
+        (absolute(env, vars::XDG_CACHE_HOME), "nvcc-wrapper"),
+        (absolute(env, vars::HOME), ".cache/nvcc-wrapper"),
     ]
     .into_iter()
     .filter_map(|(dir, below)| dir.map(|dir| (dir.to_path_buf(), dir.join(below))))
@@ -114,17 +112,20 @@ pub fn in_nix_build(env: &Env) -> bool {
     nix_build_top(env).is_some()
 }
 
-/// `$NIX_BUILD_TOP` in a Nix build (not in `nix-shell`, which sets `IN_NIX_SHELL` and runs in the user's home).
+/// `$NIX_BUILD_TOP` in a Nix build (not in `nix-shell`, which sets `IN_NIX_SHELL` and runs in the user's home), an
+/// existing directory.
 fn nix_build_top(env: &Env) -> Option<PathBuf> {
-    if env.non_empty(vars::IN_NIX_SHELL).is_some() {
-        return None;
-    }
-    existing_dir(env, vars::NIX_BUILD_TOP)
+    build_top_named(env).filter(|p| p.is_dir()).map(Path::to_path_buf)
 }
 
-/// The variable's value when it is an absolute path to an existing directory.
-fn existing_dir(env: &Env, name: &str) -> Option<PathBuf> {
-    env.non_empty(name).map(Path::new).filter(|p| p.is_absolute() && p.is_dir()).map(Path::to_path_buf)
+/// `$NIX_BUILD_TOP` as named, absolute, outside `nix-shell`; whether it exists is not looked at.
+fn build_top_named(env: &Env) -> Option<&Path> {
+    absolute(env, vars::NIX_BUILD_TOP).filter(|_| env.non_empty(vars::IN_NIX_SHELL).is_none())
+}
+
+/// The variable's value when it is an absolute path.
+fn absolute<'a>(env: &'a Env, name: &str) -> Option<&'a Path> {
+    env.non_empty(name).map(Path::new).filter(|p| p.is_absolute())
 }
 
 /// Whether nvcc reads the path back unchanged as a list item.
