@@ -22,6 +22,10 @@
 #   scripts/bench.sh slots      a call with four GPU targets under a jobserver with no free slot (it opens the
 #                               jobserver, reads the memory free, finds no slot and execs as before) against the same
 #                               call with no jobserver, in one run (issue 31)
+#   scripts/bench.sh pages      what a page costs on this machine (a new anonymous page, faulted and populated; a
+#                               64 KiB window of the static wrapper's file faulted and unmapped, fresh and read back)
+#                               and how many pages the static exec stub and the static wrapper (a recorded config)
+#                               hold when they exec nvcc, by mapping (issue 59: where the wrapper's cost lies)
 #   scripts/bench.sh depfile    a call that writes a dependency file (the wrapper waits for nvcc and adds its
 #                               inputs) against the same call without one, in one run; with BASELINE=BINARY (an
 #                               older static build of the wrapper) both calls through it too, in the same run; and
@@ -351,6 +355,103 @@ python3 -c 'import os, sys
 for p in sys.argv[1:]:
     fd = os.open(p, os.O_RDONLY); os.fsync(fd); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' \
   "$work/aged-static/bin/nvcc" "$work/execstub-aged"
+
+if [[ ${1:-} == pages ]]; then
+  cd "$work"
+  args=(-c kernel.cu -o kernel.o)
+  export NVCC_WRAPPER_PROBE_CACHE_DIR=$work/probe-cache
+  aged-static/bin/nvcc "${args[@]}"   # its pages read back, in the pieces a fault's read-around makes
+  cat > pages.c <<'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <time.h>
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+enum { ROUNDS = 2000, PAGES = 8, WINDOWS = 10, PAGE = 4096, WINDOW = 65536 };
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
+int main(int argc, char **argv) {
+  double faulted = 0, populated = 0;
+  for (int r = 0; r < ROUNDS; r++) {
+    for (int populate = 0; populate < 2; populate++) {
+      volatile char *m = mmap(0, PAGES * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      double t = now();
+      if (populate && madvise((void *)m, PAGES * PAGE, MADV_POPULATE_WRITE) != 0) { perror("madvise"); return 1; }
+      for (int i = 0; i < PAGES; i++) m[i * PAGE] = 1;
+      *(populate ? &populated : &faulted) += now() - t;
+      munmap((void *)m, PAGES * PAGE);
+    }
+  }
+  printf("| a new anonymous page (heap, stack, .bss), faulted | %.2f |\n", faulted / ROUNDS / PAGES / 1000);
+  printf("| the same, populated first (MADV_POPULATE_WRITE) | %.2f |\n", populated / ROUNDS / PAGES / 1000);
+  for (int f = 1; f < argc; f++) {
+    int fd = open(argv[f], O_RDONLY);
+    double fault = 0, unmap = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+      volatile char *m = mmap(0, WINDOWS * WINDOW, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+      double t = now();
+      for (int i = 0; i < WINDOWS; i++) (void)m[(size_t)i * WINDOW];
+      fault += now() - t;
+      t = now();
+      munmap((void *)m, WINDOWS * WINDOW);
+      unmap += now() - t;
+    }
+    printf("| a 64 KiB window of %s: faulted (its pages mapped around) / unmapped | %.2f / %.2f |\n", argv[f],
+           fault / ROUNDS / WINDOWS / 1000, unmap / ROUNDS / WINDOWS / 1000);
+  }
+  return 0;
+}
+C
+  cc -O2 -o pages pages.c
+  echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -r)"
+  echo
+  echo "| what a page costs (bench.sh pages, 2,000 rounds, mean) | µs |"
+  echo "|---|---:|"
+  ./pages recorded-static/bin/nvcc aged-static/bin/nvcc
+  # Each program stopped at its exec of nvcc (strace fails the call and stops it), and its page table read: the pages
+  # present in each mapping, and the 64 KiB windows they lie in (a file's faults map the pages around, window by
+  # window). /proc/PID/pagemap's present bit needs no privilege.
+  echo
+  echo "| pages present at the exec of nvcc (windows of 64 KiB) | text | read-only data | data, .bss | heap | stack |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  for program in execstub recorded-static/bin/nvcc aged-static/bin/nvcc; do
+    strace -qq -o /dev/null -e trace=execve -e inject=execve:error=EPERM:signal=SIGSTOP:when=1 \
+      "./$program" "${args[@]}" &
+    tracer=$! pid=
+    for _ in $(seq 100); do
+      pid=$(cat "/proc/$tracer/task/$tracer/children" 2>/dev/null || true) pid=${pid%% *}
+      [[ -n $pid ]] && grep -q '^State:.*T' "/proc/$pid/status" 2>/dev/null && break
+      sleep 0.05
+    done
+    python3 - "$pid" "$program" <<'PY'
+import struct, sys
+pid, program = sys.argv[1:3]
+kinds = {"text": [0, set()], "read-only data": [0, set()], "data, .bss": [0, set()], "heap": [0, set()],
+         "stack": [0, set()]}
+with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+    for line in open(f"/proc/{pid}/maps"):
+        fields = line.split()
+        low, high = (int(x, 16) for x in fields[0].split("-"))
+        name, perms = fields[5] if len(fields) > 5 else "", fields[1]
+        kind = ("heap" if name == "[heap]" else "stack" if name == "[stack]" else None if name.startswith("[")
+                else "text" if "x" in perms else "data, .bss" if "w" in perms else "read-only data")
+        if kind is None:
+            continue
+        pagemap.seek(low // 4096 * 8)
+        entries = pagemap.read((high - low) // 4096 * 8)
+        for i in range(len(entries) // 8):
+            if struct.unpack_from("<Q", entries, i * 8)[0] >> 63:
+                kinds[kind][0] += 1
+                kinds[kind][1].add((low + i * 4096) >> 16)
+print("| %s | %s |" % (program, " | ".join("%d (%d)" % (n, len(w)) for n, w in kinds.values())))
+PY
+    kill -KILL "$pid"
+    wait "$tracer" 2>/dev/null || true
+  done
+  exit 0
+fi
 
 # A wrapper of the kind other projects ship: settings from a file beside it, -ccbin and -gencode added, exec.
 mkdir -p "$work/bash/bin" "$work/bash/share"
