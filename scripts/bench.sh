@@ -416,15 +416,22 @@ C
   echo
   echo "| pages present at the exec of nvcc (windows of 64 KiB) | text | read-only data | data, .bss | heap | stack |"
   echo "|---|---:|---:|---:|---:|---:|"
+  # Stopped (T), or held by strace at the stop (t).
+  stopped() { grep -q '^State:[[:space:]]*[tT]' "/proc/$1/status" 2>/dev/null; }
   for program in execstub recorded-static/bin/nvcc aged-static/bin/nvcc; do
     strace -qq -o /dev/null -e trace=execve -e inject=execve:error=EPERM:signal=SIGSTOP:when=1 \
       "./$program" "${args[@]}" &
     tracer=$! pid=
     for _ in $(seq 100); do
       pid=$(cat "/proc/$tracer/task/$tracer/children" 2>/dev/null || true) pid=${pid%% *}
-      [[ -n $pid ]] && grep -q '^State:.*T' "/proc/$pid/status" 2>/dev/null && break
+      [[ -n $pid ]] && stopped "$pid" && break
       sleep 0.05
     done
+    if [[ -z $pid ]] || ! stopped "$pid"; then
+      kill -KILL ${pid:+"$pid"} "$tracer" 2>/dev/null || true
+      echo "bench: $program was not stopped at its exec of nvcc (strace 5.3 or newer injects a signal)" >&2
+      exit 1
+    fi
     python3 - "$pid" "$program" <<'PY'
 import struct, sys
 pid, program = sys.argv[1:3]
