@@ -13,8 +13,12 @@
 #     a string function's variant by its whole family (memmove-*.o): under valgrind glibc picks the variant for
 #     valgrind's CPU, not the machine's; the call stubs of those variants (.iplt); and what valgrind hides: execve,
 #     and the vDSO's set-up (valgrind gives a program no vDSO).
-# Run it after a change that renames or moves functions on the drop-in's path; the stand-in test of
-# tests/wrapper/layout.rs fails when too few of the listed names match the binary.
+# It also runs them under lackey, which lists every load, and places the read-only data they read (the input sections
+# that hold it, found in a link map) at the front of .rodata, in a section of its own: the glibc start's and Rust's
+# constants lay spread over six 64 KiB windows of the file, each a page fault of its own.
+# Run it after a change on the drop-in's path (or one that adds or removes constants: Rust's unnamed ones are listed
+# by their numbers in this build); the stand-in test of tests/wrapper/layout.rs fails when too few of the listed
+# function names match the binary.
 # Needs valgrind, nm and a C compiler (Debian: valgrind binutils gcc).
 #
 #   scripts/hot-path.sh         build, profile, write link/hot-path.ld (commit it with the change that moved code)
@@ -27,11 +31,12 @@ for tool in valgrind nm cc python3; do
   command -v "$tool" >/dev/null || { echo "hot-path: $tool is missing (Debian: apt install valgrind binutils gcc)" >&2; exit 1; }
 done
 
-CARGO_TARGET_DIR=target/static cargo rustc --release --locked --quiet --bin nvcc-wrapper -- \
-  -C target-feature=+crt-static -C relocation-model=static
-wrapper=$repo/target/static/release/nvcc-wrapper
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The link map says which input section each byte of read-only data came from (the binary is the same without it).
+CARGO_TARGET_DIR=target/static cargo rustc --release --locked --quiet --bin nvcc-wrapper -- \
+  -C target-feature=+crt-static -C relocation-model=static -C link-arg=-Wl,-Map="$work/wrapper.map"
+wrapper=$repo/target/static/release/nvcc-wrapper
 
 # A toolkit-shaped no-op nvcc, as bench.sh's.
 mkdir -p "$work/cuda/bin" "$work/recorded/bin" "$work/recorded/share/nvcc-wrapper" "$work/plain/bin"
@@ -50,9 +55,14 @@ export NVCC_WRAPPER_PROBE_CACHE_DIR=$work/probe-cache PATH="$work/cuda/bin:$PATH
 plain/bin/nvcc -c kernel.cu -o kernel.o # fills the probe cache
 
 n=0
+# A variable of every name length up to 48, for the runs that list the data read: the wrapper reads the name of a
+# variable it looks up only when the environment holds one of that length to compare it with.
+lengths=()
+for ((i = 1; i <= 48; i++)); do lengths+=("$(printf "%${i}s" | tr ' ' Z)=1"); done
 # [-f] NAME [-u VAR | VAR=VALUE]... COMMAND...: callgrind's record of COMMAND, in that environment, up to its exec,
-# one file per process and part. The environment is valgrind's own: valgrind follows no exec, so `env VAR=VALUE
-# COMMAND` would record env. -f: COMMAND fails under valgrind past the code to record, and its record stands.
+# one file per process and part; then lackey's list of every load and store of the same run, with `lengths` added.
+# The environment is valgrind's own: valgrind follows no exec, so `env VAR=VALUE COMMAND` would record env. -f:
+# COMMAND fails under valgrind past the code to record, and its record stands.
 profile() {
   local fails=false
   [[ $1 == -f ]] && { fails=true; shift; }
@@ -67,6 +77,8 @@ profile() {
   env "${vars[@]}" valgrind --tool=callgrind --demangle=no --dump-before=execve \
     --callgrind-out-file="$work/cg.$n.$name.%p" "$@" >/dev/null 2>"$work/valgrind.$name.log" ||
     $fails || { cat "$work/valgrind.$name.log" >&2; exit 1; }
+  env "${vars[@]}" "${lengths[@]}" valgrind --tool=lackey --trace-mem=yes --log-file="$work/reads.$n.$name.%p" \
+    "$@" >/dev/null 2>"$work/valgrind.$name.log" || $fails || { cat "$work/valgrind.$name.log" >&2; exit 1; }
 }
 profile recorded recorded/bin/nvcc -c kernel.cu -o kernel.o
 # Under a jobserver the wrapper forks a keeper, which holds nvcc under a seccomp filter that valgrind cannot set up
@@ -85,7 +97,7 @@ for archive in "$libc" "$(cc -print-file-name=libgcc_eh.a)"; do
     awk -v a="$(basename "$archive")" '$2 ~ /^[TtWwi]$/ {n = split($1, p, ":"); print a, p[n - 1], $2, $3}'
 done >"$work/archives.txt"
 python3 - "$work" "$repo/link/hot-path.ld" "$(rustc --version)" "$(basename "$libc") of $(ldd --version | head -n1)" <<'PY'
-import glob, os, re, sys
+import bisect, glob, os, re, sys
 work, out, rustc, libc = sys.argv[1:5]
 member, dispatcher = {}, set()
 for line in open(os.path.join(work, "archives.txt")):
@@ -141,10 +153,50 @@ for name in names:
             families.append("libc.a:" + stem + "-*.o")
     if m not in members:
         members.append(m)
+# The read-only data the same calls read, by the input section that holds it (the link map), in the order first read.
+# Rust's unnamed constants have names of this build (.Lanon.HASH.N, N counting the crate's constants): a change that
+# adds or removes one renumbers those after it, and the list then places other constants first (pages, not results).
+inputs, output = [], None
+for line in open(os.path.join(work, "wrapper.map")):
+    m = re.match(r"^ +[0-9a-f]+ +[0-9a-f]+ +[0-9a-f]+ +\d+ (\.\S+)$", line)
+    if m:
+        output = m.group(1)
+        continue
+    m = re.match(r"^ +([0-9a-f]+) +[0-9a-f]+ +([0-9a-f]+) +\d+ +(\S+):\((\S+)\)$", line)
+    if m and output in (".rodata", ".rodata.hot_path"):
+        inputs.append((int(m.group(1), 16), int(m.group(2), 16), m.group(3), m.group(4)))
+inputs.sort()
+starts = [i[0] for i in inputs]
+data, placed = [], set()
+def reads():
+    def key(path):
+        n, _, pid = os.path.basename(path).split(".")[1:4]
+        return int(n), int(pid)
+    return sorted(glob.glob(os.path.join(work, "reads.*")), key=key)
+for path in reads():
+    for line in open(path):
+        m = re.match(r"^ [LSM] ([0-9a-f]+),", line)
+        if not m:
+            continue
+        at = int(m.group(1), 16)
+        i = bisect.bisect_right(starts, at) - 1
+        if i < 0 or at >= inputs[i][0] + inputs[i][1] or i in placed:
+            continue
+        placed.add(i)
+        _, _, obj, section = inputs[i]
+        archive = re.search(r"([^/]+\.a)\(([^)]+)\)$", obj)
+        if archive:
+            pattern = "*%s:%s(%s)" % (archive.group(1), archive.group(2), section)
+        else:
+            # The linker's merged constants and strings (`<internal>`), or Rust's, each crate's hash a wildcard.
+            pattern = "*(%s)" % re.sub(r"Cs[0-9A-Za-z]+_", "Cs*_", section)
+        if pattern not in data:
+            data.append(pattern)
 with open(out, "w") as f:
     f.write("/* Generated by scripts/hot-path.sh: the code a drop-in call runs, placed first, in the order callgrind\n"
-            "   met it; the rest of the text follows as the linker lays it out (INSERT keeps its own layout). build.rs\n"
-            "   hands this script to the linker. Profiled with %s and %s. */\n" % (rustc, libc))
+            "   met it, and the read-only data it reads, in the order lackey saw it read; the rest follows as the\n"
+            "   linker lays it out (INSERT keeps its own layout). build.rs hands this script to the linker. Profiled\n"
+            "   with %s and %s. */\n" % (rustc, libc))
     # The stubs through which glibc's CPU-specific string functions are called (.iplt), with the start files.
     f.write("SECTIONS\n{\n  .text.hot_path :\n  {\n    *crt*.o(.text .text.*)\n    *(.iplt)\n")
     for p in rust:
@@ -154,6 +206,10 @@ with open(out, "w") as f:
     for m in members + families:
         f.write("    *%s(.text .text.*)\n" % m)
     f.write("  }\n}\nINSERT BEFORE .text;\n")
-print("hot-path: %d Rust functions, %d unmangled, %d archive members, %d string families -> %s"
-      % (len(rust), len(own), len(members), len(families), "link/hot-path.ld"))
+    f.write("SECTIONS\n{\n  .rodata.hot_path :\n  {\n")
+    for p in data:
+        f.write("    %s\n" % p)
+    f.write("  }\n}\nINSERT BEFORE .rodata;\n")
+print("hot-path: %d Rust functions, %d unmangled, %d archive members, %d string families, %d read-only data sections"
+      " -> %s" % (len(rust), len(own), len(members), len(families), len(data), "link/hot-path.ld"))
 PY
