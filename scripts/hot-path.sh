@@ -105,14 +105,15 @@ for line in open(os.path.join(work, "archives.txt")):
     member.setdefault(name, archive + ":" + m)
     if kind == "i":
         dispatcher.add(name)
-def files():
-    # The scenarios in their order (cg.N.NAME.PID), in each the part up to the exec (dumped there: .1) first.
+def files(kind):
+    # A tool's records (KIND.N.NAME.PID) with the scenarios in their order; in each, callgrind's part up to the exec
+    # (dumped there: .1) first.
     def key(path):
         n, _, pid = os.path.basename(path).split(".")[1:4]
         return int(n), int(pid), 0 if path.endswith(".1") else 1
-    return sorted(glob.glob(os.path.join(work, "cg.*")), key=key)
+    return sorted(glob.glob(os.path.join(work, kind + ".*")), key=key)
 names, seen = [], set()
-for path in files():
+for path in files("cg"):
     ids = {}
     for line in open(path):
         m = re.match(r"^c?fn=\((\d+)\)(?: (\S+))?", line)
@@ -168,12 +169,7 @@ for line in open(os.path.join(work, "wrapper.map")):
 inputs.sort()
 starts = [i[0] for i in inputs]
 data, placed = [], set()
-def reads():
-    def key(path):
-        n, _, pid = os.path.basename(path).split(".")[1:4]
-        return int(n), int(pid)
-    return sorted(glob.glob(os.path.join(work, "reads.*")), key=key)
-for path in reads():
+for path in files("reads"):
     for line in open(path):
         m = re.match(r"^ [LSM] ([0-9a-f]+),", line)
         if not m:
