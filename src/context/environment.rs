@@ -63,18 +63,27 @@ impl Env {
         extern "C" {
             static environ: *const *const std::ffi::c_char;
         }
-        let mut vars = Vec::with_capacity(64);
         // SAFETY: `environ` is the process's NULL-terminated array of NUL-terminated strings. The wrapper runs no
         // other thread yet and never changes its environment, so the array is read whole, and every string it
         // points at stays where it is for the life of the process (a later `setenv` would only replace pointers in
         // the array, never free a string it did not allocate).
-        unsafe {
-            let mut at = environ;
-            while !at.is_null() && !(*at).is_null() {
-                vars.extend(Var::given(CStr::from_ptr(*at)));
-                at = at.add(1);
+        let given = unsafe {
+            let mut count = 0;
+            while !environ.is_null() && !(*environ.add(count)).is_null() {
+                count += 1;
             }
-        }
+            (0..count).map(|n| CStr::from_ptr(*environ.add(n)))
+        };
+        // Counted first: the list is made at its size, once (a call holds no more heap than it needs).
+        let mut vars = Vec::with_capacity(given.len());
+        vars.extend(given.filter_map(Var::given));
+        Env { vars }
+    }
+
+    /// A copy with room for `more` variables set on it without growing.
+    pub fn with_room(&self, more: usize) -> Env {
+        let mut vars = Vec::with_capacity(self.vars.len() + more);
+        vars.extend_from_slice(&self.vars);
         Env { vars }
     }
 
@@ -132,13 +141,15 @@ impl Env {
     /// set made anew. Fails on a NUL in a value that was set.
     pub fn for_exec(&self) -> Result<Vec<std::borrow::Cow<'static, CStr>>, NulError> {
         use std::borrow::Cow;
-        self.vars
-            .iter()
-            .map(|v| match &v.text {
-                Text::Given(text) => Ok(Cow::Borrowed(*text)),
-                Text::Set(text) => CString::new(text.to_vec()).map(Cow::Owned),
-            })
-            .collect()
+        // Pushed into a list of the right size: collecting results would grow it from a few entries, four times.
+        let mut strings = Vec::with_capacity(self.vars.len());
+        for v in &self.vars {
+            strings.push(match &v.text {
+                Text::Given(text) => Cow::Borrowed(*text),
+                Text::Set(text) => Cow::Owned(CString::new(text.to_vec())?),
+            });
+        }
+        Ok(strings)
     }
 }
 

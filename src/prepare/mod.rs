@@ -129,7 +129,7 @@ pub fn pass_through(ctx: &Context) -> Result<Located> {
 
 /// The environment nvcc runs with: the wrapper's own, plus what `plan` sets.
 pub fn nvcc_env(ctx: &Context, plan: &Plan) -> Env {
-    let mut env = ctx.env.clone();
+    let mut env = ctx.env.with_room(plan.changes.env.len());
     for (name, value) in &plan.changes.env {
         env.set(*name, value.clone());
     }
