@@ -1,5 +1,6 @@
 //! The binary's layout: link/hot-path.ld (scripts/hot-path.sh) places the code a drop-in call runs first, and the
-//! read-only data it reads first in a section of its own; the function names it lists must still name this build's.
+//! read-only data it reads and the variables it touches together, each in a section of its own; the function names
+//! it lists must still name this build's.
 //! A list gone stale builds and runs, only slower (a third more pages of code faulted in per call,
 //! docs/benchmarks.md): this test is what says so.
 
@@ -40,7 +41,7 @@ fn tool(program: &str, args: &[&str]) -> String {
 fn the_drop_in_path_is_linked_first_under_names_this_build_still_has() {
     let binary = env!("CARGO_BIN_EXE_nvcc-wrapper");
     let sections = tool("readelf", &["-SW", binary]);
-    for section in [" .text.hot_path ", " .rodata.hot_path "] {
+    for section in [" .text.hot_path ", " .rodata.hot_path ", " .data.hot_path ", " .bss.hot_path "] {
         assert!(
             sections.contains(section),
             "the wrapper was linked without link/hot-path.ld's{section}section (build.rs passes it on Linux, but not \
