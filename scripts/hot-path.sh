@@ -160,7 +160,7 @@ for name in names:
 # adds or removes one renumbers those after it, and the list then places other constants first (pages, not results).
 # The writable data too (.data and .bss), each in a section of its own beside the linker's: a page of it a call
 # writes is a fault of its own (a write is never mapped around), and glibc's and Rust's variables lay spread over
-# eight pages. Where each goes: hot .data after .data, hot .bss before .bss, so the two meet (and GNU ld counts a
+# seven pages. Where each goes: hot .data after .data, hot .bss before .bss, so the two meet (and GNU ld counts a
 # section inserted before .data into the pages it makes read-only after the start: glibc's first write to it then
 # faults). The relocated read-only data (.data.rel.ro) stays as it is: lld refuses a section of another name inside
 # that range.
