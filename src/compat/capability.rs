@@ -94,6 +94,10 @@ impl FromStr for Capability {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ParseCapabilityError(s.to_string());
         let text = s.trim();
+        // Cut by bytes below: a capability is ASCII, and a word that is not would be cut inside a character.
+        if !text.is_ascii() {
+            return Err(err());
+        }
         // `sm_`/`compute_` names never carry a dot; bare capabilities may be either `8.6` or `86`.
         let (body, prefixed) = match text.strip_prefix("sm_").or_else(|| text.strip_prefix("compute_")) {
             Some(body) => (body, true),
@@ -164,8 +168,25 @@ mod tests {
 
     #[test]
     fn rejects_non_capabilities() {
-        for bad in ["", "8", "sm_", "sm_8.6", "compute_9.0a", "8.10", "8.", ".6", "x86", "8.6b", "sm_86aa", "086", "a"]
-        {
+        for bad in [
+            "",
+            "8",
+            "sm_",
+            "sm_8.6",
+            "compute_9.0a",
+            "8.10",
+            "8.",
+            ".6",
+            "x86",
+            "8.6b",
+            "sm_86aa",
+            "086",
+            "a",
+            "8é",
+            "90aé",
+            "sm_9é",
+            "é",
+        ] {
             assert!(bad.parse::<Capability>().is_err(), "{bad:?} should not parse");
         }
     }

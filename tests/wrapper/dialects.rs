@@ -126,6 +126,15 @@ fn the_config_takes_one_list_or_an_array_and_names_a_bad_word_with_its_position(
     assert_eq!(out.status.code(), Some(78));
     assert!(stderr(&out).contains("bad.toml:"), "{}", stderr(&out));
     assert!(stderr(&out).contains("`ampere` is not a GPU target: PyTorch's name is `Ampere`"), "{}", stderr(&out));
+    // A word that is not ASCII is refused as any other, from the file (78) and from the variable (64): it once
+    // panicked, cut inside its last character.
+    let accented = sb.write("accented.toml", &format!("{base}[gpu]\ncapabilities = [\"90aé\"]\n"));
+    let out = sb.nvcc().env("NVCC_WRAPPER_CONFIG", &accented).args(["-c", "k.cu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(78), "{}", stderr(&out));
+    assert!(stderr(&out).contains("accented.toml:") && stderr(&out).contains("`90aé`"), "{}", stderr(&out));
+    let out = sb.nvcc().env("NVCC_WRAPPER_CAPABILITIES", "8é").args(["-c", "k.cu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(64), "{}", stderr(&out));
+    assert!(stderr(&out).contains("NVCC_WRAPPER_CAPABILITIES=8é: `8é` is not a GPU target"), "{}", stderr(&out));
 }
 
 #[test]
