@@ -262,3 +262,28 @@ fn issue_33_a_target_host_compiler_in_a_native_build_is_noted_unused() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stdout(&out).contains("is not used"), "{}", stdout(&out));
 }
+
+#[test]
+fn a_configured_cross_compiler_that_is_not_there_is_named_when_none_is_on_path() {
+    let (sb, _) = cross_sandbox(&["sbsa-linux"], SBSA);
+    let text = std::fs::read_to_string(&sb.config).unwrap();
+    let cc = text.split('"').find(|word| word.ends_with("aarch64-linux-gnu-g++")).unwrap().to_string();
+    std::fs::remove_file(&cc).unwrap();
+    // PATH holds the wrapper and the toolkit only: no TRIPLE-g++ of the machine's is found instead.
+    let path = std::env::join_paths([&sb.wrapper_bin, &sb.cuda_bin]).unwrap();
+    let out = sb.nvcc().env("PATH", path).args(["-c", "k.cu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(69), "{}", stderr(&out));
+    let said = stderr(&out);
+    let lines: Vec<&str> = said.lines().collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let want = format!(
+        "nvcc-wrapper: error: no host compiler for the target sbsa-linux: `[target.host-compiler] stdenv` ({cc}, from \
+         {}:5) is not an executable here, and none of aarch64-linux-gnu-g++, aarch64-unknown-linux-gnu-g++ is on PATH",
+        sb.config.display()
+    );
+    assert_eq!(lines[0], want);
+    assert!(
+        lines[1].starts_with("help: name a compiler for the target that is there in `[target.host-compiler] stdenv`")
+    );
+    assert!(!sb.ran());
+}

@@ -37,20 +37,8 @@ pub(super) struct Compilers<'a, 'f> {
 
 impl Compilers<'_, '_> {
     /// The stdenv compiler: the config's, else `g++` on PATH (what nvcc itself runs by default), or for a cross
-    /// build the first `TRIPLE-g++` on PATH. A configured one that builds for another machine is an error: every
-    /// object of the build comes from it.
-    pub fn stdenv(&self, plan: &mut Changes) -> Result<Option<Known>, Error> {
-        match self.stdenv_probed()? {
-            Stdenv::Known(known) => Ok(Some(known)),
-            Stdenv::None => Ok(None),
-            Stdenv::Absent(why) | Stdenv::Unprobed { why, .. } => {
-                plan.note(Note::StdenvLeftOut { cross: self.facts.cross, why });
-                Ok(None)
-            }
-        }
-    }
-
-    /// The stdenv compiler, as `stdenv` finds it, or why what it found could not be asked what it is.
+    /// build the first `TRIPLE-g++` on PATH; or why what it found could not be asked what it is. A configured one
+    /// that builds for another machine is an error: every object of the build comes from it.
     pub fn stdenv_probed(&self) -> Result<Stdenv, Error> {
         let configured = self.settings.stdenv.is_some();
         let entry = match &self.settings.stdenv {
@@ -168,14 +156,14 @@ impl Compilers<'_, '_> {
         }
     }
 
-    /// A cross build with no compiler for the target at all.
-    pub fn no_cross_compiler(&self) -> Error {
+    /// A cross build with no compiler for the target at all; `left_out`: why the configured one is not used.
+    pub fn no_cross_compiler(&self, left_out: Option<String>) -> Error {
         let platform = self.facts.platform;
         let names: Vec<String> = self.default_prefixes().iter().map(|p| format!("{p}g++")).collect();
         // Debian names its cross compiler packages after the triple, with `x86-64` for `x86_64`.
         let package = format!("Debian's g++-{}", platform.gnu_triples[0].replacen('_', "-", 1));
         let key = Key::Host { cross: true, key: HostKey::Stdenv }.to_string();
-        Refused::NoCross { platform: platform.name.to_string(), names, package, key }.into()
+        Refused::NoCross { platform: platform.name.to_string(), names, left_out, package, key }.into()
     }
 
     /// Nothing this release accepts, among `considered` (which may be nothing at all).

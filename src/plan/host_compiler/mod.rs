@@ -69,7 +69,13 @@ impl Step for HostCompiler {
             // Without the release nothing can be chosen by range, but a cross build still needs a compiler for the
             // target: the stdenv one, checked.
             if facts.cross {
-                let stdenv = compilers.stdenv(plan)?.ok_or_else(|| compilers.no_cross_compiler())?;
+                let stdenv = match compilers.stdenv_probed()? {
+                    Stdenv::Known(known) => known,
+                    Stdenv::None => return Err(compilers.no_cross_compiler(None)),
+                    Stdenv::Absent(why) | Stdenv::Unprobed { why, .. } => {
+                        return Err(compilers.no_cross_compiler(Some(why)))
+                    }
+                };
                 return Ok(Some(ccbin(
                     facts,
                     plan,
@@ -79,10 +85,13 @@ impl Step for HostCompiler {
             }
             return Ok(None);
         };
+        // Why the configured stdenv compiler is not used, for the error of a cross build left with none.
+        let mut left_out = None;
         let stdenv = match compilers.stdenv_probed()? {
             Stdenv::Known(known) => Some(known),
             Stdenv::None => None,
             Stdenv::Absent(why) => {
+                left_out = Some(why.clone());
                 plan.note(Note::StdenvLeftOut { cross: facts.cross, why });
                 None
             }
@@ -147,7 +156,7 @@ impl Step for HostCompiler {
                 Ok(Some(decision))
             }
             Err(NoneAccepted { considered }) if considered.is_empty() && facts.cross => {
-                Err(compilers.no_cross_compiler())
+                Err(compilers.no_cross_compiler(left_out))
             }
             Err(NoneAccepted { considered }) => Err(compilers.none_accepted(&considered, release, accepts)),
         }

@@ -10,9 +10,9 @@ use crate::error::{codes, ErrorKind, Problem};
 /// The step's errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {
-    /// A cross build with no compiler for `platform`: none of `names` is on PATH; `package`: Debian's that has one;
-    /// `key`: the setting that would name one.
-    NoCross { platform: String, names: Vec<String>, package: String, key: String },
+    /// A cross build with no compiler for `platform`: none of `names` is on PATH, and the one `key` names, if any, is
+    /// left out for the reason `left_out` says; `package`: Debian's that has one.
+    NoCross { platform: String, names: Vec<String>, left_out: Option<String>, package: String, key: String },
     /// Nothing at all to choose from (`target`: ` for PLATFORM` in a cross build): nothing on PATH, and what the
     /// config names (`named`, in `section`) left out; `candidates`: whether the config's candidates replace PATH's.
     /// `install`: compilers the release accepts, `stdenv`: the setting that would name one.
@@ -52,11 +52,13 @@ codes!(Refused {
 impl Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Refused::NoCross { platform, names, .. } => write!(
-                f,
-                "no host compiler for the target {platform}: `[target.host-compiler]` names none and none of {} is on PATH",
-                names.join(", ")
-            ),
+            Refused::NoCross { platform, names, left_out, .. } => {
+                write!(f, "no host compiler for the target {platform}: ")?;
+                match left_out {
+                    Some(why) => write!(f, "{why}, and none of {} is on PATH", names.join(", ")),
+                    None => write!(f, "`[target.host-compiler]` names none and none of {} is on PATH", names.join(", ")),
+                }
+            }
             Refused::NoneAtAll { target, release, accepts, section, named, candidates, .. } => {
                 write!(f, "no host compiler{target}: nvcc {release} accepts {accepts}, and ")?;
                 match (named.is_empty(), candidates) {
@@ -89,8 +91,11 @@ impl Problem for Refused {
     /// What to do about it.
     fn help(&self) -> Option<String> {
         Some(match self {
-            Refused::NoCross { package, key, .. } => {
+            Refused::NoCross { package, key, left_out: None, .. } => {
                 format!("install one ({package}, or a Nix cross stdenv's compiler) or name it in `{key}`")
+            }
+            Refused::NoCross { package, key, left_out: Some(_), .. } => {
+                format!("name a compiler for the target that is there in `{key}`, or install one ({package})")
             }
             Refused::NoneAtAll { install, stdenv, named, .. } => format!(
                 "install one (e.g. {install}), or name it in `{stdenv}` or with `-ccbin`{}",
