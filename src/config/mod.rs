@@ -8,6 +8,7 @@
 pub mod env;
 mod key;
 pub mod places;
+pub(crate) mod plain;
 pub mod problems;
 mod report;
 mod sourced;
@@ -359,9 +360,11 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
 }
 
 /// A configuration file's settings, as the file at `path` with this text says them: each carrying its line, its
-/// relative paths made absolute against the file's directory.
+/// relative paths made absolute against the file's directory. Read by the config's own reader where the file is plain
+/// TOML (`plain`: most are), else by `toml`, whose errors say what is wrong.
 pub fn parse(text: &str, path: &Path) -> Result<Box<Config>> {
-    sourced::reading(path, text, || toml::from_str(text)).map_err(|e| toml_error(&e, text, path))
+    sourced::reading(path, text, || plain::read(text).map_or_else(|| toml::from_str(text), Ok))
+        .map_err(|e| toml_error(&e, text, path))
 }
 
 #[cfg(test)]

@@ -88,10 +88,12 @@ pub fn splitters(data: &[u8]) {
     let _ = split::option_list(data);
 }
 
-/// A configuration file's text, with the environment's overrides on top.
+/// A configuration file's text; and where the config's own reader of plain TOML reads it (`config::plain`), `toml`
+/// must read the same config from it.
 pub fn config_file(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = config::parse(&text, Path::new("/fuzz/config.toml"));
+    config::plain::checked_against_toml(&text, Path::new("/fuzz/config.toml"));
 }
 
 /// A `crt/host_config.h`'s text, as `nvcc-wrapper compat scan` reads it.
