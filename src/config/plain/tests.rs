@@ -66,38 +66,27 @@ fn shown() -> Vec<String> {
     blocks
 }
 
-/// Both readers' answers, each value's line taken from a file named as an installed config is.
-fn both(text: &str) -> (Option<Config>, Option<Config>) {
-    let file = Path::new("/nix/store/x-nvcc-wrapper/share/nvcc-wrapper/config.toml");
-    let plain = sourced::reading(file, text, || read::<Config>(text));
-    let toml = sourced::reading(file, text, || toml::from_str::<Config>(text).ok());
-    (plain, toml)
-}
+/// Where the tests' configs are read from: an installed config's place, named in each value's origin.
+const FILE: &str = "/nix/store/x-nvcc-wrapper/share/nvcc-wrapper/config.toml";
 
 #[test]
 fn every_config_written_and_shown_is_read_here_as_toml_reads_it() {
     let shown = shown();
     let mut read_here = 0;
     for text in WRITTEN.iter().copied().chain(shown.iter().map(String::as_str)) {
-        let (plain, toml) = both(text);
-        match (&plain, &toml) {
-            (Some(plain), Some(toml)) => {
-                assert_eq!(plain, toml, "{text}");
-                read_here += 1;
-            }
-            (None, None) => {}
-            (Some(_), None) => panic!("read here, refused by toml:\n{text}"),
-            (None, Some(_)) => panic!("a config in the form configs are written in, left to toml:\n{text}"),
-        }
+        // Panics where the two differ, or where this reader reads what `toml` refuses.
+        let here = super::checked_against_toml(text, Path::new(FILE));
+        let by_toml = toml::from_str::<Config>(text).is_ok();
+        assert_eq!(here, by_toml, "a config in the form configs are written in, left to toml:\n{text}");
+        read_here += usize::from(here);
     }
     assert!(read_here >= WRITTEN.len() + 4, "read here: {read_here}");
 }
 
 #[test]
 fn a_value_on_its_own_line_is_named_by_that_line() {
-    let (plain, _) = both(WRITTEN[2]);
-    let lines: Vec<String> = plain
-        .unwrap()
+    let config = sourced::reading(Path::new(FILE), WRITTEN[2], || read::<Config>(WRITTEN[2])).unwrap();
+    let lines: Vec<String> = config
         .host_compiler
         .candidates
         .iter()
